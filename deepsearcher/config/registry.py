@@ -1,0 +1,149 @@
+"""Provider registries: resolve a provider name from config.yaml to a class.
+
+Each feature package (llm, embedding, vector_db, ...) owns one registry. A name is
+looked up, in order, among: classes registered with `@register_provider` in the
+feature's own package (its modules are imported on first lookup, so adding a provider
+is adding one file), Python entry points in the group `deepsearcher.providers` named
+`<feature>.<Name>`, and finally a dotted path `package.module:Class`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, Callable, TypeVar
+
+from deepsearcher.types.errors import ConfigurationError
+
+logger = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "deepsearcher.providers"
+T = TypeVar("T", bound=type)
+
+_PENDING: dict[str, list[tuple[str, type, dict[str, Any]]]] = {}
+
+
+@dataclass
+class ProviderInfo:
+    """What `deepsearcher providers` shows about one provider."""
+
+    name: str
+    cls: type
+    extra: str | None = None
+    requires: tuple[str, ...] = ()
+    env_var: str | None = None
+    aliases: tuple[str, ...] = ()
+    source: str = "built-in"
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def register_provider(
+    feature: str,
+    name: str | None = None,
+    *,
+    aliases: tuple[str, ...] = (),
+    extra: str | None = None,
+    requires: tuple[str, ...] = (),
+    env_var: str | None = None,
+) -> Callable[[T], T]:
+    """Class decorator: make `cls` available under `name` (default: the class name)."""
+
+    def decorator(cls: T) -> T:
+        info = {"extra": extra, "requires": requires, "env_var": env_var, "aliases": aliases}
+        _PENDING.setdefault(feature, []).append((name or cls.__name__, cls, info))
+        registry = ProviderRegistry._instances.get(feature)
+        if registry is not None:
+            registry._absorb_pending()
+        return cls
+
+    return decorator
+
+
+class ProviderRegistry:
+    """Name → provider class for one feature."""
+
+    _instances: dict[str, "ProviderRegistry"] = {}
+
+    def __init__(self, feature: str, packages: tuple[str, ...]) -> None:
+        self.feature = feature
+        self.packages = packages
+        self._providers: dict[str, ProviderInfo] = {}
+        self._aliases: dict[str, str] = {}
+        self._discovered = False
+        ProviderRegistry._instances[feature] = self
+
+    def _absorb_pending(self) -> None:
+        for name, cls, info in _PENDING.pop(self.feature, []):
+            self._add(ProviderInfo(name=name, cls=cls, **info))
+
+    def _add(self, info: ProviderInfo) -> None:
+        self._providers[info.name] = info
+        for alias in info.aliases:
+            self._aliases[alias] = info.name
+
+    def _discover(self) -> None:
+        """Import every module of the feature's packages once so their decorators run."""
+        if self._discovered:
+            return
+        self._discovered = True
+        for package_name in self.packages:
+            package = importlib.import_module(package_name)
+            for module in pkgutil.iter_modules(package.__path__, prefix=f"{package_name}."):
+                if module.name.rsplit(".", 1)[-1].startswith("_"):
+                    continue
+                importlib.import_module(module.name)
+        self._absorb_pending()
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            feature, _, name = ep.name.partition(".")
+            if feature == self.feature and name not in self._providers:
+                self._providers[name] = ProviderInfo(name=name, cls=_LazyEntryPoint, source=f"entry point {ep.value}", meta={"ep": ep})
+
+    def names(self) -> list[str]:
+        self._discover()
+        return sorted(self._providers)
+
+    def infos(self) -> list[ProviderInfo]:
+        self._discover()
+        return [self._providers[name] for name in sorted(self._providers)]
+
+    def get(self, name: str) -> type:
+        """Return the provider class for `name`, or raise naming the allowed values."""
+        self._discover()
+        key = self._aliases.get(name, name)
+        info = self._providers.get(key)
+        if info is not None:
+            if info.cls is _LazyEntryPoint:
+                info.cls = info.meta["ep"].load()
+            return info.cls
+        if ":" in name or "." in name:
+            return _import_dotted(name, self.feature)
+        raise ConfigurationError(
+            f"Unknown {self.feature} provider '{name}' (provide_settings.{self.feature}.provider). "
+            f"Allowed values: {', '.join(self.names())}; or an entry point "
+            f"'{self.feature}.<Name>' in group '{ENTRY_POINT_GROUP}', or a dotted path 'package.module:Class'."
+        )
+
+    def info(self, name: str) -> ProviderInfo | None:
+        self._discover()
+        return self._providers.get(self._aliases.get(name, name))
+
+
+class _LazyEntryPoint:
+    """Marker: the entry point is loaded only when its provider is asked for."""
+
+
+def _import_dotted(path: str, feature: str) -> type:
+    module_name, sep, attr = path.partition(":")
+    if not sep:
+        module_name, _, attr = path.rpartition(".")
+    try:
+        module = importlib.import_module(module_name)
+        return getattr(module, attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigurationError(
+            f"Cannot import {feature} provider '{path}': {exc}. "
+            "Use 'package.module:Class' with the package installed."
+        ) from exc

@@ -1,0 +1,151 @@
+"""DeepSearcher-style YAML configuration with defaults, ${ENV} expansion and validation."""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from deepsearcher.types.errors import ConfigurationError
+
+FEATURES = ("llm", "embedding", "file_loader", "web_crawler", "vector_db")
+TOP_LEVEL_KEYS = ("provide_settings", "query_settings", "load_settings", "server", "eval")
+QUERY_KEYS = ("max_iter", "top_k", "agent", "max_tokens", "early_stopping")
+LOAD_KEYS = ("chunk_size", "chunk_overlap", "batch_size", "window_size")
+_ENV_PATTERN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def default_config_path() -> Path:
+    return Path(__file__).with_name("default_config.yaml")
+
+
+def expand_env(value: Any) -> Any:
+    """Replace ${VAR} and ${VAR:-default} in every string of a nested structure."""
+    if isinstance(value, str):
+        return _ENV_PATTERN.sub(lambda m: os.environ.get(m.group(1), m.group(2) or ""), value)
+    if isinstance(value, dict):
+        return {key: expand_env(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [expand_env(item) for item in value]
+    return value
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigurationError(f"Cannot read config file {path}: {exc.strerror or exc}") from exc
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigurationError(f"Config file {path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"Config file {path} must be a mapping at the top level, got {type(data).__name__}.")
+    return data
+
+
+class Configuration:
+    """Settings for every feature; `config_path` may override any subset of the defaults."""
+
+    def __init__(self, config_path: str | os.PathLike[str] | None = None) -> None:
+        defaults = _read_yaml(default_config_path())
+        self.config_path = Path(config_path) if config_path else None
+        user = _read_yaml(self.config_path) if self.config_path else {}
+        _validate(user, source=str(self.config_path))
+        merged = _merge(defaults, user)
+        merged = expand_env(merged)
+        _validate(merged, source=str(self.config_path or default_config_path()))
+        self.provide_settings: dict[str, dict[str, Any]] = merged["provide_settings"]
+        self.query_settings: dict[str, Any] = merged.get("query_settings", {})
+        self.load_settings: dict[str, Any] = merged.get("load_settings", {})
+        self.server_settings: dict[str, Any] = merged.get("server", {}) or {}
+        self.eval_settings: dict[str, Any] = merged.get("eval", {}) or {}
+
+    def load_config_from_yaml(self, config_path: str) -> dict[str, Any]:
+        """DeepSearcher-compatible helper: the raw mapping of a YAML file."""
+        return _read_yaml(Path(config_path))
+
+    def set_provider_config(self, feature: str, provider: str, provider_configs: dict[str, Any]) -> None:
+        """Switch `feature` to `provider` with exactly `provider_configs`."""
+        _check_feature(feature)
+        if not isinstance(provider_configs, dict):
+            raise ConfigurationError(f"provide_settings.{feature}.config must be a mapping, got {type(provider_configs).__name__}.")
+        self.provide_settings[feature] = {"provider": provider, "config": expand_env(copy.deepcopy(provider_configs))}
+
+    def get_provider_config(self, feature: str) -> dict[str, Any]:
+        """The {provider, config} mapping of `feature`."""
+        _check_feature(feature)
+        return self.provide_settings[feature]
+
+
+def _merge(defaults: dict[str, Any], user: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge `user` over `defaults`; a feature whose provider changes drops the default config."""
+    merged = copy.deepcopy(defaults)
+    for key, value in user.items():
+        if key == "provide_settings" and isinstance(value, dict):
+            for feature, setting in value.items():
+                base = merged["provide_settings"].get(feature, {})
+                setting = setting or {}
+                if "provider" in setting and setting["provider"] != base.get("provider"):
+                    merged["provide_settings"][feature] = {"provider": setting["provider"], "config": copy.deepcopy(setting.get("config") or {})}
+                else:
+                    config = dict(base.get("config") or {})
+                    config.update(setting.get("config") or {})
+                    merged["provide_settings"][feature] = {"provider": base.get("provider"), "config": config}
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def _check_feature(feature: str) -> None:
+    if feature not in FEATURES:
+        raise ConfigurationError(f"Unknown feature '{feature}'. Allowed values: {', '.join(FEATURES)}.")
+
+
+def _validate(data: dict[str, Any], source: str) -> None:
+    where = f" in {source}" if source and source != "None" else ""
+    for key in data:
+        if key not in TOP_LEVEL_KEYS:
+            raise ConfigurationError(f"Unknown top-level key '{key}'{where}. Allowed keys: {', '.join(TOP_LEVEL_KEYS)}.")
+    provide = data.get("provide_settings", {})
+    if not isinstance(provide, dict):
+        raise ConfigurationError(f"'provide_settings'{where} must be a mapping of feature → {{provider, config}}.")
+    for feature, setting in provide.items():
+        _check_feature(feature)
+        if setting is None:
+            continue
+        if not isinstance(setting, dict):
+            raise ConfigurationError(f"'provide_settings.{feature}'{where} must be a mapping with keys provider, config.")
+        for sub in setting:
+            if sub not in ("provider", "config"):
+                raise ConfigurationError(f"Unknown key 'provide_settings.{feature}.{sub}'{where}. Allowed keys: provider, config.")
+        if "provider" in setting and not isinstance(setting["provider"], str):
+            raise ConfigurationError(f"'provide_settings.{feature}.provider'{where} must be a provider name (string).")
+        if setting.get("config") is not None and not isinstance(setting["config"], dict):
+            raise ConfigurationError(f"'provide_settings.{feature}.config'{where} must be a mapping.")
+    _validate_section(data, "query_settings", QUERY_KEYS, where)
+    _validate_section(data, "load_settings", LOAD_KEYS, where)
+    load = data.get("load_settings") or {}
+    for key in ("chunk_size", "chunk_overlap", "batch_size"):
+        if key in load and (not isinstance(load[key], int) or load[key] < (0 if key == "chunk_overlap" else 1)):
+            raise ConfigurationError(f"'load_settings.{key}'{where} must be a positive integer, got {load[key]!r}.")
+    query = data.get("query_settings") or {}
+    if "max_iter" in query and (not isinstance(query["max_iter"], int) or query["max_iter"] < 1):
+        raise ConfigurationError(f"'query_settings.max_iter'{where} must be an integer >= 1, got {query['max_iter']!r}.")
+
+
+def _validate_section(data: dict[str, Any], section: str, allowed: tuple[str, ...], where: str) -> None:
+    values = data.get(section)
+    if values is None:
+        return
+    if not isinstance(values, dict):
+        raise ConfigurationError(f"'{section}'{where} must be a mapping.")
+    for key in values:
+        if key not in allowed:
+            raise ConfigurationError(f"Unknown key '{section}.{key}'{where}. Allowed keys: {', '.join(allowed)}.")

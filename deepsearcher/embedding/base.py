@@ -1,0 +1,42 @@
+"""The embedding contract every provider implements."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Iterable
+
+from tqdm.auto import tqdm
+
+from deepsearcher.types import Chunk
+
+
+class BaseEmbedding(ABC):
+    """Turns text into vectors; queries and documents may be embedded differently."""
+
+    #: A stable name stored with each collection so another model is refused later.
+    model_name: str = ""
+
+    @abstractmethod
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Vectors for passages to be stored."""
+
+    def embed_query(self, text: str) -> list[float]:
+        """Vector for a search query (providers with query-specific modes override this)."""
+        return self.embed_documents([text])[0]
+
+    @property
+    @abstractmethod
+    def dimension(self) -> int:
+        """Length of every vector this model returns."""
+
+    def embed_chunks(self, chunks: list[Chunk], batch_size: int = 64, show_progress: bool = True) -> list[Chunk]:
+        """Fill `chunk.embedding` in batches, indexing each chunk's `index_text` (title + text)."""
+        batches: Iterable[int] = range(0, len(chunks), batch_size)
+        if show_progress and len(chunks) > batch_size:
+            batches = tqdm(batches, desc="Embedding", unit="batch")
+        for start in batches:
+            batch = chunks[start : start + batch_size]
+            vectors = self.embed_documents([chunk.index_text for chunk in batch])
+            for chunk, vector in zip(batch, vectors):
+                chunk.embedding = vector
+        return chunks

@@ -1,0 +1,1 @@
+"""Loading sources into Documents, and splitting Documents into Chunks."""

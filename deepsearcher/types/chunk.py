@@ -1,0 +1,32 @@
+"""A piece of a document, as embedded and stored."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Chunk:
+    """A retrievable unit: `text` is what the answer quotes, `index_text` what we match on.
+
+    The document title (when known) is prepended for indexing only, so both the dense
+    and the BM25 side see it while `text` stays the chunk itself.
+    """
+
+    text: str
+    reference: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    embedding: list[float] | None = None
+
+    @property
+    def title(self) -> str | None:
+        title = self.metadata.get("title")
+        return str(title) if title else None
+
+    @property
+    def index_text(self) -> str:
+        title = self.title
+        if title and not self.text.startswith(title):
+            return f"{title}\n{self.text}"
+        return self.text

@@ -1,0 +1,68 @@
+"""What a search returns, and what a collection is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+
+class RetrievalResult:
+    """One retrieved chunk. Positional order matches DeepSearcher's class."""
+
+    def __init__(
+        self,
+        embedding: Any,
+        text: str,
+        reference: str,
+        metadata: dict[str, Any] | None = None,
+        score: float = 0.0,
+    ) -> None:
+        self.embedding = embedding
+        self.text = text
+        self.reference = reference
+        self.metadata = metadata or {}
+        self.score = score
+
+    @property
+    def wider_text(self) -> str:
+        """The sentence-window context an LLM should read (falls back to the chunk)."""
+        return str(self.metadata.get("wider_text") or self.text)
+
+    @property
+    def title(self) -> str | None:
+        title = self.metadata.get("title")
+        return str(title) if title else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "reference": self.reference,
+            "metadata": self.metadata,
+            "score": self.score,
+        }
+
+    def __repr__(self) -> str:
+        return f"RetrievalResult(score={self.score:.4f}, reference={self.reference!r}, text={self.text[:60]!r})"
+
+
+def deduplicate_results(results: Iterable[RetrievalResult]) -> list[RetrievalResult]:
+    """Drop results whose text was already seen; the first (best-ranked) one wins."""
+    seen: set[str] = set()
+    unique: list[RetrievalResult] = []
+    for result in results:
+        if result.text in seen:
+            continue
+        seen.add(result.text)
+        unique.append(result)
+    return unique
+
+
+@dataclass
+class CollectionInfo:
+    """A collection as the CollectionRouter sees it: its name and what it holds."""
+
+    collection_name: str
+    description: str = ""
+    dim: int | None = None
+    embedding_model: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
