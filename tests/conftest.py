@@ -1,0 +1,25 @@
+"""Shared fixtures: the real local embedding model and a real Milvus Lite store in a temp dir."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(scope="session")
+def embedding():
+    """The bundled all-MiniLM-L6-v2 model, loaded once per test session (it takes seconds)."""
+    from deepsearcher.embedding.sentence_transformer_embedding import MiniLMEmbedding
+
+    return MiniLMEmbedding()
+
+
+@pytest.fixture
+def milvus_uri(tmp_path: Path) -> str:
+    """A fresh Milvus Lite database path (a directory in milvus-lite 3.x) in a temp dir."""
+    return str(tmp_path / "milvus.db")
