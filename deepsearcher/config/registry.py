@@ -23,7 +23,8 @@ logger = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "deepsearcher.providers"
 T = TypeVar("T", bound=type)
 
-_PENDING: dict[str, list[tuple[str, type, dict[str, Any]]]] = {}
+#: Every class registered with @register_provider, by feature (kept for the process lifetime).
+_REGISTERED: dict[str, list[tuple[str, type, dict[str, Any]]]] = {}
 
 
 @dataclass
@@ -53,10 +54,7 @@ def register_provider(
 
     def decorator(cls: T) -> T:
         info = {"extra": extra, "requires": requires, "env_var": env_var, "aliases": aliases}
-        _PENDING.setdefault(feature, []).append((name or cls.__name__, cls, info))
-        registry = ProviderRegistry._instances.get(feature)
-        if registry is not None:
-            registry._absorb_pending()
+        _REGISTERED.setdefault(feature, []).append((name or cls.__name__, cls, info))
         return cls
 
     return decorator
@@ -65,19 +63,17 @@ def register_provider(
 class ProviderRegistry:
     """Name → provider class for one feature."""
 
-    _instances: dict[str, "ProviderRegistry"] = {}
-
     def __init__(self, feature: str, packages: tuple[str, ...]) -> None:
         self.feature = feature
         self.packages = packages
         self._providers: dict[str, ProviderInfo] = {}
         self._aliases: dict[str, str] = {}
         self._discovered = False
-        ProviderRegistry._instances[feature] = self
 
-    def _absorb_pending(self) -> None:
-        for name, cls, info in _PENDING.pop(self.feature, []):
-            self._add(ProviderInfo(name=name, cls=cls, **info))
+    def _absorb_registered(self) -> None:
+        for name, cls, info in _REGISTERED.get(self.feature, []):
+            if name not in self._providers or self._providers[name].cls is not cls:
+                self._add(ProviderInfo(name=name, cls=cls, **info))
 
     def _add(self, info: ProviderInfo) -> None:
         self._providers[info.name] = info
@@ -95,7 +91,7 @@ class ProviderRegistry:
                 if module.name.rsplit(".", 1)[-1].startswith("_"):
                     continue
                 importlib.import_module(module.name)
-        self._absorb_pending()
+        self._absorb_registered()
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             feature, _, name = ep.name.partition(".")
             if feature == self.feature and name not in self._providers:
@@ -112,6 +108,7 @@ class ProviderRegistry:
     def get(self, name: str) -> type:
         """Return the provider class for `name`, or raise naming the allowed values."""
         self._discover()
+        self._absorb_registered()  # classes registered after discovery (user code) count too
         key = self._aliases.get(name, name)
         info = self._providers.get(key)
         if info is not None:

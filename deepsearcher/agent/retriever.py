@@ -1,0 +1,54 @@
+"""Embed a query and search collections: the retrieval contract every agent shares.
+
+It also enforces the embedding-model guard on the query side: a collection built
+with another model would return meaningless neighbours, so it is refused by name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Iterable
+
+from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.types import EmbeddingMismatchError, RetrievalResult, VectorStoreError, deduplicate_results
+from deepsearcher.vector_db.base import BaseVectorDB
+
+
+class Retriever:
+    """`embed_query` → `search_data(collection, vector, query_text)` → deduplicated results."""
+
+    def __init__(self, embedding_model: BaseEmbedding, vector_db: BaseVectorDB) -> None:
+        self.embedding_model = embedding_model
+        self.vector_db = vector_db
+        self._checked: set[str] = set()
+
+    def check_collection(self, collection: str) -> None:
+        """Refuse a collection built with another embedding model or dimension."""
+        if collection in self._checked:
+            return
+        info = self.vector_db.get_collection_info(collection)
+        if info is None:
+            existing = ", ".join(c.collection_name for c in self.vector_db.list_collections()) or "none"
+            raise VectorStoreError(f"Collection '{collection}' does not exist (existing: {existing}). Load documents into it first.")
+        model = self.embedding_model.model_name
+        if (info.embedding_model and model and info.embedding_model != model) or (info.dim and info.dim != self.embedding_model.dimension):
+            raise EmbeddingMismatchError(
+                f"Collection '{collection}' was built with embedding model '{info.embedding_model}' ({info.dim} dims) "
+                f"but the configured model is '{model}' ({self.embedding_model.dimension} dims). Configure the same "
+                "model, or reload the data with --force-new-collection."
+            )
+        self._checked.add(collection)
+
+    def search(self, query: str, collections: Iterable[str], top_k: int = 10) -> list[RetrievalResult]:
+        """Search each collection with one query embedding; results sorted by score, de-duplicated."""
+        vector = self.embedding_model.embed_query(query)
+        results: list[RetrievalResult] = []
+        for collection in collections:
+            self.check_collection(collection)
+            results.extend(self.vector_db.search_data(collection=collection, vector=vector, top_k=top_k, query_text=query))
+        results.sort(key=lambda result: result.score, reverse=True)
+        return deduplicate_results(results)
+
+    async def asearch(self, query: str, collections: Iterable[str], top_k: int = 10) -> list[RetrievalResult]:
+        """`search` off the event loop, so many searches of one agent step overlap."""
+        return await asyncio.to_thread(self.search, query, list(collections), top_k)

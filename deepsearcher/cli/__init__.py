@@ -1,0 +1,1 @@
+"""The `deepsearcher` command line (typer + rich)."""

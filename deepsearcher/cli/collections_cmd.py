@@ -1,0 +1,70 @@
+"""`deepsearcher collections list|drop` and `deepsearcher delete`."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+from rich.table import Table
+from typing_extensions import Annotated
+
+from deepsearcher.cli.common import ConfigOption, JsonOption, console, handle_errors, print_json, setup
+
+collections_app = typer.Typer(help="List or drop collections.", no_args_is_help=True)
+
+
+@collections_app.command("list")
+def list_collections(config: ConfigOption = None, as_json: JsonOption = False) -> None:
+    """Collections with their description, embedding model and number of sources."""
+    from deepsearcher import configuration
+
+    setup(config)
+    with handle_errors():
+        infos = configuration.vector_db.list_collections()
+        rows = [(info, len(configuration.vector_db.list_sources(info.collection_name))) for info in infos]
+    if as_json:
+        print_json([{"name": i.collection_name, "description": i.description, "dim": i.dim, "embedding_model": i.embedding_model, "sources": n} for i, n in rows])
+        return
+    table = Table()
+    for column in ("name", "description", "embedding model", "dim", "sources"):
+        table.add_column(column)
+    for info, sources in rows:
+        table.add_row(info.collection_name, info.description or "", info.embedding_model or "?", str(info.dim or "?"), str(sources))
+    console.print(table if rows else "No collections yet: run `deepsearcher load PATH`.")
+
+
+@collections_app.command("drop")
+def drop_collection(
+    name: Annotated[str, typer.Argument(help="Collection to drop.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Drop a collection and everything in it."""
+    from deepsearcher import configuration
+
+    setup(config)
+    with handle_errors():
+        if not configuration.vector_db.has_collection(name):
+            console.print(f"[red]No collection named '{name}'.[/]")
+            raise typer.Exit(code=1)
+        if not yes:
+            typer.confirm(f"Drop collection '{name}' and all its chunks?", abort=True)
+        configuration.vector_db.clear_db(name)
+    console.print(f"Dropped '{name}'.")
+
+
+def delete(
+    source: Annotated[str, typer.Argument(help="The file path or URL that was loaded.")],
+    collection: Annotated[Optional[str], typer.Option("--collection", help="Collection (default: the configured default).")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Remove one source's chunks from a collection."""
+    from deepsearcher.offline_loading import delete_source
+
+    setup(config)
+    with handle_errors():
+        removed = delete_source(source, collection_name=collection)
+    if removed == 0:
+        console.print(f"[yellow]Nothing to delete:[/] no chunks from '{source}'.")
+        raise typer.Exit(code=1)
+    console.print(f"Deleted {removed} chunks of '{source}'.")

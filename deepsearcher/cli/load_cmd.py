@@ -1,0 +1,100 @@
+"""`deepsearcher load`: files, folders and URLs into a collection, with a summary."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from typing_extensions import Annotated
+
+from deepsearcher.cli.common import ConfigOption, JsonOption, console, err_console, handle_errors, print_json, setup
+from deepsearcher.offline_loading.summary import LoadSummary
+
+
+def load(
+    inputs: Annotated[List[str], typer.Argument(help="Files, folders (recursive) or http(s) URLs.")],
+    collection_name: Annotated[Optional[str], typer.Option("--collection-name", "--collection", help="Target collection (default: the configured default).")] = None,
+    collection_desc: Annotated[Optional[str], typer.Option("--collection-desc", help="What the collection holds (the router reads this).")] = None,
+    force_new_collection: Annotated[bool, typer.Option("--force-new-collection", help="Drop and recreate the collection first.")] = False,
+    chunk_size: Annotated[Optional[int], typer.Option(help="Characters per chunk (default 1500).")] = None,
+    chunk_overlap: Annotated[Optional[int], typer.Option(help="Characters shared by neighbouring chunks (default 100).")] = None,
+    batch_size: Annotated[Optional[int], typer.Option(help="Chunks embedded per batch.")] = None,
+    max_depth: Annotated[int, typer.Option("--max-depth", help="Follow links this many levels from each URL.")] = 0,
+    max_pages: Annotated[Optional[int], typer.Option("--max-pages", help="Stop crawling after this many pages.")] = None,
+    config: ConfigOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Load documents into the vector store. Unchanged sources are skipped; failures are listed."""
+    from deepsearcher.offline_loading import load_inputs
+
+    setup(config)
+    crawl_kwargs = {"max_depth": max_depth}
+    if max_pages is not None:
+        crawl_kwargs["max_pages"] = max_pages
+    with handle_errors(), _progress(enabled=not as_json) as on_progress:
+        summary = load_inputs(
+            inputs,
+            collection_name=collection_name,
+            collection_description=collection_desc,
+            force_new_collection=force_new_collection,
+            chunk_size=chunk_size,
+            chunk_overlap=chunk_overlap,
+            batch_size=batch_size,
+            on_progress=on_progress,
+            **crawl_kwargs,
+        )
+    if as_json:
+        print_json(summary.to_dict())
+    else:
+        _print_summary(summary)
+    if not summary.ok:
+        raise typer.Exit(code=1)
+
+
+class _progress:
+    """A rich progress display fed by the pipeline's progress events."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.progress = Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=err_console, transient=True,
+        )
+        self.sources = self.progress.add_task("sources", total=None)
+        self.chunks = self.progress.add_task("chunks embedded", total=None)
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        self.progress.start()
+        return self.on_event
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self.progress.stop()
+
+    def on_event(self, event: str, info: dict) -> None:
+        if event == "failed":
+            self.progress.console.print(f"[red]failed[/] {info['source']}: {info['reason']}", highlight=False)
+        if event in ("source", "skipped", "failed", "unsupported"):
+            self.progress.advance(self.sources)
+            self.progress.update(self.sources, description=f"sources ({info.get('source', '')[-40:]})")
+        elif event == "embedded":
+            self.progress.advance(self.chunks, info["chunks"])
+
+
+def _print_summary(summary: LoadSummary) -> None:
+    table = Table(title=f"Loaded into '{summary.collection}'", show_header=False)
+    table.add_row("sources loaded", str(len(summary.loaded)))
+    table.add_row("sources replaced (changed)", str(len(summary.replaced)))
+    table.add_row("skipped (unchanged)", str(len(summary.skipped_unchanged)))
+    table.add_row("skipped (unsupported type)", str(len(summary.unsupported)))
+    table.add_row("failed", str(len(summary.failed)))
+    table.add_row("chunks inserted", str(summary.chunks_inserted))
+    table.add_row("embeddings computed", str(summary.embeddings_computed))
+    table.add_row("time", f"{summary.seconds:.1f} s")
+    console.print(table)
+    for failure in summary.failed:
+        console.print(f"[red]✗[/] {failure.source}: {failure.reason}", highlight=False)

@@ -1,0 +1,34 @@
+"""Entry point of the `deepsearcher` command."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import typer
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from deepsearcher.cli.collections_cmd import collections_app, delete  # noqa: E402
+from deepsearcher.cli.load_cmd import load  # noqa: E402
+from deepsearcher.cli.search_cmd import search  # noqa: E402
+
+app = typer.Typer(
+    name="deepsearcher",
+    help="Deep research over your own documents: load, search, ask.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.command()(load)
+app.command()(search)
+app.command()(delete)
+app.add_typer(collections_app, name="collections")
+
+
+@app.callback()
+def main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what happens inside.")) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+
+if __name__ == "__main__":
+    app()

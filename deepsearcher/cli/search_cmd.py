@@ -1,0 +1,42 @@
+"""`deepsearcher search`: retrieval only, no LLM."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+from rich.table import Table
+from typing_extensions import Annotated
+
+from deepsearcher.cli.common import ConfigOption, JsonOption, console, handle_errors, print_json, setup
+
+
+def search(
+    text: Annotated[str, typer.Argument(help="What to look for.")],
+    collection: Annotated[Optional[str], typer.Option("--collection", help="Collection to search (default: the configured default).")] = None,
+    top_k: Annotated[int, typer.Option("--top-k", "-k", help="How many chunks to show.")] = 5,
+    config: ConfigOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show the chunks that best match TEXT, with their source and score."""
+    from deepsearcher.online_query import naive_retrieve
+
+    setup(config)
+    with handle_errors():
+        results = naive_retrieve(text, collection=collection, top_k=top_k)
+    if as_json:
+        print_json([{"rank": rank, **result.to_dict()} for rank, result in enumerate(results, 1)])
+        return
+    if not results:
+        console.print("No matching chunks.")
+        return
+    table = Table(show_lines=True)
+    table.add_column("#", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("source")
+    table.add_column("text")
+    for rank, result in enumerate(results, 1):
+        source = result.reference + (f"  ({result.title})" if result.title else "")
+        snippet = result.text if len(result.text) <= 300 else result.text[:300] + "…"
+        table.add_row(str(rank), f"{result.score:.4f}", source, snippet)
+    console.print(table)

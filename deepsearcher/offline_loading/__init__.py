@@ -1,0 +1,138 @@
+"""Offline loading: put files and web pages into the vector store.
+
+`load_from_local_files` and `load_from_website` keep DeepSearcher's names and
+arguments; both return a LoadSummary (DeepSearcher returned None) naming every
+failed input.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Iterator
+
+from deepsearcher.offline_loading.pipeline import IngestionPipeline, ProgressCallback
+from deepsearcher.offline_loading.sources import LoadedSource, iter_file_sources
+from deepsearcher.offline_loading.summary import LoadSummary, SourceFailure
+
+__all__ = [
+    "IngestionPipeline",
+    "LoadSummary",
+    "LoadedSource",
+    "SourceFailure",
+    "delete_source",
+    "load_from_local_files",
+    "load_from_website",
+    "load_inputs",
+]
+
+
+def _pipeline(chunk_size: int | None, chunk_overlap: int | None, batch_size: int | None, on_progress: ProgressCallback | None) -> IngestionPipeline:
+    from deepsearcher import configuration
+
+    configuration.ensure_initialized()
+    settings = configuration.config.load_settings
+    return IngestionPipeline(
+        embedding=configuration.embedding_model,
+        vector_db=configuration.vector_db,
+        chunk_size=chunk_size or settings.get("chunk_size", 1500),
+        chunk_overlap=chunk_overlap if chunk_overlap is not None else settings.get("chunk_overlap", 100),
+        batch_size=batch_size or settings.get("batch_size", 64),
+        window_size=settings.get("window_size", 300),
+        on_progress=on_progress,
+    )
+
+
+def load_from_local_files(
+    paths_or_directory: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    collection_name: str | None = None,
+    collection_description: str | None = None,
+    force_new_collection: bool = False,
+    chunk_size: int | None = None,
+    chunk_overlap: int | None = None,
+    batch_size: int | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> LoadSummary:
+    """Load files and folders (recursively) into `collection_name`; unchanged files are skipped."""
+    from deepsearcher import configuration
+
+    paths = [paths_or_directory] if isinstance(paths_or_directory, (str, os.PathLike)) else list(paths_or_directory)
+    pipeline = _pipeline(chunk_size, chunk_overlap, batch_size, on_progress)
+    return pipeline.run(
+        iter_file_sources(paths, configuration.file_loader),
+        collection_name=collection_name,
+        collection_description=collection_description or "",
+        force_new_collection=force_new_collection,
+    )
+
+
+def load_from_website(
+    urls: str | Iterable[str],
+    collection_name: str | None = None,
+    collection_description: str | None = None,
+    force_new_collection: bool = False,
+    chunk_size: int | None = None,
+    chunk_overlap: int | None = None,
+    batch_size: int | None = None,
+    on_progress: ProgressCallback | None = None,
+    **crawl_kwargs: Any,
+) -> LoadSummary:
+    """Crawl `urls` (see HttpCrawler for depth, page limits and safety) and load the pages."""
+    from deepsearcher import configuration
+    from deepsearcher.offline_loading.web_sources import iter_web_sources
+
+    url_list = [urls] if isinstance(urls, str) else list(urls)
+    pipeline = _pipeline(chunk_size, chunk_overlap, batch_size, on_progress)
+    return pipeline.run(
+        iter_web_sources(configuration.web_crawler, url_list, **crawl_kwargs),
+        collection_name=collection_name,
+        collection_description=collection_description or "",
+        force_new_collection=force_new_collection,
+    )
+
+
+def is_url(text: str) -> bool:
+    return text.startswith(("http://", "https://"))
+
+
+def load_inputs(
+    inputs: Iterable[str],
+    collection_name: str | None = None,
+    collection_description: str | None = None,
+    force_new_collection: bool = False,
+    chunk_size: int | None = None,
+    chunk_overlap: int | None = None,
+    batch_size: int | None = None,
+    on_progress: ProgressCallback | None = None,
+    **crawl_kwargs: Any,
+) -> LoadSummary:
+    """Files, folders and URLs mixed, in one run and one summary (what `deepsearcher load` calls)."""
+    from deepsearcher import configuration
+
+    inputs = list(inputs)
+    urls = [item for item in inputs if is_url(item)]
+    paths = [item for item in inputs if not is_url(item)]
+    pipeline = _pipeline(chunk_size, chunk_overlap, batch_size, on_progress)
+
+    def sources() -> Iterator[LoadedSource]:
+        yield from iter_file_sources(paths, configuration.file_loader)
+        if urls:
+            from deepsearcher.offline_loading.web_sources import iter_web_sources
+
+            yield from iter_web_sources(configuration.web_crawler, urls, **crawl_kwargs)
+
+    return pipeline.run(
+        sources(),
+        collection_name=collection_name,
+        collection_description=collection_description or "",
+        force_new_collection=force_new_collection,
+    )
+
+
+def delete_source(reference: str, collection_name: str | None = None) -> int:
+    """Remove every chunk of one source (file path or URL); returns how many were removed."""
+    from deepsearcher import configuration
+
+    configuration.ensure_initialized()
+    if "://" not in reference:
+        reference = os.path.abspath(reference)
+    return configuration.vector_db.delete_by_reference(collection_name, reference)

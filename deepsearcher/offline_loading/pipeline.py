@@ -1,0 +1,146 @@
+"""The streaming, idempotent ingestion pipeline: sources → chunks → embeddings → store.
+
+Why it is shaped this way:
+- Streaming: one source is loaded at a time and chunks are embedded in fixed-size
+  batches, so memory stays flat on a large corpus.
+- Overlap: while the model embeds batch N+1, a single writer thread inserts batch N
+  (the model releases the GIL), so the store costs little beyond the embedding itself.
+- Idempotency: every chunk carries its source's hash and chunk count; a source whose
+  stored hash matches and whose chunks are all present is skipped without embedding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Callable, Iterable
+
+from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.loader.splitter import split_docs_to_chunks
+from deepsearcher.offline_loading.sources import LoadedSource
+from deepsearcher.offline_loading.summary import LoadSummary
+from deepsearcher.types import Chunk
+from deepsearcher.vector_db.base import BaseVectorDB, normalize_collection_name
+
+ProgressCallback = Callable[[str, dict], None]
+
+
+def source_fingerprint(source: LoadedSource) -> str:
+    """Hash of a source's documents in order: any change to any record changes it."""
+    digest = hashlib.sha256()
+    for document in source.documents:
+        digest.update(document.content_hash.encode())
+    return digest.hexdigest()
+
+
+class IngestionPipeline:
+    """Loads sources into one collection; see the module docstring for the design."""
+
+    def __init__(
+        self,
+        embedding: BaseEmbedding,
+        vector_db: BaseVectorDB,
+        chunk_size: int = 1500,
+        chunk_overlap: int = 100,
+        batch_size: int = 64,
+        window_size: int = 300,
+        on_progress: ProgressCallback | None = None,
+    ) -> None:
+        self.embedding = embedding
+        self.vector_db = vector_db
+        self.chunk_size = chunk_size
+        self.chunk_overlap = chunk_overlap
+        self.batch_size = batch_size
+        self.window_size = window_size
+        self.on_progress = on_progress or (lambda event, info: None)
+
+    def run(
+        self,
+        sources: Iterable[LoadedSource],
+        collection_name: str | None = None,
+        collection_description: str = "",
+        force_new_collection: bool = False,
+    ) -> LoadSummary:
+        started = time.perf_counter()
+        collection = normalize_collection_name(collection_name) if collection_name else self.vector_db.default_collection
+        self.vector_db.init_collection(
+            dim=self.embedding.dimension,
+            collection=collection,
+            description=collection_description,
+            force_new_collection=force_new_collection,
+            embedding_model=self.embedding.model_name,
+        )
+        known = {} if force_new_collection else self.vector_db.list_sources(collection)
+        summary = LoadSummary(collection=collection)
+        pending: list[Chunk] = []
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deepsearcher-insert") as writer:
+            inserting: Future[int] | None = None
+            for source in sources:
+                chunks = self._prepare(source, known, collection, summary)
+                pending.extend(chunks)
+                while len(pending) >= self.batch_size:
+                    batch, pending = pending[: self.batch_size], pending[self.batch_size :]
+                    inserting = self._embed_and_insert(batch, collection, writer, inserting, summary)
+            if pending:
+                inserting = self._embed_and_insert(pending, collection, writer, inserting, summary)
+            if inserting is not None:
+                summary.chunks_inserted += inserting.result()
+        summary.seconds = time.perf_counter() - started
+        self.on_progress("done", {"summary": summary})
+        return summary
+
+    def _prepare(self, source: LoadedSource, known: dict, collection: str, summary: LoadSummary) -> list[Chunk]:
+        """Decide what to do with one source and return the chunks to embed (maybe none)."""
+        reference = source.reference
+        if source.unsupported:
+            summary.unsupported.append(reference)
+            self.on_progress("unsupported", {"source": reference})
+            return []
+        if source.error is not None:
+            summary.fail(reference, source.error)
+            self.on_progress("failed", {"source": reference, "reason": source.error})
+            return []
+        if not any(document.page_content.strip() for document in source.documents):
+            summary.fail(reference, "no text could be extracted")
+            self.on_progress("failed", {"source": reference, "reason": "no text could be extracted"})
+            return []
+        fingerprint = source_fingerprint(source)
+        record = known.get(reference)
+        if record is not None and record.source_hash == fingerprint and record.complete:
+            summary.skipped_unchanged.append(reference)
+            self.on_progress("skipped", {"source": reference})
+            return []
+        if record is not None:
+            self.vector_db.delete_by_reference(collection, reference)
+            summary.replaced.append(reference)
+        else:
+            summary.loaded.append(reference)
+        chunks = split_docs_to_chunks(
+            source.documents,
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            window_size=self.window_size,
+        )
+        for chunk in chunks:
+            chunk.reference = reference
+            chunk.metadata["source_hash"] = fingerprint
+            chunk.metadata["source_chunks"] = len(chunks)
+        summary.documents += len(source.documents)
+        self.on_progress("source", {"source": reference, "chunks": len(chunks)})
+        return chunks
+
+    def _embed_and_insert(
+        self,
+        batch: list[Chunk],
+        collection: str,
+        writer: ThreadPoolExecutor,
+        previous: Future[int] | None,
+        summary: LoadSummary,
+    ) -> Future[int]:
+        self.embedding.embed_chunks(batch, batch_size=len(batch), show_progress=False)
+        summary.embeddings_computed += len(batch)
+        if previous is not None:
+            summary.chunks_inserted += previous.result()
+        self.on_progress("embedded", {"chunks": len(batch)})
+        return writer.submit(self.vector_db.insert_data, collection, batch)
