@@ -1,0 +1,35 @@
+"""Building Documents with the metadata every loader must set."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from deepsearcher.types import Document, LoaderError
+
+
+def extension(file_path: str | os.PathLike[str]) -> str:
+    """Lower-case extension without the dot ('' when there is none)."""
+    return Path(file_path).suffix.lower().lstrip(".")
+
+
+def make_document(path: str, text: str, file_type: str, title: str | None = None, **extra: Any) -> Document:
+    """A Document whose metadata carries reference, file_type and (when known) title.
+
+    `extra` comes first so the loader's own keys always win; content_hash is set by Document.
+    """
+    metadata: dict[str, Any] = dict(extra)
+    metadata["reference"] = path
+    metadata["file_type"] = file_type
+    if title:
+        metadata["title"] = title
+    return Document(page_content=text, metadata=metadata)
+
+
+def unsupported(path: str, supported: Iterable[str]) -> LoaderError:
+    """The error for a file whose extension no loader here reads."""
+    ext = extension(path)
+    what = f"unsupported file type '.{ext}'" if ext else "no file extension"
+    kinds = ", ".join(f".{kind}" for kind in sorted(set(supported)))
+    return LoaderError(path, f"{what}; supported types: {kinds}")

@@ -1,0 +1,80 @@
+"""Word (.docx) files with python-docx: paragraphs and tables in document order."""
+
+from __future__ import annotations
+
+import io
+import os
+import zipfile
+from typing import TYPE_CHECKING, ClassVar
+
+from deepsearcher.config.registry import register_provider
+from deepsearcher.loader.file_loader._document import make_document
+from deepsearcher.loader.file_loader._text import read_bytes
+from deepsearcher.loader.file_loader.base import BaseLoader
+from deepsearcher.types import Document, LoaderError
+
+if TYPE_CHECKING:
+    from docx.document import Document as DocxDocument
+    from docx.table import Table
+
+
+def _table_lines(table: "Table") -> list[str]:
+    """One line per row, cells joined by ' | '; merged cells (repeated by python-docx) once."""
+    lines = []
+    for row in table.rows:
+        cells: list[str] = []
+        for cell in row.cells:
+            text = " ".join(cell.text.split())
+            if text and (not cells or cells[-1] != text):
+                cells.append(text)
+        if cells:
+            lines.append(" | ".join(cells))
+    return lines
+
+
+def docx_text(document: "DocxDocument") -> str:
+    """Body paragraphs and table rows in the order they appear (headers and footers left out)."""
+    from docx.table import Table
+
+    lines: list[str] = []
+    for block in document.iter_inner_content():
+        if isinstance(block, Table):
+            lines.extend(_table_lines(block))
+        elif block.text.strip():
+            lines.append(block.text)
+    return "\n".join(lines)
+
+
+def docx_title(document: "DocxDocument") -> str | None:
+    """The core-properties title, else the first paragraph styled 'Title'."""
+    title = (document.core_properties.title or "").strip()
+    if title:
+        return title
+    for paragraph in document.paragraphs:
+        if paragraph.style is not None and paragraph.style.name == "Title" and paragraph.text.strip():
+            return paragraph.text.strip()
+    return None
+
+
+@register_provider("file_loader")
+class DocxLoader(BaseLoader):
+    """One Document per .docx file."""
+
+    supported_file_types: ClassVar[list[str]] = ["docx"]
+
+    def load_file(self, file_path: str | os.PathLike[str]) -> list[Document]:
+        import docx
+        from docx.opc.exceptions import PackageNotFoundError
+
+        path = os.fspath(file_path)
+        data = read_bytes(path)
+        try:
+            document = docx.Document(io.BytesIO(data))
+            text = docx_text(document)
+            title = docx_title(document)
+        except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, SyntaxError) as exc:
+            # SyntaxError covers lxml's XMLSyntaxError for a damaged document part.
+            raise LoaderError(path, f"corrupt DOCX: {exc or type(exc).__name__}") from exc
+        if not text.strip():
+            raise LoaderError(path, "no text in the document")
+        return [make_document(path, text, "docx", title)]

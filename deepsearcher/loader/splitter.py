@@ -1,0 +1,88 @@
+"""Splitting Documents into Chunks, each with the text around it (`wider_text`) for the LLM.
+
+Each chunk's own start offset in the source is tracked, so `wider_text` is the window
+around *that* occurrence even when the same text appears several times in a document
+(locating chunks with `str.index` would always pick the first occurrence).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from typing import Iterable, Iterator
+
+from deepsearcher.types import Chunk, Document
+
+__all__ = ["Chunk", "iter_chunks", "split_docs_to_chunks"]
+
+logger = logging.getLogger(__name__)
+
+
+def _validate(chunk_size: int, chunk_overlap: int, window_size: int) -> None:
+    if chunk_size <= 0:
+        raise ValueError(f"chunk_size must be positive, got {chunk_size}")
+    if chunk_overlap < 0:
+        raise ValueError(f"chunk_overlap must be zero or more, got {chunk_overlap}")
+    if chunk_overlap >= chunk_size:
+        raise ValueError(f"chunk_overlap ({chunk_overlap}) must be smaller than chunk_size ({chunk_size})")
+    if window_size < 0:
+        raise ValueError(f"window_size must be zero or more, got {window_size}")
+
+
+def _pieces(text: str, chunk_size: int, chunk_overlap: int) -> Iterator[tuple[int, str]]:
+    """(start offset, chunk text) pairs; a text that fits in one chunk is returned whole."""
+    if len(text) <= chunk_size:
+        yield 0, text
+        return
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    splitter = RecursiveCharacterTextSplitter(chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+    previous_start, previous_end = -1, 0
+    for piece in splitter.split_text(text):
+        # A chunk starts after the previous one and at most `chunk_overlap` before its end,
+        # so searching from there finds this chunk's own occurrence, not an earlier repeat.
+        hint = max(previous_start + 1, previous_end - chunk_overlap, 0)
+        start = text.find(piece, hint)
+        if start < 0:
+            raise ValueError(f"splitter returned text not found in the source after offset {hint}: {piece[:60]!r}")
+        yield start, piece
+        previous_start, previous_end = start, start + len(piece)
+
+
+def iter_chunks(
+    documents: Iterable[Document],
+    chunk_size: int = 1500,
+    chunk_overlap: int = 100,
+    window_size: int = 300,
+) -> Iterator[Chunk]:
+    """Chunks of `documents`, lazily: metadata is a copy of the document's plus
+    `wider_text` (window_size characters each side), `chunk_index` and `start_index`.
+
+    Sizes are checked now, not at the first `next()`, so a bad config fails where it is given.
+    """
+    _validate(chunk_size, chunk_overlap, window_size)
+    return _chunks(documents, chunk_size, chunk_overlap, window_size)
+
+
+def _chunks(documents: Iterable[Document], chunk_size: int, chunk_overlap: int, window_size: int) -> Iterator[Chunk]:
+    for document in documents:
+        text = document.page_content
+        if not text.strip():
+            logger.warning("%s: document has no text; nothing to chunk", document.reference or "<no reference>")
+            continue
+        for chunk_index, (start, piece) in enumerate(_pieces(text, chunk_size, chunk_overlap)):
+            metadata = copy.deepcopy(document.metadata)
+            metadata["wider_text"] = text[max(0, start - window_size) : min(len(text), start + len(piece) + window_size)]
+            metadata["chunk_index"] = chunk_index
+            metadata["start_index"] = start
+            yield Chunk(text=piece, reference=document.reference, metadata=metadata)
+
+
+def split_docs_to_chunks(
+    documents: Iterable[Document],
+    chunk_size: int = 1500,
+    chunk_overlap: int = 100,
+    window_size: int = 300,
+) -> list[Chunk]:
+    """All chunks of `documents` as a list (DeepSearcher's signature, plus `window_size`)."""
+    return list(iter_chunks(documents, chunk_size, chunk_overlap, window_size))
