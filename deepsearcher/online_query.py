@@ -1,10 +1,53 @@
-"""Online querying: DeepSearcher's `query`, `retrieve`, `naive_retrieve`, `naive_rag_query`."""
+"""Online querying with DeepSearcher's functions: `query`, `retrieve`, `naive_retrieve`,
+`naive_rag_query`, plus `query_result` / `aquery_result` returning the full QueryResult."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from deepsearcher import configuration
 from deepsearcher.agent.retriever import Retriever
-from deepsearcher.types import RetrievalResult
+from deepsearcher.llm._sync import run_sync
+from deepsearcher.types import ConfigurationError, RetrievalResult
+
+AGENT_CHOICES = ("auto", "deep", "chain", "naive")
+
+
+def select_agent(agent: str = "auto") -> Any:
+    """The configured agent for `agent` (auto = the RAGRouter picks per question)."""
+    configuration.ensure_initialized()
+    configuration.require_llm()
+    router = configuration.default_searcher
+    if agent == "auto":
+        return router
+    if agent == "naive":
+        return configuration.naive_rag
+    wanted = {"deep": "DeepSearch", "chain": "ChainOfRAG"}.get(agent)
+    for candidate in router.rag_agents:
+        if type(candidate).__name__ == wanted:
+            return candidate
+    raise ConfigurationError(f"Unknown agent '{agent}'. Allowed values: {', '.join(AGENT_CHOICES)}.")
+
+
+async def aquery_result(original_query: str, agent: str = "auto", **kwargs: Any) -> Any:
+    """Answer with the chosen agent; returns a QueryResult (answer, sources, usage, steps, time)."""
+    return await select_agent(agent).aquery(original_query, **kwargs)
+
+
+def query_result(original_query: str, agent: str = "auto", **kwargs: Any) -> Any:
+    return run_sync(aquery_result(original_query, agent=agent, **kwargs))
+
+
+def query(original_query: str, max_iter: int | None = None, **kwargs: Any) -> tuple[str, list[RetrievalResult], int]:
+    """DeepSearcher's contract: (answer, retrieved_results, total_tokens)."""
+    result = query_result(original_query, max_iter=max_iter, **kwargs)
+    return result.answer, result.retrieved_results, result.total_tokens
+
+
+def retrieve(original_query: str, max_iter: int | None = None, **kwargs: Any) -> tuple[list[RetrievalResult], list[str], int]:
+    """DeepSearcher's contract: (retrieved_results, [], consumed_tokens)."""
+    results, tokens, _ = select_agent("auto").retrieve(original_query, max_iter=max_iter, **kwargs)
+    return results, [], tokens
 
 
 def naive_retrieve(query: str, collection: str | None = None, top_k: int = 10) -> list[RetrievalResult]:
@@ -13,3 +56,9 @@ def naive_retrieve(query: str, collection: str | None = None, top_k: int = 10) -
     vector_db = configuration.vector_db
     retriever = Retriever(configuration.embedding_model, vector_db)
     return retriever.search(query, [collection or vector_db.default_collection], top_k=top_k)
+
+
+def naive_rag_query(query: str, collection: str | None = None, top_k: int = 10) -> tuple[str, list[RetrievalResult]]:
+    """DeepSearcher's contract: (answer, retrieved_results) from one retrieval and one answer."""
+    result = query_result(query, agent="naive", collections=[collection] if collection else None, top_k=top_k)
+    return result.answer, result.retrieved_results

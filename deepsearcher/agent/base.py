@@ -1,0 +1,172 @@
+"""Agent contracts: `@describe_class`, BaseAgent and RAGAgent with sync, async and streaming APIs."""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Iterable
+
+from deepsearcher.agent import prompts
+from deepsearcher.agent.collection_router import CollectionRouter
+from deepsearcher.agent.context import RunContext
+from deepsearcher.agent.events import EventCallback, StepEvent
+from deepsearcher.agent.result import QueryResult, Source, apply_citations, number_sources
+from deepsearcher.agent.retriever import Retriever
+from deepsearcher.llm._sync import run_sync
+from deepsearcher.types import RetrievalResult, deduplicate_results
+
+
+def describe_class(description: str):
+    """Attach a description the RAGRouter shows the LLM when it picks an agent."""
+
+    def decorator(cls: type) -> type:
+        cls.__description__ = description
+        return cls
+
+    return decorator
+
+
+class BaseAgent(ABC):
+    """Anything that can be invoked with a question."""
+
+    @abstractmethod
+    def invoke(self, query: str, **kwargs: Any) -> Any:
+        """Run the agent."""
+
+
+@dataclass
+class AgentOutput:
+    """What an agent's `_execute` produces before it is wrapped into a QueryResult."""
+
+    answer: str
+    sources: list[Source] = field(default_factory=list)
+    results: list[RetrievalResult] = field(default_factory=list)
+    agent: str = ""
+
+
+class RAGAgent(BaseAgent):
+    """An agent that retrieves from the vector store and answers with citations.
+
+    Subclasses implement `_retrieve` (and may override `_execute`). The public API:
+    `aquery` / `query_result` return a QueryResult; `astream_events` yields step events
+    then a final "result" event; `query` and `retrieve` keep DeepSearcher's tuples.
+    """
+
+    answer_style = prompts.ANSWER_STYLE_SHORT
+    max_sources = 30
+
+    def __init__(self, llm: Any, embedding_model: Any, vector_db: Any, top_k: int = 10, **kwargs: Any) -> None:
+        self.llm = llm
+        self.embedding_model = embedding_model
+        self.vector_db = vector_db
+        self.top_k = top_k
+        self.retriever = Retriever(embedding_model, vector_db)
+        self.collection_router = CollectionRouter(llm=llm, vector_db=vector_db, dim=embedding_model.dimension)
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    # steps subclasses build on --------------------------------------------------
+    @abstractmethod
+    async def _retrieve(self, query: str, ctx: RunContext, collections: list[str]) -> list[RetrievalResult]:
+        """Find the chunks the answer will be written from."""
+
+    async def _execute(self, query: str, ctx: RunContext, collections: list[str] | None = None) -> AgentOutput:
+        selected = await self._collections(query, ctx, collections)
+        results = await self._retrieve(query, ctx, selected)
+        answer, sources = await self._answer(query, results, ctx)
+        return AgentOutput(answer=answer, sources=sources, results=results, agent=self.name)
+
+    async def _collections(self, query: str, ctx: RunContext, collections: list[str] | None) -> list[str]:
+        """The caller's collections (within the authorized set) or the CollectionRouter's choice."""
+        if collections:
+            chosen = [c for c in collections if ctx.authorized_collections is None or c in ctx.authorized_collections]
+            ctx.emit("collections", collections=chosen, routed=False)
+            return chosen
+        return await self.collection_router.aroute(query, ctx)
+
+    async def _answer(self, question: str, results: list[RetrievalResult], ctx: RunContext, **extra: str) -> tuple[str, list[Source]]:
+        shown = deduplicate_results(results)[: self.max_sources]
+        sources = number_sources(shown)
+        listing = "\n\n".join(f"[{s.index}] ({s.title or s.reference})\n{r.wider_text}" for s, r in zip(sources, shown))
+        template = extra.pop("template", prompts.ANSWER)
+        prompt = template.format(question=question, sources=listing or "(no sources found)", style=self.answer_style, **extra)
+        answer = await ctx.stream_answer(self.llm, prompt)
+        answer = apply_citations(answer, sources)
+        ctx.emit("answer", length=len(answer), sources=len(sources))
+        return answer, sources
+
+    # public API -----------------------------------------------------------------
+    async def aquery(
+        self,
+        query: str,
+        *,
+        on_event: EventCallback | None = None,
+        max_tokens: int | None = None,
+        authorized_collections: Iterable[str] | None = None,
+        collections: list[str] | None = None,
+        **kwargs: Any,
+    ) -> QueryResult:
+        ctx = RunContext(
+            on_event=on_event,
+            max_tokens=max_tokens,
+            authorized_collections=set(authorized_collections) if authorized_collections is not None else None,
+            options=self._check_options(kwargs),
+        )
+        output = await self._execute(query, ctx, collections=collections)
+        return QueryResult(
+            question=query,
+            answer=output.answer,
+            agent=output.agent or self.name,
+            sources=output.sources,
+            retrieved_results=output.results,
+            usage_by_step=dict(ctx.usage_by_step),
+            steps=ctx.steps,
+            wall_seconds=ctx.elapsed(),
+            stopped_by_budget=ctx.stopped_by_budget,
+        )
+
+    def _check_options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Per-call options (max_iter, top_k, early_stopping) travel in the RunContext, not on the agent."""
+        for key in kwargs:
+            if key not in ("max_iter", "top_k", "early_stopping"):
+                raise TypeError(f"{self.name}.query() got an unexpected option '{key}'")
+        return {key: value for key, value in kwargs.items() if value is not None}
+
+    def query_result(self, query: str, **kwargs: Any) -> QueryResult:
+        """Synchronous `aquery` (also works inside a running event loop, e.g. Jupyter)."""
+        return run_sync(self.aquery(query, **kwargs))
+
+    async def astream_events(self, query: str, **kwargs: Any) -> AsyncIterator[StepEvent]:
+        """Step events as they happen, then one "result" event carrying the QueryResult."""
+        queue: asyncio.Queue[StepEvent | None] = asyncio.Queue()
+        task = asyncio.ensure_future(self.aquery(query, on_event=queue.put_nowait, **kwargs))
+        task.add_done_callback(lambda _: queue.put_nowait(None))
+        while (event := await queue.get()) is not None:
+            yield event
+        result = await task
+        yield StepEvent("result", {"result": result})
+
+    def query(self, query: str, **kwargs: Any) -> tuple[str, list[RetrievalResult], int]:
+        """DeepSearcher's contract: (answer, retrieved_results, total_tokens)."""
+        result = self.query_result(query, **kwargs)
+        return result.answer, result.retrieved_results, result.total_tokens
+
+    def retrieve(self, query: str, **kwargs: Any) -> tuple[list[RetrievalResult], int, dict[str, Any]]:
+        """DeepSearcher's contract: (retrieved_results, total_tokens, metadata), no final answer."""
+
+        authorized = kwargs.pop("authorized_collections", None)
+        collections = kwargs.pop("collections", None)
+
+        async def run() -> tuple[list[RetrievalResult], int, dict[str, Any]]:
+            ctx = RunContext(authorized_collections=set(authorized) if authorized is not None else None, options=self._check_options(kwargs))
+            selected = await self._collections(query, ctx, collections)
+            results = await self._retrieve(query, ctx, selected)
+            return results, ctx.total_tokens, {"steps": [step.to_dict() for step in ctx.steps]}
+
+        return run_sync(run())
+
+    def invoke(self, query: str, **kwargs: Any) -> tuple[str, list[RetrievalResult], int]:
+        return self.query(query, **kwargs)

@@ -1,0 +1,96 @@
+"""DeepSearch: decompose, search everything at once, judge every chunk, reflect, repeat, report."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from deepsearcher.agent import prompts
+from deepsearcher.agent.base import RAGAgent, describe_class
+from deepsearcher.agent.context import RunContext
+from deepsearcher.llm.errors import LLMOutputError
+from deepsearcher.llm.parsing import parse_list, parse_yes_no
+from deepsearcher.types import RetrievalResult
+
+MAX_SUB_QUERIES = 4
+MAX_GAP_QUERIES = 3
+
+
+@describe_class(
+    "This agent suits general and multi-part questions and report writing: it breaks the question into "
+    "sub-questions, searches them all, keeps only relevant passages, reflects on what is missing and "
+    "searches again before writing a detailed answer."
+)
+class DeepSearch(RAGAgent):
+    """All searches and judgements of one iteration run concurrently (bounded by the LLM's limit)."""
+
+    def __init__(self, llm: Any, embedding_model: Any, vector_db: Any, max_iter: int = 3, top_k: int = 5, report: bool = False, **kwargs: Any) -> None:
+        super().__init__(llm, embedding_model, vector_db, top_k=top_k)
+        self.max_iter = max_iter
+        if report:
+            self.answer_style = prompts.ANSWER_STYLE_REPORT
+
+    async def _retrieve(self, query: str, ctx: RunContext, collections: list[str]) -> list[RetrievalResult]:
+        max_iter = ctx.option("max_iter", self.max_iter)
+        top_k = ctx.option("top_k", self.top_k)
+        sub_queries = await ctx.structured(self.llm, prompts.SUB_QUERIES.format(query=query, max_queries=MAX_SUB_QUERIES), parse_list, "sub_queries")
+        queries = _unique(sub_queries)[:MAX_SUB_QUERIES] or [query]
+        ctx.emit("sub_queries", queries=queries)
+        if not collections:
+            return []
+        accepted: list[RetrievalResult] = []
+        judged_texts: set[str] = set()
+        searched: list[str] = []
+        for iteration in range(1, max_iter + 1):
+            if ctx.budget_exhausted():
+                break
+            searched.extend(queries)
+            accepted.extend(await self._search_and_judge(queries, collections, top_k, judged_texts, ctx, iteration))
+            if iteration == max_iter or ctx.budget_exhausted():
+                break
+            queries = await self._reflect(query, searched, accepted, ctx, iteration)
+            if not queries:
+                break
+        return accepted
+
+    async def _search_and_judge(self, queries: list[str], collections: list[str], top_k: int, judged_texts: set[str], ctx: RunContext, iteration: int) -> list[RetrievalResult]:
+        found = await asyncio.gather(*(self.retriever.asearch(q, collections, top_k=top_k) for q in queries))
+        candidates: list[tuple[str, RetrievalResult]] = []
+        for sub_query, results in zip(queries, found):
+            for result in results:
+                if result.text not in judged_texts:  # never judge (or pay for) one chunk twice
+                    judged_texts.add(result.text)
+                    candidates.append((sub_query, result))
+        verdicts = await asyncio.gather(*(self._judge(sub_query, result, ctx) for sub_query, result in candidates))
+        accepted = [result for (_, result), verdict in zip(candidates, verdicts) if verdict]
+        for sub_query, results in zip(queries, found):
+            kept = sum(1 for (q, r), verdict in zip(candidates, verdicts) if q == sub_query and verdict)
+            ctx.emit("search", iteration=iteration, query=sub_query, collections=collections, retrieved=len(results), accepted=kept)
+        unparsed = sum(1 for verdict in verdicts if verdict is None)
+        ctx.emit("judge", iteration=iteration, judged=len(candidates), accepted=len(accepted), unparseable=unparsed)
+        return accepted
+
+    async def _judge(self, sub_query: str, result: RetrievalResult, ctx: RunContext) -> bool | None:
+        """YES/NO relevance of one chunk; an answer that stays unparseable after the repair is a NO (counted)."""
+        prompt = prompts.JUDGE_CHUNK.format(query=sub_query, chunk=result.text)
+        try:
+            return await ctx.structured(self.llm, prompt, parse_yes_no, "judge")
+        except LLMOutputError:
+            return None
+
+    async def _reflect(self, question: str, searched: list[str], accepted: list[RetrievalResult], ctx: RunContext, iteration: int) -> list[str]:
+        chunks = "\n".join(f"- {result.text[:500]}" for result in accepted) or "(none)"
+        prompt = prompts.REFLECT.format(queries="\n".join(f"- {q}" for q in searched), chunks=chunks, question=question, max_queries=MAX_GAP_QUERIES)
+        gaps = await ctx.structured(self.llm, prompt, parse_list, "reflection")
+        fresh = [q for q in _unique(gaps) if q not in searched][:MAX_GAP_QUERIES]
+        ctx.emit("reflection", iteration=iteration, queries=fresh)
+        return fresh
+
+
+def _unique(items: list[str]) -> list[str]:
+    seen: list[str] = []
+    for item in items:
+        item = str(item).strip()
+        if item and item not in seen:
+            seen.append(item)
+    return seen

@@ -1,0 +1,24 @@
+"""NaiveRAG: one retrieval, one answer — the fast baseline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deepsearcher.agent.base import RAGAgent, describe_class
+from deepsearcher.agent.context import RunContext
+from deepsearcher.types import RetrievalResult
+
+
+@describe_class(
+    "This agent retrieves once and answers directly. It suits simple factual questions whose answer "
+    "sits in one place of the documents."
+)
+class NaiveRAG(RAGAgent):
+    def __init__(self, llm: Any, embedding_model: Any, vector_db: Any, top_k: int = 10, **kwargs: Any) -> None:
+        super().__init__(llm, embedding_model, vector_db, top_k=top_k)
+
+    async def _retrieve(self, query: str, ctx: RunContext, collections: list[str]) -> list[RetrievalResult]:
+        top_k = ctx.option("top_k", self.top_k)
+        results = await self.retriever.asearch(query, collections, top_k=top_k) if collections else []
+        ctx.emit("search", query=query, collections=collections, retrieved=len(results), accepted=len(results))
+        return results[:top_k]

@@ -1,0 +1,108 @@
+"""Prompt templates of the agents, in one place so they can be read and tuned together."""
+
+RAG_ROUTER = """You route a question to the best research agent.
+
+Agents:
+{agents}
+
+Question: {query}
+
+Reply with the number of the best agent only, for example: 1"""
+
+COLLECTION_ROUTER = """You choose which document collections may hold the answer to a question.
+
+Question: {query}
+
+Collections (name: description):
+{collections}
+
+Reply with a JSON list of the relevant collection names only, for example ["docs", "faq"]. Reply [] if none is relevant."""
+
+SUB_QUERIES = """Break the question below into at most {max_queries} simpler search queries that together cover what must be found to answer it.
+If the question is simple, return a list with the question itself.
+
+Question: {query}
+
+Reply with a JSON list of strings only, for example ["first query", "second query"]."""
+
+JUDGE_CHUNK = """Does the passage below contain information that helps answer the query or one of its parts?
+
+Query: {query}
+
+Passage:
+{chunk}
+
+Reply with YES or NO only."""
+
+REFLECT = """You are researching a question. These queries were already searched:
+{queries}
+
+Passages found so far:
+{chunks}
+
+Original question: {question}
+
+If the passages do not yet answer the question, write at most {max_queries} new search queries for what is still missing.
+If nothing is missing, reply with [].
+Reply with a JSON list of strings only."""
+
+ANSWER = """Answer the question using only the numbered sources below. Cite the sources you use inline as [1], [2] right after the statement they support. If the sources do not contain the answer, say what is missing.
+
+Question: {question}
+
+Sources:
+{sources}
+
+{style}"""
+
+ANSWER_STYLE_SHORT = "Write a concise, direct answer."
+ANSWER_STYLE_REPORT = "Write a well-organised report in Markdown with a short summary first."
+
+FOLLOWUP_QUERY = """You answer a complex question step by step by asking simpler follow-up questions.
+
+Question: {query}
+
+What you already know:
+{context}
+
+Write the single next follow-up question whose answer moves you closest to answering the question. Reply with the question only."""
+
+INTERMEDIATE_ANSWER = """Answer the question using only the passages below. If they do not contain the answer, reply "No relevant information found".
+
+Question: {query}
+
+Passages:
+{passages}
+
+Answer in one or two sentences."""
+
+SUPPORTING_DOCS = """Which passages support the answer to the question?
+
+Question: {query}
+Answer: {answer}
+
+Passages:
+{passages}
+
+Reply with a JSON list of the passage numbers only, for example [0, 2]. Reply [] if none supports it."""
+
+ENOUGH_INFO = """Is the information below enough to answer the question?
+
+Question: {query}
+
+Information:
+{context}
+
+Reply with YES or NO only."""
+
+CHAIN_FINAL = """Answer the question using the step-by-step findings and the numbered sources. Cite sources inline as [1], [2].
+
+Question: {question}
+
+Findings:
+{context}
+
+Sources:
+{sources}
+
+{style}"""

@@ -1,0 +1,54 @@
+"""RAGRouter: pick the agent for a question from the agents' own descriptions."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from deepsearcher.agent import prompts
+from deepsearcher.agent.base import AgentOutput, RAGAgent
+from deepsearcher.agent.context import RunContext
+from deepsearcher.llm.errors import LLMOutputError
+from deepsearcher.llm.parsing import parse_number
+from deepsearcher.types import RetrievalResult
+
+logger = logging.getLogger("deepsearcher.agent")
+
+
+class RAGRouter(RAGAgent):
+    """Routes each question to one of `rag_agents`; with one agent the LLM is not asked."""
+
+    def __init__(self, llm: Any, rag_agents: list[RAGAgent], agent_descriptions: list[str] | None = None, **kwargs: Any) -> None:
+        if not rag_agents:
+            raise ValueError("RAGRouter needs at least one agent.")
+        self.llm = llm
+        self.rag_agents = list(rag_agents)
+        self.agent_descriptions = agent_descriptions or [getattr(type(agent), "__description__", type(agent).__name__) for agent in self.rag_agents]
+        first = self.rag_agents[0]
+        self.vector_db, self.embedding_model = first.vector_db, first.embedding_model
+
+    async def aroute(self, query: str, ctx: RunContext) -> RAGAgent:
+        if len(self.rag_agents) == 1:
+            agent = self.rag_agents[0]
+            ctx.emit("route", agent=agent.name, routed=False)
+            return agent
+        listing = "\n".join(f"[{i}] {description}" for i, description in enumerate(self.agent_descriptions, 1))
+        prompt = prompts.RAG_ROUTER.format(agents=listing, query=query)
+        number = await ctx.structured(self.llm, prompt, parse_number, "agent_routing")
+        if not 1 <= number <= len(self.rag_agents):
+            raise LLMOutputError("agent_routing", str(number), f"the agent number must be between 1 and {len(self.rag_agents)}")
+        agent = self.rag_agents[number - 1]
+        logger.info("RAGRouter chose %s for: %s", agent.name, query)
+        ctx.emit("route", agent=agent.name, routed=True)
+        return agent
+
+    async def _execute(self, query: str, ctx: RunContext, collections: list[str] | None = None) -> AgentOutput:
+        agent = await self.aroute(query, ctx)
+        return await agent._execute(query, ctx, collections=collections)
+
+    async def _retrieve(self, query: str, ctx: RunContext, collections: list[str]) -> list[RetrievalResult]:
+        agent = await self.aroute(query, ctx)
+        return await agent._retrieve(query, ctx, collections)
+
+    async def _collections(self, query: str, ctx: RunContext, collections: list[str] | None) -> list[str]:
+        return await self.rag_agents[0]._collections(query, ctx, collections)
