@@ -11,6 +11,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from deepsearcher.cli.collections_cmd import collections_app, delete  # noqa: E402
 from deepsearcher.cli.load_cmd import load  # noqa: E402
+from deepsearcher.cli.query_cmd import query  # noqa: E402
 from deepsearcher.cli.search_cmd import search  # noqa: E402
 
 app = typer.Typer(
@@ -21,6 +22,7 @@ app = typer.Typer(
 )
 app.command()(load)
 app.command()(search)
+app.command()(query)
 app.command()(delete)
 app.add_typer(collections_app, name="collections")
 

@@ -1,0 +1,91 @@
+"""`deepsearcher query`: ask a question, watch the agent's steps, read the cited answer."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Optional
+
+import typer
+from rich.markdown import Markdown
+from typing_extensions import Annotated
+
+from deepsearcher.cli.common import ConfigOption, JsonOption, console, err_console, handle_errors, print_json, setup
+
+NO_LLM_HINT = (
+    "No LLM configured: set OPENAI_API_KEY, or point provide_settings.llm.config.base_url at a local "
+    "OpenAI-compatible server (Ollama http://localhost:11434/v1, llama.cpp, vLLM) in your --config file."
+)
+
+
+def describe_step(event: Any) -> str | None:
+    """One human line per step event (None for events not worth a line)."""
+    data = event.data
+    kind = event.kind
+    if kind == "route":
+        return f"agent: {data['agent']}" + (" (chosen by the router)" if data.get("routed") else "")
+    if kind == "collections":
+        return f"collections: {', '.join(data['collections']) or '(none)'}"
+    if kind == "sub_queries":
+        return "sub-queries: " + "; ".join(data["queries"])
+    if kind == "search":
+        return f"searched '{data['query']}': {data['retrieved']} found, {data['accepted']} kept"
+    if kind == "reflection":
+        return "reflection: " + ("; ".join(data["queries"]) if data["queries"] else "enough found, stopping")
+    if kind == "intermediate_answer":
+        return f"step {data['iteration']} answer: {data['answer']}"
+    if kind == "budget_stop":
+        return f"token budget reached ({data['used_tokens']} ≥ {data['max_tokens']}): answering from what was found"
+    return None
+
+
+def query(
+    question: Annotated[str, typer.Argument(help="The question to research.")],
+    agent: Annotated[str, typer.Option("--agent", help="auto | deep | chain | naive")] = "auto",
+    max_iter: Annotated[Optional[int], typer.Option("--max-iter", help="Maximum research iterations.")] = None,
+    collection: Annotated[Optional[list[str]], typer.Option("--collection", help="Search only this collection (repeatable).")] = None,
+    max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", help="Stop searching after this many tokens and answer.")] = None,
+    config: ConfigOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Research QUESTION over your collections and print a cited answer."""
+    from deepsearcher import configuration
+    from deepsearcher.online_query import AGENT_CHOICES, select_agent
+
+    if agent not in AGENT_CHOICES:
+        err_console.print(f"[red]Error:[/] unknown agent '{agent}'. Allowed values: {', '.join(AGENT_CHOICES)}.")
+        raise typer.Exit(code=2)
+    setup(config)
+    if configuration.llm is None:
+        err_console.print(f"[yellow]{configuration.llm_error or NO_LLM_HINT}[/]", highlight=False)
+        raise typer.Exit(code=1)
+    with handle_errors():
+        chosen = select_agent(agent)
+        result = asyncio.run(_run(chosen, question, collection, max_iter, max_tokens, live=not as_json))
+    if as_json:
+        print_json(result.to_dict())
+        return
+    console.print()
+    console.print(Markdown(result.answer))
+    cited = [source for source in result.sources if source.cited] or result.sources
+    if cited:
+        console.print("\n[bold]Sources[/]")
+        for source in cited:
+            title = f" ({source.title})" if source.title else ""
+            console.print(f"[{source.index}] {source.reference}{title}", highlight=False, markup=False)
+    usage = result.usage
+    console.print(f"\n[dim]{result.agent} · {usage.calls} LLM calls · {usage.total_tokens} tokens · {result.wall_seconds:.1f} s[/]")
+
+
+async def _run(agent: Any, question: str, collections: list[str] | None, max_iter: int | None, max_tokens: int | None, live: bool) -> Any:
+    result = None
+    answering = False
+    async for event in agent.astream_events(question, collections=collections or None, max_iter=max_iter, max_tokens=max_tokens):
+        if event.kind == "result":
+            result = event.data["result"]
+        elif live and event.kind == "answer_token":
+            if not answering:
+                err_console.print("[dim]writing the answer…[/]")
+                answering = True
+        elif live and (line := describe_step(event)):
+            err_console.print(f"[cyan]›[/] {line}", highlight=False)
+    return result
