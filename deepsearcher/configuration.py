@@ -80,6 +80,7 @@ embedding_model: Any = None
 file_loader: Any = None
 vector_db: Any = None
 web_crawler: Any = None
+web_crawler_error: DeepSearcherError | None = None
 default_searcher: Any = None
 naive_rag: Any = None
 
@@ -106,22 +107,26 @@ def _build(factory: ModuleFactory, feature: str) -> Any:
 def init_config(configuration: Configuration) -> None:
     """Build every configured component and the agents; safe to call again to switch."""
     global config, module_factory, llm, llm_error, embedding_model, file_loader
-    global vector_db, web_crawler, default_searcher, naive_rag
+    global vector_db, web_crawler, web_crawler_error, default_searcher, naive_rag
     config = configuration
     module_factory = ModuleFactory(configuration)
     embedding_model = _build(module_factory, "embedding")
     file_loader = _build(module_factory, "file_loader")
-    web_crawler = _build(module_factory, "web_crawler")
     vector_db = _build(module_factory, "vector_db")
-    try:
-        llm = _build(module_factory, "llm")
-        llm_error = None
-    except DeepSearcherError as exc:
-        # No key is a normal state for retrieval-only use; queries report it when they need the LLM.
-        llm, llm_error = None, exc
-        _built.pop("llm", None)
-        logger.info("LLM not available: %s", exc)
+    # No API key is a normal state for file loading and retrieval: these two report
+    # their error when they are first needed instead of blocking everything else.
+    llm, llm_error = _build_optional(module_factory, "llm")
+    web_crawler, web_crawler_error = _build_optional(module_factory, "web_crawler")
     default_searcher, naive_rag = _build_agents(configuration)
+
+
+def _build_optional(factory: ModuleFactory, feature: str) -> tuple[Any, DeepSearcherError | None]:
+    try:
+        return _build(factory, feature), None
+    except DeepSearcherError as exc:
+        _built.pop(feature, None)
+        logger.info("%s not available: %s", feature, exc)
+        return None, exc
 
 
 def _build_agents(configuration: Configuration) -> tuple[Any, Any]:
@@ -141,6 +146,13 @@ def _build_agents(configuration: Configuration) -> tuple[Any, Any]:
     )
     naive = NaiveRAG(top_k=top_k, **common)
     return searcher, naive
+
+
+def require_web_crawler() -> Any:
+    """The configured crawler, or the reason it is missing (no key, missing extra...)."""
+    if web_crawler is None:
+        raise web_crawler_error or DeepSearcherError("DeepSearcher is not configured: call init_config(Configuration()) first.")
+    return web_crawler
 
 
 def require_llm() -> Any:

