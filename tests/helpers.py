@@ -1,0 +1,55 @@
+"""Small builders shared by tests (not fixtures: plain functions)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from deepsearcher.embedding.base import BaseEmbedding
+
+
+def write_config(path: Path, milvus_uri: str, extra: str = "") -> Path:
+    """A config.yaml that keeps the store in the test's temp dir."""
+    path.write_text(
+        f'provide_settings:\n  vector_db:\n    provider: "Milvus"\n    config:\n      uri: "{milvus_uri}"\n{extra}',
+        encoding="utf-8",
+    )
+    return path
+
+
+def make_docs(folder: Path) -> Path:
+    """A few real files about distinct topics, so searches have a clear right answer."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "volcano.md").write_text(
+        "# Volcanoes\n\nThe Krafla caldera in Iceland erupted nine times between 1975 and 1984, "
+        "an episode known as the Krafla Fires.\n",
+        encoding="utf-8",
+    )
+    (folder / "bread.txt").write_text(
+        "Sourdough bread rises because wild yeast and lactobacilli in the starter ferment the flour, "
+        "producing carbon dioxide and lactic acid.\n",
+        encoding="utf-8",
+    )
+    (folder / "records.jsonl").write_text(
+        '{"title": "Ada Lovelace", "text": "Ada Lovelace wrote the first published algorithm for Babbage\'s Analytical Engine."}\n'
+        '{"title": "Grace Hopper", "text": "Grace Hopper built the first compiler, the A-0 system, in 1952."}\n',
+        encoding="utf-8",
+    )
+    return folder
+
+
+class RenamedEmbedding(BaseEmbedding):
+    """The same vectors under another model name: enough to trip the model guard."""
+
+    def __init__(self, inner: BaseEmbedding, model_name: str) -> None:
+        self.inner = inner
+        self.model_name = model_name
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query(text)
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
