@@ -97,4 +97,4 @@ def _print_summary(summary: LoadSummary) -> None:
     table.add_row("time", f"{summary.seconds:.1f} s")
     console.print(table)
     for failure in summary.failed:
-        console.print(f"[red]✗[/] {failure.source}: {failure.reason}", highlight=False)
+        console.print(f"[red]✗[/] {failure.source}: {failure.reason}", highlight=False, soft_wrap=True)
