@@ -1,0 +1,500 @@
+"""The chat-LLM contract every provider implements, and everything they share.
+
+A provider implements three hooks: `_achat_once` (one request → ChatResponse),
+`_astream_once` (one streaming request → text deltas, then a `Usage`) and optionally
+`_classify_error` (its SDK's exceptions → `Failure`). `BaseLLM` wraps them with the
+timeout, retries with backoff, the per-instance concurrency limit, call/usage counters,
+and sync wrappers that also work inside a running event loop (Jupyter).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, ClassVar, Iterator, Union
+
+from deepsearcher.llm._retry import (
+    ConcurrencyLimit,
+    Failure,
+    GiveUp,
+    RetryableFailure,
+    RetryPolicy,
+    call_with_retries,
+    final_reason,
+    format_seconds,
+)
+from deepsearcher.llm._retry import timeout_after as _timeout
+from deepsearcher.llm._sync import iterate_sync, run_sync
+from deepsearcher.llm.errors import LLMError
+from deepsearcher.llm.parsing import literal_eval as _literal_eval
+from deepsearcher.llm.parsing import remove_think as _remove_think
+
+Message = dict[str, Any]
+Messages = Union[list[Message], str]
+
+__all__ = ["BaseLLM", "ChatResponse", "LLMStream", "SyncLLMStream", "Usage"]
+
+
+@dataclass
+class Usage:
+    """Token counts of one call, or a sum of calls (`a + b`)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        self.prompt_tokens = int(self.prompt_tokens or 0)
+        self.completion_tokens = int(self.completion_tokens or 0)
+        self.total_tokens = int(self.total_tokens or 0) or self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: "Usage") -> "Usage":
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.total_tokens + other.total_tokens,
+        )
+
+    def __radd__(self, other: Any) -> "Usage":
+        if other == 0:  # sum([...]) starts from 0
+            return self
+        return NotImplemented
+
+
+class ChatResponse:
+    """A model's reply: its text and token usage.
+
+    DeepSearcher built `ChatResponse(content, total_tokens)`; both that (an int as the
+    second argument or `total_tokens=`) and `ChatResponse(content, Usage(...))` work.
+    """
+
+    __slots__ = ("content", "usage", "model", "finish_reason")
+
+    def __init__(
+        self,
+        content: str,
+        usage: Usage | int | None = None,
+        *,
+        total_tokens: int | None = None,
+        model: str | None = None,
+        finish_reason: str | None = None,
+    ) -> None:
+        if isinstance(usage, int) and not isinstance(usage, bool):
+            usage = Usage(total_tokens=usage)
+        if usage is None:
+            usage = Usage(total_tokens=total_tokens or 0)
+        self.content = content or ""
+        self.usage: Usage = usage
+        self.model = model
+        self.finish_reason = finish_reason
+
+    @property
+    def total_tokens(self) -> int:
+        return self.usage.total_tokens
+
+    def __repr__(self) -> str:
+        return f"ChatResponse(content={self.content!r}, usage={self.usage!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ChatResponse) and (self.content, self.usage) == (other.content, other.usage)
+
+
+def _normalize_messages(messages: Messages) -> list[Message]:
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    if not isinstance(messages, (list, tuple)) or not messages:
+        raise TypeError("messages must be a non-empty list of {'role': ..., 'content': ...} dicts (or a string)")
+    result = []
+    for message in messages:
+        if not isinstance(message, dict) or "role" not in message:
+            raise TypeError(f"each message must be a dict with 'role' and 'content', got {message!r}")
+        result.append(message)
+    return result
+
+
+def _exception_chain(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain and len(chain) < 10:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _sdk_error_detail(exc: BaseException) -> str:
+    """The server's own error message from an SDK exception's body, else str(exc)."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+    return str(getattr(exc, "message", None) or exc)
+
+
+class BaseLLM(ABC):
+    """A chat model behind one API. Subclasses set `self.model` and `self.base_url`."""
+
+    #: The provider's name in messages (defaults to the class name).
+    provider_name: ClassVar[str] = ""
+    #: Whether `json_mode=True` is passed on to the API (else it is ignored).
+    supports_json_mode: bool = False
+
+    model: str
+    base_url: str | None
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        max_concurrency: int = 8,
+        retry_base_delay: float = 0.5,
+        retry_max_delay: float = 20.0,
+        max_retry_after: float = 120.0,
+    ) -> None:
+        if timeout is None or float(timeout) <= 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if int(max_retries) < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries!r}")
+        self.model = model
+        self.base_url = base_url
+        self.policy = RetryPolicy(
+            max_retries=int(max_retries),
+            timeout=float(timeout),
+            base_delay=float(retry_base_delay),
+            max_delay=float(retry_max_delay),
+            max_retry_after=float(max_retry_after),
+        )
+        self.limit = ConcurrencyLimit(int(max_concurrency))
+        self._stats_lock = threading.Lock()
+        self.calls = 0
+        self.failed_calls = 0
+        self.retries = 0
+        self.usage_total = Usage()
+
+    # ------------------------------------------------------------------ settings
+
+    @property
+    def name(self) -> str:
+        return self.provider_name or type(self).__name__
+
+    @property
+    def timeout(self) -> float:
+        return self.policy.timeout
+
+    @property
+    def max_retries(self) -> int:
+        return self.policy.max_retries
+
+    @property
+    def max_concurrency(self) -> int:
+        return self.limit.limit
+
+    def __repr__(self) -> str:
+        where = f", base_url={self.base_url!r}" if self.base_url else ""
+        return f"{type(self).__name__}(model={self.model!r}{where})"
+
+    # ------------------------------------------------------------------ provider hooks
+
+    @abstractmethod
+    async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
+        """One request, no retries: the reply and its usage."""
+
+    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[Union[str, Usage]]:
+        """One streaming request: yield text deltas, and a `Usage` when the API reports it.
+
+        The default makes one non-streaming call (for providers without streaming).
+        """
+        response = await self._achat_once(messages, **kwargs)
+        yield response.content
+        yield response.usage
+
+    def _classify_error(self, exc: BaseException) -> Failure | None:
+        """Map the SDK's exception to a Failure; None leaves it to the generic rules."""
+        return None
+
+    # ------------------------------------------------------------------ errors
+
+    def _classify(self, exc: BaseException) -> Failure:
+        if isinstance(exc, RetryableFailure):
+            return exc.failure
+        try:
+            failure = self._classify_error(exc)
+        except Exception:  # noqa: BLE001 - an SDK whose errors look unexpected: use the generic rules
+            failure = None
+        if failure is not None:
+            return failure
+        return self._generic_failure(exc)
+
+    def _timeout_failure(self) -> Failure:
+        return Failure("timeout", f"timed out after {format_seconds(self.timeout)} s", True)
+
+    def _connection_failure(self, exc: BaseException) -> Failure:
+        """'connection refused at URL', 'server closed the connection', ... from any chain."""
+        where = self.base_url or "the server"
+        chain = _exception_chain(exc)
+        texts = " | ".join(str(e) for e in chain).lower()
+        if any(isinstance(e, ConnectionRefusedError) for e in chain) or "refused" in texts:
+            reason = f"connection refused at {where} (is the server running?)"
+        elif "disconnected" in texts or "without sending" in texts or "incomplete" in texts or "peer closed" in texts:
+            reason = f"the server at {where} closed the connection before the reply was complete"
+        elif "name or service not known" in texts or "nodename nor servname" in texts or "getaddrinfo" in texts:
+            reason = f"cannot resolve the host of {where}"
+        else:
+            detail = next((str(e) for e in reversed(chain) if str(e)), type(exc).__name__)
+            reason = f"cannot connect to {where}: {' '.join(detail.split())[:160]}"
+        return Failure("connection", reason, True)
+
+    def _generic_failure(self, exc: BaseException) -> Failure:
+        import httpx  # core dependency
+
+        if isinstance(exc, (asyncio.TimeoutError, TimeoutError, httpx.TimeoutException)):
+            return self._timeout_failure()
+        if isinstance(exc, httpx.HTTPStatusError):
+            return Failure.from_status(exc.response.status_code, exc.response.text, exc.response.headers)
+        if isinstance(exc, (httpx.TransportError, ConnectionError)):
+            return self._connection_failure(exc)
+        if isinstance(exc, json.JSONDecodeError):
+            return self._bad_response_failure(str(exc))
+        if isinstance(exc, OSError):
+            return self._connection_failure(exc)
+        detail = " ".join(str(exc).split())[:200]
+        return Failure("fatal", f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__, False)
+
+    def _classify_stainless(self, sdk: Any, exc: BaseException) -> Failure | None:
+        """Errors of the openai and anthropic SDKs (same generator, same exception tree)."""
+        if isinstance(exc, sdk.APITimeoutError):
+            return self._timeout_failure()
+        if isinstance(exc, sdk.APIConnectionError):
+            return self._connection_failure(exc)
+        if isinstance(exc, sdk.APIStatusError):
+            response = getattr(exc, "response", None)
+            headers = getattr(response, "headers", None)
+            return Failure.from_status(exc.status_code, _sdk_error_detail(exc), headers)
+        validation = getattr(sdk, "APIResponseValidationError", None)
+        if validation is not None and isinstance(exc, validation):
+            return self._bad_response_failure(str(exc))
+        return None
+
+    def _bad_response_failure(self, detail: str) -> Failure:
+        detail = " ".join(str(detail).split())[:120]
+        return Failure("bad_response", f"the reply is not a valid chat completion ({detail})", True)
+
+    def _error(self, give_up: GiveUp) -> LLMError:
+        failure = give_up.failure
+        return LLMError(
+            self.name,
+            self.model,
+            self.base_url,
+            give_up.reason,
+            kind=failure.kind,
+            status=failure.status,
+            attempts=give_up.attempts,
+            hint=failure.hint,
+        )
+
+    def _on_retry(self, failure: Failure, delay: float) -> None:
+        with self._stats_lock:
+            self.retries += 1
+
+    def _record(self, usage: Usage | None) -> None:
+        with self._stats_lock:
+            self.calls += 1
+            if usage is not None:
+                self.usage_total = self.usage_total + usage
+
+    def reset_stats(self) -> None:
+        """Zero `calls`, `failed_calls`, `retries` and `usage_total`."""
+        with self._stats_lock:
+            self.calls = self.failed_calls = self.retries = 0
+            self.usage_total = Usage()
+
+    # ------------------------------------------------------------------ async API
+
+    async def achat(self, messages: Messages, *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
+        """Send `messages`, return the reply. Retries, timeout and the concurrency limit apply.
+
+        `json_mode` asks for a JSON object where the provider supports it; extra keyword
+        arguments (temperature, max_tokens, ...) go to the API.
+        """
+        msgs = _normalize_messages(messages)
+        use_json = bool(json_mode and self.supports_json_mode)
+
+        async def attempt() -> ChatResponse:
+            return await self._achat_once(msgs, json_mode=use_json, **kwargs)
+
+        async with self.limit:
+            try:
+                response = await call_with_retries(attempt, self._classify, self.policy, self._on_retry)
+            except GiveUp as give_up:
+                with self._stats_lock:
+                    self.failed_calls += 1
+                raise self._error(give_up) from None
+        self._record(response.usage)
+        return response
+
+    def astream(self, messages: Messages, **kwargs: Any) -> "LLMStream":
+        """Stream the reply: `async for delta in llm.astream(msgs)`; afterwards the
+        stream's `.content`, `.usage` and `.response` hold the whole reply.
+
+        Failures before the first token are retried like `achat`; after it they raise LLMError.
+        """
+        return LLMStream(self, _normalize_messages(messages), kwargs)
+
+    async def _stream_deltas(self, messages: list[Message], result: "LLMStream", kwargs: dict[str, Any]) -> AsyncIterator[str]:
+        await self.limit.acquire()
+        try:
+            attempts = 0
+            while True:
+                attempts += 1
+                emitted = 0
+                source = self._astream_once(messages, **kwargs)
+                try:
+                    while True:
+                        try:
+                            async with _timeout(self.timeout):
+                                item = await source.__anext__()
+                        except StopAsyncIteration:
+                            break
+                        if isinstance(item, Usage):
+                            result.usage = item
+                        elif item:
+                            emitted += 1
+                            result._parts.append(item)
+                            yield item
+                    break
+                except (asyncio.CancelledError, GeneratorExit):
+                    raise
+                except Exception as exc:  # noqa: BLE001 - classified below
+                    failure = self._classify(exc)
+                    if emitted:
+                        with self._stats_lock:
+                            self.failed_calls += 1
+                        raise LLMError(
+                            self.name, self.model, self.base_url,
+                            f"stream interrupted after {emitted} chunks: {failure.reason}",
+                            kind=failure.kind, status=failure.status, attempts=attempts,
+                        ) from None
+                    if not failure.retryable or attempts > self.policy.max_retries:
+                        with self._stats_lock:
+                            self.failed_calls += 1
+                        raise self._error(GiveUp(failure, attempts, final_reason(failure, attempts, self.policy))) from None
+                    delay = self.policy.backoff(attempts - 1, failure.retry_after)
+                    self._on_retry(failure, delay)
+                    await asyncio.sleep(delay)
+                finally:
+                    with contextlib.suppress(Exception):
+                        await source.aclose()
+            result.done = True
+            self._record(result.usage)
+        finally:
+            self.limit.release()
+
+    # ------------------------------------------------------------------ sync API
+
+    def chat(self, messages: Messages, *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
+        """Blocking `achat` (DeepSearcher's name). Works inside a running event loop too."""
+        return run_sync(self.achat(messages, json_mode=json_mode, **kwargs))
+
+    def stream(self, messages: Messages, **kwargs: Any) -> "SyncLLMStream":
+        """Blocking `astream`: `for delta in llm.stream(msgs)`; then `.content`, `.usage`."""
+        return SyncLLMStream(self.astream(messages, **kwargs))
+
+    # ------------------------------------------------------------------ helpers
+
+    remove_think = staticmethod(_remove_think)
+    literal_eval = staticmethod(_literal_eval)
+
+
+class LLMStream:
+    """Async iterator of text deltas from `BaseLLM.astream`.
+
+    After the iteration ends: `content` (the whole text), `usage` (as the API reported
+    it; zeros if it reported none), `response` (a ChatResponse). Use `async with` or
+    `await stream.aclose()` when stopping early, so the concurrency slot is freed at once.
+    """
+
+    def __init__(self, llm: BaseLLM, messages: list[Message], kwargs: dict[str, Any]) -> None:
+        self.llm = llm
+        self.usage = Usage()
+        self.done = False
+        self._parts: list[str] = []
+        self._deltas = llm._stream_deltas(messages, self, kwargs)
+
+    @property
+    def content(self) -> str:
+        return "".join(self._parts)
+
+    @property
+    def response(self) -> ChatResponse:
+        return ChatResponse(self.content, self.usage, model=self.llm.model)
+
+    def __aiter__(self) -> "LLMStream":
+        return self
+
+    async def __anext__(self) -> str:
+        return await self._deltas.__anext__()
+
+    async def collect(self) -> ChatResponse:
+        """Consume the rest of the stream and return the whole reply."""
+        async for _ in self:
+            pass
+        return self.response
+
+    async def aclose(self) -> None:
+        await self._deltas.aclose()
+
+    async def __aenter__(self) -> "LLMStream":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+
+class SyncLLMStream:
+    """Iterator of text deltas from `BaseLLM.stream`; `content`/`usage`/`response` as LLMStream."""
+
+    def __init__(self, stream: LLMStream) -> None:
+        self._stream = stream
+        self._iterator = iterate_sync(stream)
+
+    def __iter__(self) -> Iterator[str]:
+        return self._iterator
+
+    def __next__(self) -> str:
+        return next(self._iterator)
+
+    @property
+    def content(self) -> str:
+        return self._stream.content
+
+    @property
+    def usage(self) -> Usage:
+        return self._stream.usage
+
+    @property
+    def done(self) -> bool:
+        return self._stream.done
+
+    @property
+    def response(self) -> ChatResponse:
+        return self._stream.response
+
+    def close(self) -> None:
+        run_sync(self._stream.aclose())
+
+    def __enter__(self) -> "SyncLLMStream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,72 @@
+"""Errors of the LLM layer: one line each, naming the provider, model, server and cause."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deepsearcher.types.errors import DeepSearcherError
+
+
+class LLMError(DeepSearcherError):
+    """An LLM call failed for good (after the retries that made sense).
+
+    The message is one line: which provider, model and server, and what happened,
+    e.g. ``OpenAI call failed (model gpt-4o-mini at https://api.openai.com/v1): 429 Too
+    Many Requests after 4 attempts``.
+    """
+
+    def __init__(
+        self,
+        provider: str,
+        model: str,
+        base_url: str | None,
+        reason: str,
+        *,
+        kind: str = "error",
+        status: int | None = None,
+        attempts: int = 1,
+        hint: str = "",
+    ) -> None:
+        where = f" at {base_url}" if base_url else ""
+        message = f"{provider} call failed (model {model}{where}): {reason}"
+        if hint:
+            message += f". {hint}"
+        super().__init__(message)
+        self.provider = provider
+        self.model = model
+        self.base_url = base_url
+        self.reason = reason
+        self.kind = kind
+        self.status = status
+        self.attempts = attempts
+
+
+class MissingAPIKeyError(DeepSearcherError):
+    """A provider needs an API key and none was configured or found in the environment."""
+
+    def __init__(self, provider: str, env_var: str | None, extra_hint: str = "", *, message: str | None = None) -> None:
+        if message is None:
+            source = f"set {env_var} or provide_settings.llm.config.api_key" if env_var else "set provide_settings.llm.config.api_key"
+            message = f"No API key for {provider}: {source}."
+            if extra_hint:
+                message += f" {extra_hint}"
+        super().__init__(message)
+        self.provider = provider
+        self.env_var = env_var
+
+
+class LLMOutputError(DeepSearcherError, ValueError):
+    """The model's reply could not be read as the format a step asked for."""
+
+    def __init__(self, step: str, text: str, reason: str = "") -> None:
+        text = text if isinstance(text, str) else repr(text)
+        start = " ".join(text.split())
+        if len(start) > 200:
+            start = start[:200] + "…"
+        why = f" ({reason})" if reason else ""
+        super().__init__(f"Could not parse the LLM output for step '{step}'{why}. The output starts with: {start!r}")
+        self.step = step
+        self.text = text
+        self.reason = reason
+        #: Token usage of the calls that produced the bad output (set by structured_call).
+        self.usage: Any = None

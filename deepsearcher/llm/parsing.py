@@ -1,0 +1,462 @@
+"""Reading what a model answered: one tolerant parser for lists, numbers and yes/no.
+
+Models wrap answers in <think> blocks, ```json fences and prose, use single quotes and
+trailing commas, and get cut off mid-list. Every parser here strips all of that, and
+raises `LLMOutputError` (naming the step and showing the start of the output) only when
+no answer can be recovered. `structured_call` adds one repair round-trip on top.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
+
+from deepsearcher.llm.errors import LLMOutputError
+
+if TYPE_CHECKING:
+    from deepsearcher.llm.base import BaseLLM, Usage
+
+T = TypeVar("T")
+
+__all__ = [
+    "LLMOutputError",
+    "StructuredResult",
+    "literal_eval",
+    "parse_json",
+    "parse_list",
+    "parse_number",
+    "parse_yes_no",
+    "remove_think",
+    "strip_code_fences",
+    "structured_call",
+]
+
+_THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
+_THINK_OPEN = re.compile(r"^\s*<(think|thinking|reasoning)>", re.I)
+_THINK_CLOSE = re.compile(r"</(think|thinking|reasoning)>", re.I)
+_FENCE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.S)
+
+
+def remove_think(text: str | None) -> str:
+    """Drop reasoning blocks: `<think>…</think>`, an unclosed leading `<think>…` (the
+    reply was cut off while reasoning) and everything before a stray `</think>` (servers
+    that strip the opening tag)."""
+    if not text:
+        return ""
+    text = _THINK_BLOCK.sub("", text)
+    closes = list(_THINK_CLOSE.finditer(text))
+    if closes:
+        text = text[closes[-1].end() :]
+    if _THINK_OPEN.match(text):
+        return ""
+    return text.strip()
+
+
+def strip_code_fences(text: str) -> str:
+    """The content of the first ``` fenced block (also an unclosed one), else the text."""
+    match = _FENCE.search(text)
+    if match is None:
+        return text.strip()
+    return match.group(2).strip()
+
+
+def _candidates(text: str) -> list[str]:
+    """Texts to look for an answer in: each fenced block, then the whole reply."""
+    cleaned = remove_think(text)
+    found = [m.group(2).strip() for m in _FENCE.finditer(cleaned)]
+    outside = _FENCE.sub(" ", cleaned).strip()
+    return [c for c in [*found, cleaned, outside] if c]
+
+
+# --------------------------------------------------------------------------- JSON-ish
+
+
+def _scan_balanced(text: str, start: int) -> int | None:
+    """Index just past the bracket that closes text[start], or None if it never closes."""
+    stack: list[str] = []
+    quote: str | None = None
+    escape = False
+    pairs = {"[": "]", "{": "}"}
+    for i in range(start, len(text)):
+        ch = text[i]
+        if quote:
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == quote:
+                quote = None
+            continue
+        if ch in "\"'":
+            # an apostrophe inside a word is prose, not a quote
+            if ch == "'" and i > 0 and text[i - 1].isalnum() and i + 1 < len(text) and text[i + 1].isalnum():
+                continue
+            quote = ch
+        elif ch in pairs:
+            stack.append(pairs[ch])
+        elif ch in "]}":
+            if not stack or stack[-1] != ch:
+                return None
+            stack.pop()
+            if not stack:
+                return i + 1
+    return None
+
+
+def _repair_truncated(text: str) -> tuple[str, bool]:
+    """Close a JSON value that was cut off; drop a half-written last element.
+
+    Returns (repaired text, whether a partial element was dropped).
+    """
+    stack: list[str] = []
+    quote: str | None = None
+    escape = False
+    pairs = {"[": "]", "{": "}"}
+    cuts: list[tuple[int, tuple[str, ...]]] = []  # (position of a comma, stack there)
+    for i, ch in enumerate(text):
+        if quote:
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == quote:
+                quote = None
+            continue
+        if ch in "\"'":
+            quote = ch
+        elif ch in pairs:
+            stack.append(pairs[ch])
+            cuts.append((i + 1, tuple(stack)))  # just after an opener: an empty container
+        elif ch in "]}":
+            if stack:
+                stack.pop()
+        elif ch == ",":
+            cuts.append((i, tuple(stack)))
+    body = text.rstrip()
+    dropped = False
+    if quote or body.endswith(":") or _ends_inside_key(body, stack):
+        if not cuts:
+            return text, False
+        position, closers = cuts[-1]
+        body = text[:position].rstrip()
+        stack = list(closers)
+        dropped = True
+    body = body.rstrip().rstrip(",")
+    return body + "".join(reversed(stack)), dropped
+
+
+def _ends_inside_key(body: str, stack: list[str]) -> bool:
+    """In an object, a trailing complete string with no ':' after it is a key with no value."""
+    if not stack or stack[-1] != "}" or not body.endswith(('"', "'")):
+        return False
+    tail = body[body.rfind("{") + 1 :]
+    last_part = tail.rsplit(",", 1)[-1]
+    return ":" not in last_part
+
+
+def _pythonize(text: str) -> str:
+    """JSON literals true/false/null → Python, outside strings, for ast.literal_eval."""
+    out: list[str] = []
+    quote: str | None = None
+    escape = False
+    i = 0
+    words = {"true": "True", "false": "False", "null": "None"}
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            out.append(ch)
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == quote:
+                quote = None
+            i += 1
+            continue
+        if ch in "\"'":
+            quote = ch
+            out.append(ch)
+            i += 1
+            continue
+        if ch.isalpha():
+            j = i
+            while j < len(text) and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            word = text[i:j]
+            out.append(words.get(word, word))
+            i = j
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _loads(text: str) -> Any:
+    """json.loads, else a Python literal (single quotes, trailing commas, True/None)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return ast.literal_eval(_pythonize(text))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _structures(text: str, openers: str = "[{", limit: int = 20) -> list[tuple[Any, bool]]:
+    """Every list/dict that can be read from `text`: (value, was_repaired_with_a_drop)."""
+    found: list[tuple[Any, bool]] = []
+    starts = [i for i, ch in enumerate(text) if ch in openers][:limit]
+    for start in starts:
+        end = _scan_balanced(text, start)
+        if end is not None:
+            try:
+                found.append((_loads(text[start:end]), False))
+            except ValueError:
+                continue
+        else:
+            repaired, dropped = _repair_truncated(text[start:])
+            try:
+                found.append((_loads(repaired), dropped))
+            except ValueError:
+                continue
+    return found
+
+
+def parse_json(text: str, step: str = "parse_json") -> Any:
+    """The first JSON (or Python-literal) list or object in a reply."""
+    for candidate in _candidates(text):
+        try:
+            return _loads(candidate)
+        except ValueError:
+            pass
+        for value, _ in _structures(candidate):
+            return value
+    raise LLMOutputError(step, text, "no JSON list or object found")
+
+
+def literal_eval(text: str) -> Any:
+    """DeepSearcher-compatible name for `parse_json`."""
+    return parse_json(text, step="literal_eval")
+
+
+# --------------------------------------------------------------------------- lists
+
+_LIST_KEYS = ("queries", "sub_queries", "subqueries", "questions", "items", "list", "answer", "result", "results")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+?)\s*$")
+
+
+def _as_string_list(value: Any) -> list[str] | None:
+    if isinstance(value, dict):
+        for key in _LIST_KEYS:
+            if isinstance(value.get(key), list):
+                return _as_string_list(value[key])
+        lists = [v for v in value.values() if isinstance(v, list)]
+        return _as_string_list(lists[0]) if lists else None
+    if not isinstance(value, (list, tuple)):
+        return None
+    items: list[str] = []
+    for item in value:
+        if isinstance(item, (list, tuple)):
+            items.extend(str(x).strip() for x in item if x is not None and str(x).strip())
+        elif isinstance(item, dict):
+            texts = [v for v in item.values() if isinstance(v, str)]
+            if texts:
+                items.append(texts[0].strip())
+        elif item is not None and str(item).strip():
+            items.append(str(item).strip())
+    return items
+
+
+def _has_strings(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_strings(v) for v in value.values() if isinstance(v, list))
+    return isinstance(value, (list, tuple)) and any(isinstance(v, str) or _has_strings(v) for v in value)
+
+
+def parse_list(text: str, step: str = "parse_list") -> list[str]:
+    """A list of strings: `["a", "b"]`, also fenced, in prose, single-quoted, with trailing
+    commas, inside `{"queries": [...]}`, cut off mid-list, or as bullet/numbered lines."""
+    if not isinstance(text, str):
+        raise LLMOutputError(step, repr(text), "not text")
+    partial_only = False
+    for candidate in _candidates(text):
+        results = []
+        for value, dropped in _structures(candidate):
+            items = _as_string_list(value)
+            if items is not None:
+                results.append((items, dropped, _has_strings(value)))
+        if not results:
+            continue
+        # Prose like "see [1]" also parses as a list: prefer one that holds strings.
+        for items, _, has_strings in results:
+            if items and has_strings:
+                return items
+        for items, _, _ in results:
+            if items:
+                return items
+        if any(not dropped for _, dropped, _ in results):
+            return []
+        partial_only = True
+    for candidate in _candidates(text):
+        bullets = [m.group(1) for line in candidate.splitlines() if (m := _BULLET.match(line))]
+        if bullets:
+            return [b.strip().strip("\"'`").strip() for b in bullets]
+    reason = "the list was cut off before its first item" if partial_only else "no list found"
+    raise LLMOutputError(step, text, reason)
+
+
+parse_list.format_hint = 'a JSON list of strings and nothing else, e.g. ["first", "second"]'  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- numbers
+
+_BARE_NUMBER = re.compile(r"^[\s\W_]*?(-?\d+)[\s\W_]*$")
+_BRACKETED = re.compile(r"\[\s*(-?\d+)\s*\]")
+_BOLD = re.compile(r"\*\*\s*\[?\s*(-?\d+)\s*\]?\s*\*\*")
+_ANY_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?|\d+")
+
+
+def parse_number(text: str, step: str = "parse_number") -> int:
+    """An integer: a bare number ("10"), else the last [n] or **n**, else the last number.
+
+    "The best agent is [2] because ..." → 2.
+    """
+    if not isinstance(text, (str, int)) or isinstance(text, bool):
+        raise LLMOutputError(step, repr(text), "not text")
+    if isinstance(text, int):
+        return text
+    for candidate in _candidates(text):
+        match = _BARE_NUMBER.match(candidate)
+        if match:
+            return int(match.group(1))
+    cleaned = remove_think(text)
+    for value, _ in _structures(cleaned, "{"):
+        if isinstance(value, dict):
+            numbers = [v for v in value.values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if len(numbers) == 1:
+                return int(numbers[0])
+    for pattern in (_BRACKETED, _BOLD):
+        hits = pattern.findall(cleaned)
+        if hits:
+            return int(hits[-1])
+    hits = _ANY_NUMBER.findall(cleaned)
+    if hits:
+        return int(float(hits[-1]))
+    raise LLMOutputError(step, text, "no number found")
+
+
+parse_number.format_hint = "only the number, e.g. 2"  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- yes / no
+
+_YES = {"yes", "y", "true", "relevant"}
+_NO = {"no", "n", "false", "irrelevant"}
+_YES_NO_WORD = re.compile(r"\b(yes|no|true|false)\b", re.I)
+_ANSWER_IS = re.compile(r"(?:answer|verdict|decision|result)\s*(?:is|:)\s*\**\s*[\"'`]?(yes|no|true|false)\b", re.I)
+
+
+def parse_yes_no(text: str, step: str = "parse_yes_no") -> bool:
+    """YES/NO (also true/false, quoted, fenced, in JSON or after prose) → bool."""
+    if isinstance(text, bool):
+        return text
+    if not isinstance(text, str):
+        raise LLMOutputError(step, repr(text), "not text")
+    for candidate in _candidates(text):
+        stripped = candidate.strip().strip("\"'`*.!:[](){} \n").lower()
+        first = re.split(r"[\s,.;:!\"'`*]+", stripped, maxsplit=1)[0] if stripped else ""
+        if first in _YES:
+            return True
+        if first in _NO:
+            return False
+        try:
+            value = _loads(candidate)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and len(value) == 1:
+            value = next(iter(value.values()))
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in _YES | _NO:
+            return value.strip().lower() in _YES
+    cleaned = remove_think(text)
+    capitals = re.findall(r"\b(YES|NO|TRUE|FALSE)\b", cleaned)
+    if capitals:
+        return capitals[-1] in ("YES", "TRUE")
+    stated = _ANSWER_IS.findall(cleaned)
+    if stated:
+        return stated[-1].lower() in ("yes", "true")
+    words = _YES_NO_WORD.findall(cleaned)
+    if words:
+        return words[-1].lower() in ("yes", "true")
+    raise LLMOutputError(step, text, "expected YES or NO")
+
+
+parse_yes_no.format_hint = "only YES or NO"  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- LLM round trip
+
+
+class StructuredResult(NamedTuple):
+    """What `structured_call` returns: the parsed value and the usage of all its calls
+    (unpack it: ``value, usage = await structured_call(...)``)."""
+
+    value: Any
+    usage: "Usage"
+
+
+_PARSE_ERRORS = (LLMOutputError, ValueError, TypeError, KeyError, IndexError, SyntaxError)
+
+
+async def structured_call(
+    llm: "BaseLLM",
+    messages: list[dict[str, Any]],
+    parser: Callable[[str], T],
+    step: str,
+    *,
+    json_mode: bool = False,
+    format_hint: str | None = None,
+    **kwargs: Any,
+) -> StructuredResult:
+    """Ask, parse; if parsing fails, show the model its reply and ask once more for the
+    exact format; if that fails too, raise LLMOutputError naming `step`.
+
+    `json_mode` asks the provider for a JSON object where it supports that (a list then
+    arrives wrapped in an object, which `parse_list` unwraps).
+    """
+    messages = list(messages)
+    use_json = bool(json_mode and getattr(llm, "supports_json_mode", False))
+    if use_json and not any("json" in str(m.get("content", "")).lower() for m in messages):
+        # OpenAI's JSON mode refuses requests whose messages never mention JSON.
+        messages.append({"role": "system", "content": "Respond with a JSON object."})
+    response = await llm.achat(messages, json_mode=use_json, **kwargs)
+    usage = response.usage
+    try:
+        return StructuredResult(parser(response.content), usage)
+    except _PARSE_ERRORS as exc:
+        first_error = exc
+    hint = format_hint or getattr(parser, "format_hint", None) or "exactly the format asked for above"
+    problem = first_error.reason if isinstance(first_error, LLMOutputError) and first_error.reason else str(first_error)
+    repair = messages + [
+        {"role": "assistant", "content": response.content},
+        {
+            "role": "user",
+            "content": (
+                f"Your reply above could not be read ({problem}). Reply again with {hint}. "
+                "No explanation, no code fences."
+            ),
+        },
+    ]
+    second = await llm.achat(repair, json_mode=use_json, **kwargs)
+    usage = usage + second.usage
+    try:
+        return StructuredResult(parser(second.content), usage)
+    except _PARSE_ERRORS as exc:
+        reason = exc.reason if isinstance(exc, LLMOutputError) and exc.reason else str(exc)
+        error = LLMOutputError(step, second.content, f"{reason}; also after one repair retry")
+        error.usage = usage
+        raise error from exc

@@ -1,0 +1,18 @@
+"""PPIO's OpenAI-compatible API."""
+
+from __future__ import annotations
+
+from deepsearcher.config.registry import register_provider
+from deepsearcher.llm.openai_llm import OpenAI
+
+
+@register_provider("llm", env_var="PPIO_API_KEY")
+class PPIO(OpenAI):
+    """PPIO's OpenAI-compatible API. Key: $PPIO_API_KEY or config api_key; base_url defaults to https://api.ppinfra.com/v3/openai."""
+
+    default_model = "deepseek/deepseek-v3"
+    default_base_url = "https://api.ppinfra.com/v3/openai"
+    api_key_env = "PPIO_API_KEY"
+    base_url_env = ("PPIO_BASE_URL",)
+    requires_api_key = True
+    supports_json_mode = False
