@@ -39,7 +39,7 @@ class ChainOfRAG(RAGAgent):
         findings: list[str] = []
         supporting: list[RetrievalResult] = []
         for hop in range(1, max_iter + 1):
-            if ctx.budget_exhausted():
+            if hop > 1 and ctx.budget_exhausted():  # the first hop always runs: something to answer from
                 break
             known = "\n".join(findings) or "(nothing yet)"
             followup = (await ctx.chat(self.llm, [{"role": "user", "content": prompts.FOLLOWUP_QUERY.format(query=query, context=known)}], "followup_query")).strip()

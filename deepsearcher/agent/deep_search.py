@@ -42,7 +42,7 @@ class DeepSearch(RAGAgent):
         judged_texts: set[str] = set()
         searched: list[str] = []
         for iteration in range(1, max_iter + 1):
-            if ctx.budget_exhausted():
+            if iteration > 1 and ctx.budget_exhausted():  # the first iteration always runs: something to answer from
                 break
             searched.extend(queries)
             accepted.extend(await self._search_and_judge(queries, collections, top_k, judged_texts, ctx, iteration))
