@@ -1,0 +1,80 @@
+"""`deepsearcher query` and the online_query functions against the scripted LLM server."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from helpers import make_docs
+from deepsearcher import configuration
+from deepsearcher.cli.main import app
+from deepsearcher.testing import scripted_llm_fixture
+
+server = scripted_llm_fixture(name="server", fallback="NO")
+runner = CliRunner()
+
+
+@pytest.fixture
+def config_file(tmp_path: Path, milvus_uri: str, server) -> Path:
+    settings = {
+        "provide_settings": {
+            "llm": server.llm_config(retry_base_delay=0.01),
+            "vector_db": {"provider": "Milvus", "config": {"uri": milvus_uri}},
+        }
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    docs = make_docs(tmp_path / "docs")
+    assert runner.invoke(app, ["load", str(docs), "--collection-name", "science", "-c", str(path)]).exit_code == 0
+    yield path
+    configuration.vector_db.close()
+
+
+def cite(request) -> str:
+    match = re.search(r"\[(\d+)\] \(Grace Hopper\)", request.last_user_message)
+    return f"Grace Hopper built it [{match.group(1)}]." if match else "Not found."
+
+
+def test_query_json_returns_the_result_object(server, config_file: Path) -> None:
+    server.on("Answer the question using only the numbered sources", cite)
+    result = runner.invoke(app, ["query", "Who built the first compiler?", "--agent", "naive", "--collection", "science", "-c", str(config_file), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["agent"] == "NaiveRAG"
+    assert data["answer"].startswith("Grace Hopper built it [")
+    cited = [s for s in data["sources"] if s["cited"]]
+    assert cited[0]["title"] == "Grace Hopper" and cited[0]["reference"].endswith("records.jsonl")
+    assert data["usage"]["calls"] == 1 and data["usage"]["total_tokens"] > 0
+    assert [step["kind"] for step in data["steps"]] == ["collections", "search", "answer"]
+
+
+def test_query_shows_steps_answer_and_sources(server, config_file: Path) -> None:
+    server.on("Break the question below", '["first compiler"]')
+    server.on("Does the passage below contain", lambda r: "YES" if "Hopper" in r.last_user_message else "NO")
+    server.on("These queries were already searched", "[]")
+    server.on("Answer the question using only the numbered sources", cite)
+    result = runner.invoke(app, ["query", "Who built the first compiler?", "--agent", "deep", "--max-iter", "1", "-c", str(config_file)])
+    assert result.exit_code == 0, result.output
+    assert "sub-queries: first compiler" in result.output
+    assert "Grace Hopper built it" in result.output and "Sources" in result.output and "records.jsonl" in result.output
+
+
+def test_online_query_keeps_deepsearchers_tuple(server, config_file: Path) -> None:
+    from deepsearcher.config import Configuration
+    from deepsearcher.online_query import naive_rag_query, query
+
+    configuration.init_config(Configuration(config_file))
+    server.on("You route a question", "1")
+    server.on("Break the question below", '["first compiler"]')
+    server.on("Does the passage below contain", lambda r: "YES" if "Hopper" in r.last_user_message else "NO")
+    server.on("Answer the question using only the numbered sources", cite)
+    answer, retrieved, tokens = query("Who built the first compiler?", max_iter=1)
+    assert answer.startswith("Grace Hopper") and tokens > 0
+    assert retrieved and all("Hopper" in r.text for r in retrieved)
+    naive_answer, naive_results = naive_rag_query("Who built the first compiler?", collection="science")
+    assert naive_answer.startswith("Grace Hopper") and len(naive_results) == 4
