@@ -1,0 +1,108 @@
+"""Agent latency: wall time per query vs. the critical path of its LLM calls.
+
+    python benchmarks/query_latency.py [DATASET_DIR] [--questions 5] [--latency 0.3]
+
+Loads DATASET_DIR/corpus.jsonl (default ../shared/data/hotpotqa_train100) into a temp
+Milvus Lite collection, starts the scripted OpenAI-compatible server with a fixed
+latency per call, and runs DeepSearch (max_iter 3) and ChainOfRAG (max_iter 4) on the
+first questions. For each query it prints wall time, LLM calls, tokens and the
+critical-path bound: the number of LLM rounds that must happen one after another
+(unlimited concurrency) × latency, plus the bound under the LLM's concurrency limit.
+Target: DeepSearch wall time ≤ 1.5 × the critical-path bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import math
+import re
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import DEFAULT_DATASET, load_dataset  # noqa: E402
+
+from deepsearcher.agent import ChainOfRAG, DeepSearch  # noqa: E402
+from deepsearcher.embedding.sentence_transformer_embedding import MiniLMEmbedding  # noqa: E402
+from deepsearcher.loader.file_loader.file_loader import FileLoader  # noqa: E402
+from deepsearcher.offline_loading.pipeline import IngestionPipeline  # noqa: E402
+from deepsearcher.offline_loading.sources import iter_file_sources  # noqa: E402
+from deepsearcher.testing import ScriptedLLMServer  # noqa: E402
+from deepsearcher.vector_db.milvus import Milvus  # noqa: E402
+
+
+def question_of(prompt: str) -> str:
+    match = re.search(r"Question: (.*)", prompt)
+    return match.group(1).strip() if match else prompt[:80]
+
+
+def script(server: ScriptedLLMServer) -> None:
+    """Plausible replies: 3 sub-queries, ~half the chunks relevant, 2 gap queries per reflection."""
+    server.on("Break the question below", lambda r: str([question_of(r.last_user_message), "background of " + question_of(r.last_user_message)[:40], "dates and places"]).replace("'", '"'))
+    server.on("Does the passage below contain", lambda r: "YES" if hashlib.md5(r.last_user_message.encode()).digest()[0] % 2 else "NO")
+    server.on("These queries were already searched", lambda r: f'["follow-up {r.last_user_message.count(chr(10) + "- ")} a", "follow-up {r.last_user_message.count(chr(10) + "- ")} b"]')
+    server.on("single next follow-up question", lambda r: "Which fact is needed next for: " + question_of(r.last_user_message)[:60])
+    server.on("If they do not contain the answer", "An intermediate answer.")
+    server.on("Which passages support the answer", "[0, 1]")
+    server.on("numbered sources", "A short answer citing [1] and [2].")
+
+
+def critical_rounds(result, limit: int) -> tuple[int, int]:
+    """(rounds with unlimited concurrency, rounds under the concurrency limit) of one query."""
+    usage = result.usage_by_step
+    if result.agent == "DeepSearch":
+        judges = [step.data["judged"] for step in result.steps if step.kind == "judge"]
+        fixed = 1 + usage.get("reflection", _zero()).calls + 1  # sub-queries, reflections, answer
+        return fixed + sum(1 for n in judges if n), fixed + sum(math.ceil(n / limit) for n in judges)
+    rounds = sum(u.calls for u in usage.values())  # ChainOfRAG is sequential by design
+    return rounds, rounds
+
+
+def _zero():
+    from deepsearcher.agent.result import StepUsage
+
+    return StepUsage()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dataset", nargs="?", type=Path, default=DEFAULT_DATASET)
+    parser.add_argument("--questions", type=int, default=5)
+    parser.add_argument("--latency", type=float, default=0.3, help="seconds per LLM call on the scripted server")
+    parser.add_argument("--max-concurrency", type=int, default=8)
+    args = parser.parse_args()
+    dataset = load_dataset(args.dataset, limit=args.questions)
+
+    embedding = MiniLMEmbedding()
+    with tempfile.TemporaryDirectory() as tmp, ScriptedLLMServer(latency=args.latency, fallback="NO") as server:
+        store = Milvus(uri=str(Path(tmp) / "milvus.db"))
+        summary = IngestionPipeline(embedding, store, chunk_size=100_000, chunk_overlap=0).run(
+            iter_file_sources([args.dataset / "corpus.jsonl"], FileLoader()), collection_name="bench"
+        )
+        print(f"corpus: {summary.chunks_inserted} passages from {args.dataset}; scripted LLM latency {args.latency * 1000:.0f} ms per call, max_concurrency {args.max_concurrency}")
+        script(server)
+        llm = server.llm(max_concurrency=args.max_concurrency)
+        agents = [(DeepSearch(llm, embedding, store, max_iter=3), 3), (ChainOfRAG(llm, embedding, store, max_iter=4), 4)]
+        print(f"{'agent':<11} {'q':>2} {'wall s':>7} {'calls':>6} {'tokens':>7} {'rounds':>6} {'bound s':>8} {'ratio':>6} {'bound@limit s':>13} {'ratio':>6}")
+        for agent, max_iter in agents:
+            ratios, limited_ratios = [], []
+            for index, question in enumerate(dataset.questions, 1):
+                result = agent.query_result(question.question, collections=["bench"], max_iter=max_iter)
+                rounds, limited = critical_rounds(result, args.max_concurrency)
+                bound, bound_limited = rounds * args.latency, limited * args.latency
+                ratios.append(result.wall_seconds / bound)
+                limited_ratios.append(result.wall_seconds / bound_limited)
+                print(
+                    f"{agent.name:<11} {index:>2} {result.wall_seconds:>7.2f} {result.llm_calls:>6} {result.total_tokens:>7} {rounds:>6} "
+                    f"{bound:>8.2f} {ratios[-1]:>6.2f} {bound_limited:>13.2f} {limited_ratios[-1]:>6.2f}"
+                )
+            print(f"{agent.name:<11} mean wall/critical-path ratio {statistics.mean(ratios):.2f} (under the concurrency limit {statistics.mean(limited_ratios):.2f})")
+        print(f"server saw at most {server.max_concurrency} concurrent requests")
+        store.close()
+
+
+if __name__ == "__main__":
+    main()
