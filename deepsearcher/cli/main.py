@@ -10,6 +10,7 @@ import typer
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from deepsearcher.cli.collections_cmd import collections_app, delete  # noqa: E402
+from deepsearcher.cli.eval_cmd import eval_command  # noqa: E402
 from deepsearcher.cli.load_cmd import load  # noqa: E402
 from deepsearcher.cli.query_cmd import query  # noqa: E402
 from deepsearcher.cli.search_cmd import search  # noqa: E402
@@ -24,6 +25,7 @@ app.command()(load)
 app.command()(search)
 app.command()(query)
 app.command()(delete)
+app.command("eval")(eval_command)
 app.add_typer(collections_app, name="collections")
 
 
