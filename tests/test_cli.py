@@ -68,7 +68,7 @@ def test_reload_reports_skips_and_failed_inputs_set_exit_status(tmp_path: Path, 
     assert second.exit_code == 1
     summary = json.loads(second.stdout)
     assert len(summary["skipped_unchanged"]) == 3 and summary["embeddings_computed"] == 0
-    assert summary["failed"] == [{"source": str(tmp_path / "bad.txt"), "reason": "binary file, not text"}]
+    assert summary["failed"] == [{"source": str(tmp_path / "bad.txt"), "reason": "binary file, not text", "fatal": True}]
     human = invoke("load", str(tmp_path / "bad.txt"), "-c", str(config_file))
     assert human.exit_code == 1 and "bad.txt: binary file, not text" in human.stdout
 

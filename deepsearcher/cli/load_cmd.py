@@ -91,10 +91,12 @@ def _print_summary(summary: LoadSummary) -> None:
     table.add_row("sources replaced (changed)", str(len(summary.replaced)))
     table.add_row("skipped (unchanged)", str(len(summary.skipped_unchanged)))
     table.add_row("skipped (unsupported type)", str(len(summary.unsupported)))
+    table.add_row("skipped (crawler: robots, off-site, limits)", str(len(summary.skipped)))
     table.add_row("failed", str(len(summary.failed)))
     table.add_row("chunks inserted", str(summary.chunks_inserted))
     table.add_row("embeddings computed", str(summary.embeddings_computed))
     table.add_row("time", f"{summary.seconds:.1f} s")
     console.print(table)
     for failure in summary.failed:
-        console.print(f"[red]✗[/] {failure.source}: {failure.reason}", highlight=False, soft_wrap=True)
+        mark = "[red]✗[/]" if failure.fatal else "[yellow]![/] linked page"
+        console.print(f"{mark} {failure.source}: {failure.reason}", highlight=False, soft_wrap=True)

@@ -19,7 +19,7 @@ from typing import Callable, Iterable
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.loader.splitter import split_docs_to_chunks
 from deepsearcher.offline_loading.sources import LoadedSource
-from deepsearcher.offline_loading.summary import LoadSummary
+from deepsearcher.offline_loading.summary import LoadSummary, SourceFailure
 from deepsearcher.types import Chunk
 from deepsearcher.vector_db.base import BaseVectorDB, normalize_collection_name
 
@@ -97,8 +97,12 @@ class IngestionPipeline:
             summary.unsupported.append(reference)
             self.on_progress("unsupported", {"source": reference})
             return []
+        if source.skip_reason is not None:
+            summary.skipped.append(SourceFailure(reference, source.skip_reason, fatal=False))
+            self.on_progress("unsupported", {"source": reference})
+            return []
         if source.error is not None:
-            summary.fail(reference, source.error)
+            summary.fail(reference, source.error, fatal=source.fatal)
             self.on_progress("failed", {"source": reference, "reason": source.error})
             return []
         if not any(document.page_content.strip() for document in source.documents):

@@ -19,6 +19,10 @@ class LoadedSource:
     documents: list[Document] = field(default_factory=list)
     error: str | None = None
     unsupported: bool = False
+    #: False for a failed link found while crawling: named in the summary, not a failed load.
+    fatal: bool = True
+    #: Why a discovered URL was deliberately not loaded (robots.txt, off-site, limits).
+    skip_reason: str | None = None
 
 
 def iter_file_sources(paths: Iterable[str | os.PathLike[str]], loader: BaseLoader) -> Iterator[LoadedSource]:

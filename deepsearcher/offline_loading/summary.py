@@ -10,6 +10,7 @@ from typing import Any
 class SourceFailure:
     source: str
     reason: str
+    fatal: bool = True
 
 
 @dataclass
@@ -22,6 +23,7 @@ class LoadSummary:
     skipped_unchanged: list[str] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
     failed: list[SourceFailure] = field(default_factory=list)
+    skipped: list[SourceFailure] = field(default_factory=list)
     documents: int = 0
     chunks_inserted: int = 0
     embeddings_computed: int = 0
@@ -29,10 +31,11 @@ class LoadSummary:
 
     @property
     def ok(self) -> bool:
-        return not self.failed
+        """False when an input the user gave failed (a broken link found by the crawler does not count)."""
+        return not any(failure.fatal for failure in self.failed)
 
-    def fail(self, source: str, reason: str) -> None:
-        self.failed.append(SourceFailure(source, reason))
+    def fail(self, source: str, reason: str, fatal: bool = True) -> None:
+        self.failed.append(SourceFailure(source, reason, fatal))
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
