@@ -1,0 +1,246 @@
+"""The web-crawler contract: URLs in, Documents out, and every failure named by URL.
+
+Every crawler implements one coroutine, `_run(urls, sink, **options)`, that hands the
+sink documents, failures and skipped URLs as it goes. From it the base class builds:
+
+- `crawl_url(url)` / `crawl_urls(urls)` → list[Document] (DeepSearcher's API); each
+  failure is logged as a warning and the full report is kept in `self.last_report`;
+- `crawl(urls)` / `acrawl(urls)` → CrawlReport (documents, failures, skipped, stats);
+- `stream(urls)` / `astream(urls)` → Document, CrawlFailure and CrawlSkip items as they
+  happen, without keeping documents in memory (for ingestion pipelines).
+
+The sync methods work inside a running event loop too (they then run on a private loop
+in a helper thread).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from typing import Any, AsyncIterator, Iterable, Iterator, NamedTuple, Union
+
+from deepsearcher.loader.web_crawler._errors import URLRefusedError
+from deepsearcher.loader.web_crawler._runner import iterate_sync, run_sync
+from deepsearcher.loader.web_crawler._urls import normalize_url, url_key
+from deepsearcher.types import Document
+
+logger = logging.getLogger(__name__)
+
+
+class CrawlFailure(NamedTuple):
+    """A URL that was asked for or followed but gave no document, and why."""
+
+    url: str
+    reason: str
+
+
+class CrawlSkip(NamedTuple):
+    """A discovered URL deliberately not fetched (off-site, excluded, robots.txt, limits, duplicate)."""
+
+    url: str
+    reason: str
+
+
+CrawlEvent = Union[Document, CrawlFailure, CrawlSkip]
+
+
+@dataclass
+class CrawlStats:
+    """Counters of one crawl."""
+
+    start_urls: int = 0
+    pages_fetched: int = 0  # page requests that got an HTTP response (any status)
+    documents: int = 0
+    failures: int = 0
+    skipped: int = 0
+    requests: int = 0  # every HTTP request: pages, redirect hops, robots.txt, sitemaps, API calls
+    bytes_received: int = 0
+    elapsed_s: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class CrawlReport:
+    """What one crawl produced: documents, and every URL that failed or was skipped, with why."""
+
+    documents: list[Document] = field(default_factory=list)
+    failures: list[CrawlFailure] = field(default_factory=list)
+    skipped: list[CrawlSkip] = field(default_factory=list)
+    stats: CrawlStats = field(default_factory=CrawlStats)
+
+    @property
+    def ok(self) -> bool:
+        """True when no URL failed (skipped URLs are not failures)."""
+        return not self.failures
+
+    def failure_for(self, url: str) -> str | None:
+        """The reason `url` failed (compared after normalisation), or None."""
+        key = _safe_key(url)
+        for failure in self.failures:
+            if failure.url == url or _safe_key(failure.url) == key:
+                return failure.reason
+        return None
+
+    def summary(self) -> str:
+        s = self.stats
+        return (
+            f"{s.documents} document(s) from {s.pages_fetched} page(s), {s.failures} failure(s), "
+            f"{s.skipped} skipped, {s.requests} request(s), {s.bytes_received} bytes in {s.elapsed_s:.2f} s"
+        )
+
+
+def _safe_key(url: str) -> str:
+    try:
+        return url_key(url)
+    except URLRefusedError:
+        return url
+
+
+class CrawlSink:
+    """Where a crawler hands its results; fills a CrawlReport and, when streaming, a queue."""
+
+    def __init__(self, report: CrawlReport, queue: asyncio.Queue[Any] | None = None, keep_documents: bool = True) -> None:
+        self.report = report
+        self.stats = report.stats
+        self._queue = queue
+        self._keep_documents = keep_documents
+
+    async def document(self, document: Document) -> None:
+        self.stats.documents += 1
+        if self._keep_documents:
+            self.report.documents.append(document)
+        if self._queue is not None:
+            await self._queue.put(document)
+
+    async def failure(self, url: str, reason: str) -> None:
+        item = CrawlFailure(url, reason)
+        self.stats.failures += 1
+        self.report.failures.append(item)
+        if self._queue is not None:
+            await self._queue.put(item)
+
+    async def skip(self, url: str, reason: str) -> None:
+        item = CrawlSkip(url, reason)
+        self.stats.skipped += 1
+        self.report.skipped.append(item)
+        if self._queue is not None:
+            await self._queue.put(item)
+
+
+class BaseCrawler(ABC):
+    """Base of every web crawler. Subclasses implement `_run`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.last_report: CrawlReport | None = None
+
+    # -- what a crawler implements ------------------------------------------------------
+
+    @abstractmethod
+    async def _run(self, urls: list[str], sink: CrawlSink, **kwargs: Any) -> None:
+        """Crawl the (valid, de-duplicated, normalised) start `urls`, reporting into `sink`."""
+
+    # -- async API ------------------------------------------------------------------------
+
+    async def astream(self, urls: str | Iterable[str], *, keep_documents: bool = False, **kwargs: Any) -> AsyncIterator[CrawlEvent]:
+        """Documents, failures and skips as they happen; `self.last_report` is set at the end.
+
+        The report keeps failures, skips and stats; documents only with keep_documents=True.
+        """
+        report = CrawlReport()
+        queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=32)
+        sink = CrawlSink(report, queue, keep_documents=keep_documents)
+        started = time.monotonic()
+
+        async def work() -> None:
+            try:
+                start = await self._prepare(urls, sink)
+                if start:
+                    await self._run(start, sink, **kwargs)
+            finally:
+                report.stats.elapsed_s = time.monotonic() - started
+
+        task = asyncio.ensure_future(work())
+        try:
+            while True:
+                if task.done() and queue.empty():
+                    break
+                getter = asyncio.ensure_future(queue.get())
+                await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+                if getter.done():
+                    yield getter.result()
+                else:
+                    getter.cancel()
+            task.result()  # re-raise what the crawl raised (configuration errors)
+        finally:
+            if not task.done():
+                task.cancel()
+                try:
+                    await task
+                except (asyncio.CancelledError, Exception):  # noqa: BLE001 - the consumer stopped early
+                    pass
+            self.last_report = report
+
+    async def acrawl(self, urls: str | Iterable[str], **kwargs: Any) -> CrawlReport:
+        """Crawl and return the full report (documents, failures, skipped, stats)."""
+        report = CrawlReport()
+        sink = CrawlSink(report)
+        started = time.monotonic()
+        try:
+            start = await self._prepare(urls, sink)
+            if start:
+                await self._run(start, sink, **kwargs)
+        finally:
+            report.stats.elapsed_s = time.monotonic() - started
+            self.last_report = report
+        return report
+
+    # -- sync API -------------------------------------------------------------------------
+
+    def crawl(self, urls: str | Iterable[str], **kwargs: Any) -> CrawlReport:
+        """Sync `acrawl`: the full report. Works inside a running event loop too."""
+        report = run_sync(lambda: self.acrawl(urls, **kwargs))
+        self.last_report = report
+        return report
+
+    def stream(self, urls: str | Iterable[str], *, keep_documents: bool = False, **kwargs: Any) -> Iterator[CrawlEvent]:
+        """Sync `astream`: items as they are crawled (the crawl runs on a private loop thread)."""
+        yield from iterate_sync(lambda: self.astream(urls, keep_documents=keep_documents, **kwargs))
+
+    def crawl_urls(self, urls: list[str], **crawl_kwargs: Any) -> list[Document]:
+        """Documents of every URL; failures are logged one warning each and kept in `last_report`."""
+        report = self.crawl(urls, **crawl_kwargs)
+        for failure in report.failures:
+            logger.warning("Could not crawl %s: %s", failure.url, failure.reason)
+        if report.failures:
+            logger.warning("%s: %s", type(self).__name__, report.summary())
+        return report.documents
+
+    def crawl_url(self, url: str, **crawl_kwargs: Any) -> list[Document]:
+        """Documents of one URL (more than one when following links or for a multi-page PDF)."""
+        return self.crawl_urls([url], **crawl_kwargs)
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    async def _prepare(self, urls: str | Iterable[str], sink: CrawlSink) -> list[str]:
+        """Normalise the start URLs; refuse non-http(s) ones and drop repeats."""
+        if isinstance(urls, str):
+            urls = [urls]
+        start: list[str] = []
+        seen: set[str] = set()
+        for url in urls:
+            sink.stats.start_urls += 1
+            try:
+                normal = normalize_url(str(url))
+                key = url_key(normal)
+            except URLRefusedError as exc:
+                await sink.failure(str(url), exc.reason)
+                continue
+            if key not in seen:
+                seen.add(key)
+                start.append(normal)
+        return start
