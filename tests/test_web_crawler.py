@@ -6,6 +6,7 @@ speaking those services' APIs. Nothing here reaches beyond this machine.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import socket
@@ -362,6 +363,20 @@ def test_stream_stops_early_when_the_consumer_stops() -> None:
         assert time.monotonic() - started < 1
         assert first.reference == server.url("/p0")
         assert server.hits("/p3") == 0  # the chain is ten pages, 0.1 s each
+
+
+async def test_the_documents_of_one_page_stream_together() -> None:
+    from deepsearcher.loader.web_crawler.base import CrawlSink
+
+    queue: asyncio.Queue = asyncio.Queue(maxsize=1)
+    sink = CrawlSink(CrawlReport(), queue)
+    pdf_pages = [Document(f"pdf page {i}", {"reference": "http://x.org/r.pdf"}) for i in range(3)]
+    html = [Document("html", {"reference": "http://x.org/a"})]
+    tasks = [asyncio.ensure_future(sink.documents(pdf_pages)), asyncio.ensure_future(sink.documents(html))]
+    received = [(await queue.get()).reference for _ in range(4)]
+    await asyncio.gather(*tasks)
+    assert received in (["http://x.org/r.pdf"] * 3 + ["http://x.org/a"], ["http://x.org/a"] + ["http://x.org/r.pdf"] * 3)
+    assert sink.stats.documents == 4
 
 
 # ---------------------------------------------------------------------------------------------

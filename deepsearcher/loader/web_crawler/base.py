@@ -109,27 +109,35 @@ class CrawlSink:
         self.stats = report.stats
         self._queue = queue
         self._keep_documents = keep_documents
+        self._lock = asyncio.Lock()  # the documents of one page reach the stream together
+
+    async def _emit(self, items: list[Any]) -> None:
+        if self._queue is not None:
+            async with self._lock:
+                for item in items:
+                    await self._queue.put(item)
+
+    async def documents(self, documents: list[Document]) -> None:
+        """The documents of one page (a PDF's pages): streamed one after another, nothing in between."""
+        self.stats.documents += len(documents)
+        if self._keep_documents:
+            self.report.documents.extend(documents)
+        await self._emit(list(documents))
 
     async def document(self, document: Document) -> None:
-        self.stats.documents += 1
-        if self._keep_documents:
-            self.report.documents.append(document)
-        if self._queue is not None:
-            await self._queue.put(document)
+        await self.documents([document])
 
     async def failure(self, url: str, reason: str) -> None:
         item = CrawlFailure(url, reason)
         self.stats.failures += 1
         self.report.failures.append(item)
-        if self._queue is not None:
-            await self._queue.put(item)
+        await self._emit([item])
 
     async def skip(self, url: str, reason: str) -> None:
         item = CrawlSkip(url, reason)
         self.stats.skipped += 1
         self.report.skipped.append(item)
-        if self._queue is not None:
-            await self._queue.put(item)
+        await self._emit([item])
 
 
 class BaseCrawler(ABC):

@@ -356,8 +356,7 @@ class _CrawlRun:
             earlier = self.hashes.setdefault(digest, response.url)
             if earlier != response.url:
                 raise _Fail(f"same content as {earlier}", "skip")
-        for document in documents:
-            await self.sink.document(document)
+        await self.sink.documents(documents)
 
     async def _html(self, response: _Response, item: _Item) -> list[Document]:
         want_links = item.depth < self.o.max_depth
