@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import logging
 import pkgutil
+import threading
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Callable, TypeVar
@@ -69,6 +70,7 @@ class ProviderRegistry:
         self._providers: dict[str, ProviderInfo] = {}
         self._aliases: dict[str, str] = {}
         self._discovered = False
+        self._lock = threading.RLock()
 
     def _absorb_registered(self) -> None:
         for name, cls, info in _REGISTERED.get(self.feature, []):
@@ -81,10 +83,19 @@ class ProviderRegistry:
             self._aliases[alias] = info.name
 
     def _discover(self) -> None:
-        """Import every module of the feature's packages once so their decorators run."""
+        """Import every module of the feature's packages once so their decorators run.
+
+        Locked, and marked done only at the end: a lookup from another thread must not
+        see a half-imported registry.
+        """
         if self._discovered:
             return
-        self._discovered = True
+        with self._lock:
+            if not self._discovered:
+                self._import_all()
+                self._discovered = True
+
+    def _import_all(self) -> None:
         for package_name in self.packages:
             package = importlib.import_module(package_name)
             for module in pkgutil.iter_modules(package.__path__, prefix=f"{package_name}."):
