@@ -26,12 +26,24 @@ __all__ = [
 ]
 
 
-def _pipeline(chunk_size: int | None, chunk_overlap: int | None, batch_size: int | None, on_progress: ProgressCallback | None) -> IngestionPipeline:
+def _load(
+    paths: list[str | os.PathLike[str]],
+    urls: list[str],
+    collection_name: str | None,
+    collection_description: str | None,
+    force_new_collection: bool,
+    chunk_size: int | None,
+    chunk_overlap: int | None,
+    batch_size: int | None,
+    on_progress: ProgressCallback | None,
+    crawl_kwargs: dict[str, Any],
+) -> LoadSummary:
+    """One pipeline run over files first, then crawled pages, with the configured components."""
     from deepsearcher import configuration
 
     configuration.ensure_initialized()
     settings = configuration.config.load_settings
-    return IngestionPipeline(
+    pipeline = IngestionPipeline(
         embedding=configuration.embedding_model,
         vector_db=configuration.vector_db,
         chunk_size=chunk_size or settings.get("chunk_size", 1500),
@@ -39,6 +51,20 @@ def _pipeline(chunk_size: int | None, chunk_overlap: int | None, batch_size: int
         batch_size=batch_size or settings.get("batch_size", 64),
         window_size=settings.get("window_size", 300),
         on_progress=on_progress,
+    )
+
+    def sources() -> Iterator[LoadedSource]:
+        yield from iter_file_sources(paths, configuration.file_loader)
+        if urls:
+            from deepsearcher.offline_loading.web_sources import iter_web_sources
+
+            yield from iter_web_sources(configuration.require_web_crawler(), urls, **crawl_kwargs)
+
+    return pipeline.run(
+        sources(),
+        collection_name=collection_name,
+        collection_description=collection_description or "",
+        force_new_collection=force_new_collection,
     )
 
 
@@ -53,16 +79,8 @@ def load_from_local_files(
     on_progress: ProgressCallback | None = None,
 ) -> LoadSummary:
     """Load files and folders (recursively) into `collection_name`; unchanged files are skipped."""
-    from deepsearcher import configuration
-
     paths = [paths_or_directory] if isinstance(paths_or_directory, (str, os.PathLike)) else list(paths_or_directory)
-    pipeline = _pipeline(chunk_size, chunk_overlap, batch_size, on_progress)
-    return pipeline.run(
-        iter_file_sources(paths, configuration.file_loader),
-        collection_name=collection_name,
-        collection_description=collection_description or "",
-        force_new_collection=force_new_collection,
-    )
+    return _load(paths, [], collection_name, collection_description, force_new_collection, chunk_size, chunk_overlap, batch_size, on_progress, {})
 
 
 def load_from_website(
@@ -77,17 +95,8 @@ def load_from_website(
     **crawl_kwargs: Any,
 ) -> LoadSummary:
     """Crawl `urls` (see HttpCrawler for depth, page limits and safety) and load the pages."""
-    from deepsearcher import configuration
-    from deepsearcher.offline_loading.web_sources import iter_web_sources
-
     url_list = [urls] if isinstance(urls, str) else list(urls)
-    pipeline = _pipeline(chunk_size, chunk_overlap, batch_size, on_progress)
-    return pipeline.run(
-        iter_web_sources(configuration.require_web_crawler(), url_list, **crawl_kwargs),
-        collection_name=collection_name,
-        collection_description=collection_description or "",
-        force_new_collection=force_new_collection,
-    )
+    return _load([], url_list, collection_name, collection_description, force_new_collection, chunk_size, chunk_overlap, batch_size, on_progress, crawl_kwargs)
 
 
 def is_url(text: str) -> bool:
@@ -106,26 +115,10 @@ def load_inputs(
     **crawl_kwargs: Any,
 ) -> LoadSummary:
     """Files, folders and URLs mixed, in one run and one summary (what `deepsearcher load` calls)."""
-    from deepsearcher import configuration
-
     inputs = list(inputs)
     urls = [item for item in inputs if is_url(item)]
     paths = [item for item in inputs if not is_url(item)]
-    pipeline = _pipeline(chunk_size, chunk_overlap, batch_size, on_progress)
-
-    def sources() -> Iterator[LoadedSource]:
-        yield from iter_file_sources(paths, configuration.file_loader)
-        if urls:
-            from deepsearcher.offline_loading.web_sources import iter_web_sources
-
-            yield from iter_web_sources(configuration.require_web_crawler(), urls, **crawl_kwargs)
-
-    return pipeline.run(
-        sources(),
-        collection_name=collection_name,
-        collection_description=collection_description or "",
-        force_new_collection=force_new_collection,
-    )
+    return _load(paths, urls, collection_name, collection_description, force_new_collection, chunk_size, chunk_overlap, batch_size, on_progress, crawl_kwargs)
 
 
 def delete_source(reference: str, collection_name: str | None = None) -> int:
