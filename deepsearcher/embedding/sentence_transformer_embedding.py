@@ -34,6 +34,21 @@ class SentenceTransformerEmbedding(BaseEmbedding):
 
     The hub is kept offline unless `allow_download` is true: a laptop without network
     should fail fast with a clear message rather than hang on a download.
+
+    Models trained with instruction prefixes need them at both ends, or retrieval quality
+    drops: `query_prefix` goes before every query, `document_prefix` before every stored
+    passage. For E5 models (intfloat/e5-base-v2, multilingual-e5-*)::
+
+        embedding:
+          provider: SentenceTransformerEmbedding
+          config:
+            model: intfloat/e5-base-v2
+            query_prefix: "query: "
+            document_prefix: "passage: "
+
+    (BGE v1.5 English: query_prefix "Represent this sentence for searching relevant
+    passages: " and no document prefix; nomic-embed-text: "search_query: " /
+    "search_document: ".) Changing a prefix changes the vectors: reload the collection.
     """
 
     def __init__(

@@ -1,0 +1,329 @@
+"""What every remote embedding provider shares: keys, batching, the HTTP client and retries.
+
+A provider file only says how its API looks (URL, JSON body, where the vectors are in
+the reply, its batch limits and known dimensions); this module does the rest.
+
+Retries reuse the LLM layer's policy (`deepsearcher.llm._retry`): 429 and 5xx answers,
+timeouts and dropped connections are retried with exponential backoff, honouring a
+server's Retry-After. That loop is async, and embedding calls are synchronous (the
+ingestion pipeline runs them in a plain thread), so `call_sync` runs each blocking
+attempt in a worker thread under `call_with_retries` on the LLM layer's private event
+loop — which also works when the caller itself sits inside a running event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, TypeVar
+
+import httpx
+
+from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.llm._retry import Failure, GiveUp, RetryPolicy, call_with_retries
+from deepsearcher.llm._sync import run_sync
+from deepsearcher.llm.errors import MissingAPIKeyError
+from deepsearcher.types import DeepSearcherError
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+QUERY = "query"
+DOCUMENT = "document"
+
+#: Text sent in place of an empty string (most APIs reject "").
+EMPTY_TEXT = " "
+_PROBE_TEXT = "dimension probe"
+
+
+class EmbeddingError(DeepSearcherError):
+    """An embedding request failed for good; one line naming provider, model, server and cause."""
+
+    def __init__(self, provider: str, model: str, where: str | None, reason: str, *, status: int | None = None, hint: str = "") -> None:
+        at = f" at {where}" if where else ""
+        message = f"{provider} failed (model {model}{at}): {reason}"
+        if hint:
+            message += f". {hint}"
+        super().__init__(message)
+        self.provider = provider
+        self.model = model
+        self.status = status
+        self.reason = reason
+
+
+class HTTPStatusError(Exception):
+    """A non-2xx answer, carrying what `Failure.from_status` needs."""
+
+    def __init__(self, status: int, detail: str, headers: Mapping[str, str]) -> None:
+        super().__init__(f"HTTP {status}: {detail}")
+        self.status = status
+        self.detail = detail
+        self.headers = headers
+
+
+class BadResponse(Exception):
+    """The server answered 2xx with something that is not the expected reply."""
+
+
+def missing_key(provider: str, env_var: str | None) -> MissingAPIKeyError:
+    """The one-line error for an embedding provider without a key."""
+    where = f"set {env_var} or " if env_var else "set "
+    return MissingAPIKeyError(
+        provider, env_var, message=f"No API key for {provider}: {where}provide_settings.embedding.config.api_key."
+    )
+
+
+def resolve_key(provider: str, explicit: str | None, env_vars: Iterable[str | None], required: bool = True) -> str | None:
+    """`explicit`, else the first environment variable that is set; raise when required and none is."""
+    names = [name for name in env_vars if name]
+    if explicit and str(explicit).strip():
+        return str(explicit).strip()
+    for name in names:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    if required:
+        raise missing_key(provider, names[0] if names else None)
+    return None
+
+
+def batched(texts: list[str], max_items: int, max_chars: int | None = None) -> Iterator[list[str]]:
+    """Consecutive slices of `texts` with at most `max_items` items and (roughly) `max_chars` characters.
+
+    Character counts stand in for the per-request token limits some APIs have; a single
+    text longer than `max_chars` still goes alone (the API truncates or rejects it).
+    """
+    batch: list[str] = []
+    size = 0
+    for text in texts:
+        if batch and (len(batch) >= max_items or (max_chars is not None and size + len(text) > max_chars)):
+            yield batch
+            batch, size = [], 0
+        batch.append(text)
+        size += len(text)
+    if batch:
+        yield batch
+
+
+def classify_http(exc: BaseException) -> Failure:
+    """Map one failed attempt (HTTP status, timeout, connection, bad reply) to a retry decision."""
+    if isinstance(exc, HTTPStatusError):
+        return Failure.from_status(exc.status, exc.detail, exc.headers)
+    if isinstance(exc, httpx.TimeoutException):
+        return Failure("timeout", f"timed out ({type(exc).__name__})", True)
+    if isinstance(exc, httpx.TransportError):
+        return Failure("connection", f"cannot connect ({exc or type(exc).__name__})", True, hint="Check base_url and that the server is running")
+    if isinstance(exc, BadResponse):
+        return Failure("bad_response", f"unexpected reply: {exc}", False)
+    return Failure("fatal", f"{type(exc).__name__}: {exc}", False)
+
+
+def call_sync(
+    attempt: Callable[[], T],
+    classify: Callable[[BaseException], Failure],
+    policy: RetryPolicy,
+    on_retry: Callable[[Failure, float], None] | None = None,
+) -> T:
+    """Run the blocking `attempt()` with the LLM layer's retry loop; raises `GiveUp` at the end."""
+
+    async def attempt_in_thread() -> T:
+        return await asyncio.to_thread(attempt)
+
+    return run_sync(call_with_retries(attempt_in_thread, classify, policy, on_retry))
+
+
+def error_detail(response: httpx.Response) -> str:
+    """The server's own error message (JSON `error.message`, `message`, `detail`) or the body's start."""
+    try:
+        payload = response.json()
+    except ValueError:
+        payload = None
+    if isinstance(payload, dict):
+        error = payload.get("error")
+        if isinstance(error, dict):
+            error = error.get("message")
+        for value in (error, payload.get("message"), payload.get("detail")):
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+    return " ".join(response.text.split())[:200]
+
+
+def openai_vectors(data: Any, count: int) -> list[list[float]]:
+    """Vectors of an OpenAI-shaped reply `{"data": [{"embedding": [...], "index": i}, ...]}`, in input order."""
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list) or len(items) != count:
+        got = len(items) if isinstance(items, list) else "no"
+        raise BadResponse(f"expected {count} embeddings in 'data', got {got}")
+    ordered = sorted(items, key=lambda item: item.get("index", 0)) if all(isinstance(i, dict) for i in items) else items
+    return [vector_of(item.get("embedding") if isinstance(item, dict) else None) for item in ordered]
+
+
+def vector_of(value: Any) -> list[float]:
+    if not isinstance(value, list) or not value:
+        raise BadResponse("an embedding is missing or empty")
+    return [float(x) for x in value]
+
+
+class RemoteEmbedding(BaseEmbedding):
+    """Base of the API-backed providers: batching, retries, key, dimension, query/document split.
+
+    Subclasses set the class attributes below and implement `_request` (URL and JSON
+    body for one batch) and `_vectors` (the vectors in the reply). Providers that do not
+    speak HTTP+JSON override `_embed_batch` instead.
+
+    Common config: model, api_key (else the provider's environment variable), base_url,
+    dimension (output size where the model supports choosing it), batch_size (capped at
+    the provider's limit), timeout, max_retries, retry_base_delay, retry_max_delay,
+    max_retry_after, query_prefix / document_prefix (text put before each query /
+    passage, for models trained with instructions such as E5's "query: " / "passage: "),
+    headers (extra HTTP headers).
+    """
+
+    api_key_env: ClassVar[str | None] = None
+    #: Other environment variables tried for the key, after `api_key_env`.
+    api_key_fallback_env: ClassVar[tuple[str, ...]] = ()
+    requires_api_key: ClassVar[bool] = True
+    default_model: ClassVar[str] = ""
+    default_base_url: ClassVar[str] = ""
+    base_url_env: ClassVar[tuple[str, ...]] = ()
+    #: Vector length of the models we know, so `dimension` needs no network call.
+    known_dimensions: ClassVar[dict[str, int]] = {}
+    #: The API's limits per request: number of inputs, and a rough character budget.
+    max_batch: ClassVar[int] = 2048
+    max_batch_chars: ClassVar[int | None] = None
+
+    def __init__(
+        self,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        dimension: int | None = None,
+        *,
+        batch_size: int | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        retry_base_delay: float = 0.5,
+        retry_max_delay: float = 20.0,
+        max_retry_after: float = 120.0,
+        query_prefix: str = "",
+        document_prefix: str = "",
+        headers: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.model = model or self.default_model
+        self.model_name = self.model
+        self.base_url = self._resolve_base_url(base_url)
+        self.api_key = resolve_key(
+            self.display_name(), api_key, (self.api_key_env, *self.api_key_fallback_env), self.requires_api_key
+        )
+        self.requested_dimension = int(dimension) if dimension else None
+        self.batch_size = max(1, min(int(batch_size or self.max_batch), self.max_batch))
+        self.policy = RetryPolicy(
+            max_retries=max_retries,
+            timeout=timeout,
+            base_delay=retry_base_delay,
+            max_delay=retry_max_delay,
+            max_retry_after=max_retry_after,
+        )
+        self.query_prefix = query_prefix
+        self.document_prefix = document_prefix
+        self.extra_headers = dict(headers or {})
+        self.options = kwargs  # provider-specific request fields, sent as given
+        self._dimension: int | None = self.requested_dimension or self.known_dimensions.get(self.model)
+        self._dimension_lock = threading.Lock()
+        self._http: httpx.Client | None = None
+        self.retries = 0  # how many retries this instance made (for logs and tests)
+
+    # ------------------------------------------------------------------ naming and config
+
+    @classmethod
+    def display_name(cls) -> str:
+        return cls.__name__
+
+    def _resolve_base_url(self, base_url: str | None) -> str:
+        for name in self.base_url_env:
+            base_url = base_url or os.environ.get(name) or None
+        return (base_url or self.default_base_url).rstrip("/")
+
+    # ------------------------------------------------------------------ the contract
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self._embed([self.document_prefix + text for text in texts], DOCUMENT)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._embed([self.query_prefix + text], QUERY)[0]
+
+    @property
+    def dimension(self) -> int:
+        """Known from the model table or the configured `dimension`; else one probe call, cached."""
+        if self._dimension is None:
+            with self._dimension_lock:
+                if self._dimension is None:
+                    self._dimension = len(self._embed([_PROBE_TEXT], QUERY)[0])
+        return self._dimension
+
+    def _embed(self, texts: list[str], kind: str) -> list[list[float]]:
+        texts = [text if text.strip() else EMPTY_TEXT for text in texts]
+        vectors: list[list[float]] = []
+        for batch in batched(texts, self.batch_size, self.max_batch_chars):
+            vectors.extend(self._embed_batch(batch, kind))
+        if vectors and self._dimension is None:
+            self._dimension = len(vectors[0])
+        return vectors
+
+    # ------------------------------------------------------------------ one request
+
+    def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, Any]]:
+        """(URL, JSON body) of the request embedding `texts` as `kind` (QUERY or DOCUMENT)."""
+        raise NotImplementedError
+
+    def _vectors(self, data: Any, count: int) -> list[list[float]]:
+        """The `count` vectors of a reply, in input order (raise BadResponse when absent)."""
+        return openai_vectors(data, count)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        return {**headers, **self.extra_headers}
+
+    def _client(self) -> httpx.Client:
+        if self._http is None:
+            self._http = httpx.Client(timeout=httpx.Timeout(self.policy.timeout, connect=min(10.0, self.policy.timeout)))
+        return self._http
+
+    def _embed_batch(self, texts: list[str], kind: str) -> list[list[float]]:
+        url, body = self._request(texts, kind)
+        headers = self._headers()
+
+        def attempt() -> list[list[float]]:
+            response = self._client().post(url, json=body, headers=headers)
+            if response.status_code >= 400:
+                raise HTTPStatusError(response.status_code, error_detail(response), response.headers)
+            try:
+                data = response.json()
+            except ValueError as exc:
+                raise BadResponse(f"not JSON: {response.text[:80]!r}") from exc
+            return self._vectors(data, len(texts))
+
+        return self._with_retries(attempt, classify_http)
+
+    def _with_retries(self, attempt: Callable[[], T], classify: Callable[[BaseException], Failure]) -> T:
+        def on_retry(failure: Failure, delay: float) -> None:
+            self.retries += 1
+            logger.info("%s embedding: %s; retrying in %.1f s", self.display_name(), failure.reason, delay)
+
+        try:
+            return call_sync(attempt, classify, self.policy, on_retry)
+        except GiveUp as exc:
+            raise EmbeddingError(
+                self.display_name(), self.model, self.base_url or None, exc.reason, status=exc.failure.status, hint=exc.failure.hint
+            ) from None
+
+    def close(self) -> None:
+        client, self._http = self._http, None
+        if client is not None:
+            client.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"

@@ -1,0 +1,369 @@
+"""One BaseVectorDB contract, run against every store: Milvus Lite and Qdrant local mode
+(both in a temp dir), and a Qdrant server too when QDRANT_URL is set.
+
+Real embeddings (the bundled MiniLM) and real stores; nothing is mocked. On a shared
+Qdrant server every collection name gets a per-test prefix and is dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+from helpers import RenamedEmbedding, make_docs
+from deepsearcher.agent.retriever import Retriever
+from deepsearcher.loader.file_loader.file_loader import FileLoader
+from deepsearcher.offline_loading.pipeline import IngestionPipeline
+from deepsearcher.offline_loading.sources import iter_file_sources
+from deepsearcher.types import Chunk, ConfigurationError, EmbeddingMismatchError, VectorStoreError
+from deepsearcher.vector_db.base import BaseVectorDB
+from deepsearcher.vector_db.milvus import Milvus
+from deepsearcher.vector_db.qdrant import Qdrant
+
+MODEL = "all-MiniLM-L6-v2"
+
+# Dense search ranks the laptop-repair passages above the memo; only the memo shares the
+# rare ticket number with the query, and no other passage shares any word with it.
+TARGET = "Internal memo: ticket QZ-8841 was closed after the vendor shipped a firmware patch."
+DISTRACTORS = [
+    "How to fix a notebook computer that will not power up: check the charger and hold the power button.",
+    "If your notebook does not boot, remove the battery and try a hard reset.",
+    "A notebook that will not power up often has a faulty charging port.",
+    "Troubleshooting boot failures of portable computers begins with the power supply.",
+    "When a computer will not boot, test the outlet and the power cable first.",
+]
+QUERY = "laptop dead: screen black, fans silent (QZ-8841)"
+
+BACKENDS = ["milvus-lite", "qdrant-local"] + (["qdrant-server"] if os.environ.get("QDRANT_URL") else [])
+
+
+class Backend:
+    """Opens stores of one kind at one place; `name()` gives collection names safe on a shared server."""
+
+    def __init__(self, kind: str, tmp_path: Path) -> None:
+        self.kind = kind
+        self.tmp_path = tmp_path
+        self.prefix = f"t{uuid.uuid4().hex[:8]}_" if kind == "qdrant-server" else ""
+        self.opened: list[BaseVectorDB] = []
+
+    def name(self, collection: str) -> str:
+        return self.prefix + collection
+
+    def open(self, **kwargs) -> BaseVectorDB:
+        if self.kind == "milvus-lite":
+            store: BaseVectorDB = Milvus(uri=str(self.tmp_path / "milvus.db"), **kwargs)
+        elif self.kind == "qdrant-local":
+            store = Qdrant(path=str(self.tmp_path / "qdrant"), **kwargs)
+        else:
+            store = Qdrant(url=os.environ["QDRANT_URL"], api_key=os.environ.get("QDRANT_API_KEY"), **kwargs)
+        self.opened.append(store)
+        return store
+
+    def ours(self, infos) -> list:
+        return [info for info in infos if info.collection_name.startswith(self.prefix)]
+
+    def cleanup(self) -> None:
+        for store in self.opened:
+            store.close()
+        if self.kind == "qdrant-server":
+            store = Qdrant(url=os.environ["QDRANT_URL"], api_key=os.environ.get("QDRANT_API_KEY"))
+            for info in self.ours(store.list_collections()):
+                store.clear_db(info.collection_name)
+            store.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request, tmp_path):
+    backend = Backend(request.param, tmp_path)
+    yield backend
+    backend.cleanup()
+
+
+@pytest.fixture
+def store(backend):
+    return backend.open()
+
+
+def make_chunks(embedding, texts, reference="doc.txt", **metadata) -> list[Chunk]:
+    chunks = [Chunk(text=text, reference=reference, metadata=dict(metadata)) for text in texts]
+    return embedding.embed_chunks(chunks, show_progress=False)
+
+
+def loaded(store, embedding, collection, texts=None, **init) -> list[Chunk]:
+    store.init_collection(embedding.dimension, collection, embedding_model=MODEL, **init)
+    chunks = make_chunks(embedding, texts if texts is not None else [TARGET, *DISTRACTORS])
+    assert store.insert_data(collection, chunks) == len(chunks)
+    return chunks
+
+
+def total_chunks(store, collection) -> int:
+    return sum(record.chunk_count for record in store.list_sources(collection).values())
+
+
+# ---------------------------------------------------------------------- search
+
+
+def test_insert_and_dense_search(backend, store, embedding):
+    docs = backend.name("docs")
+    loaded(store, embedding, docs)
+    results = store.search_data(docs, embedding.embed_query("my notebook will not power up"), top_k=3, mode="dense")
+    assert len(results) == 3
+    assert all(r.embedding is None and r.reference == "doc.txt" for r in results)
+    assert TARGET not in [r.text for r in results]
+    assert {r.text for r in results} <= set(DISTRACTORS)
+    scores = [r.score for r in results]
+    assert scores == sorted(scores, reverse=True)
+    assert 0.3 < scores[0] <= 1.0001  # cosine similarity
+
+
+def test_hybrid_search_finds_a_rare_token_dense_search_misses(backend, embedding):
+    docs = backend.name("docs")
+    vector = embedding.embed_query(QUERY)
+    dense_store = backend.open(hybrid=False)
+    loaded(dense_store, embedding, docs)
+    dense = dense_store.search_data(docs, vector, top_k=3, query_text=QUERY)  # hybrid=False: dense even with text
+    dense_store.close()
+
+    store = backend.open(hybrid=True)
+    hybrid = store.search_data(docs, vector, top_k=3, query_text=QUERY)
+    sparse = store.search_data(docs, vector, top_k=3, query_text=QUERY, mode="sparse")
+    forced_dense = store.search_data(docs, vector, top_k=3, query_text=QUERY, mode="dense")
+    no_text = store.search_data(docs, vector, top_k=3)
+
+    assert TARGET not in [r.text for r in dense]
+    assert hybrid[0].text == TARGET
+    assert [r.text for r in sparse] == [TARGET]  # no other passage shares a query token
+    assert sparse[0].score > 0
+    assert [r.text for r in forced_dense] == [r.text for r in dense]
+    assert [r.text for r in no_text] == [r.text for r in dense]  # no query text: dense
+
+
+def test_search_mode_errors(backend, store, embedding):
+    docs = backend.name("docs")
+    loaded(store, embedding, docs)
+    with pytest.raises(VectorStoreError, match="query_text"):
+        store.search_data(docs, embedding.embed_query("x"), mode="sparse")
+    with pytest.raises(ConfigurationError, match="dense, sparse, hybrid"):
+        store.search_data(docs, embedding.embed_query("x"), mode="bm25")
+
+
+def test_title_is_indexed_for_bm25_but_text_stays_the_chunk(backend, store, embedding):
+    docs = backend.name("docs")
+    store.init_collection(embedding.dimension, docs, embedding_model=MODEL)
+    chunks = make_chunks(embedding, ["It was founded in 1901 by two brothers."], reference="w.html", title="Vexmoor Brewery")
+    chunks += make_chunks(embedding, ["A quiet village with a church."], reference="v.html", title="Ashdown")
+    store.insert_data(docs, chunks)
+    results = store.search_data(docs, embedding.embed_query("Vexmoor"), top_k=2, query_text="Vexmoor", mode="sparse")
+    assert [r.text for r in results] == ["It was founded in 1901 by two brothers."]
+    assert results[0].metadata["title"] == "Vexmoor Brewery"
+    assert results[0].reference == "w.html"
+
+
+# ---------------------------------------------------------------------- collections
+
+
+def test_description_survives_closing_and_reopening(backend, embedding):
+    notes = backend.name("notes")
+    first = backend.open()
+    first.init_collection(embedding.dimension, notes, description="Notes about cats", embedding_model=MODEL)
+    first.close()
+
+    second = backend.open()
+    info = second.get_collection_info(notes)
+    assert info is not None
+    assert (info.collection_name, info.description, info.dim, info.embedding_model) == (notes, "Notes about cats", embedding.dimension, MODEL)
+    second.init_collection(embedding.dimension, notes, embedding_model=MODEL)  # no description: kept
+    assert second.get_collection_info(notes).description == "Notes about cats"
+    second.init_collection(embedding.dimension, notes, description="Cats and dogs", embedding_model=MODEL)
+    second.close()
+
+    third = backend.open()
+    assert [c.description for c in backend.ours(third.list_collections())] == ["Cats and dogs"]
+
+
+def test_list_collections_filters_by_dimension(backend, store, embedding):
+    minilm, tiny = backend.name("minilm"), backend.name("tiny")
+    store.init_collection(embedding.dimension, minilm, description="small model", embedding_model=MODEL)
+    store.init_collection(8, tiny, description="eight dims", embedding_model="toy")
+    everything = {c.collection_name: c for c in backend.ours(store.list_collections())}
+    assert set(everything) == {minilm, tiny}
+    assert (everything[tiny].dim, everything[tiny].embedding_model, everything[tiny].description) == (8, "toy", "eight dims")
+    assert [c.collection_name for c in backend.ours(store.list_collections(dim=embedding.dimension))] == [minilm]
+    assert [c.collection_name for c in backend.ours(store.list_collections(dim=8))] == [tiny]
+    assert store.get_collection_info(backend.name("absent")) is None
+    assert store.has_collection(minilm) and not store.has_collection(backend.name("absent"))
+
+
+def test_force_new_collection_drops_the_old_data(backend, store, embedding):
+    docs = backend.name("docs")
+    loaded(store, embedding, docs)
+    assert total_chunks(store, docs) == 6
+    store.init_collection(embedding.dimension, docs, embedding_model=MODEL, force_new_collection=True)
+    assert total_chunks(store, docs) == 0
+    store.init_collection(8, docs, embedding_model="toy", force_new_collection=True)  # the way to switch models
+    info = store.get_collection_info(docs)
+    assert (info.embedding_model, info.dim) == ("toy", 8)
+
+
+def test_another_embedding_model_is_refused(backend, store, embedding):
+    docs = backend.name("docs")
+    loaded(store, embedding, docs)
+    with pytest.raises(EmbeddingMismatchError) as excinfo:
+        store.init_collection(embedding.dimension, docs, embedding_model="text-embedding-3-small")
+    message = str(excinfo.value)
+    assert MODEL in message and "text-embedding-3-small" in message
+    assert "--force-new-collection" in message and "force_new_collection=True" in message
+    with pytest.raises(EmbeddingMismatchError, match=r"dim 384.*dim 1536"):
+        store.init_collection(1536, docs, embedding_model=MODEL)
+    assert total_chunks(store, docs) == 6  # nothing was dropped
+
+
+def test_inserting_vectors_of_another_dimension_or_none_is_refused(backend, store, embedding):
+    tiny = backend.name("tiny")
+    store.init_collection(8, tiny, embedding_model="toy")
+    chunk = make_chunks(embedding, ["a sentence"])[0]
+    with pytest.raises(EmbeddingMismatchError, match="384-dimensional"):
+        store.insert_data(tiny, [chunk])
+    with pytest.raises(VectorStoreError, match="no embedding"):
+        store.insert_data(tiny, [Chunk(text="x", reference="r.txt")])
+    assert store.insert_data(tiny, []) == 0
+
+
+def test_missing_collection_is_named_with_the_existing_ones(backend, store, embedding):
+    papers, reports = backend.name("papers"), backend.name("reports")
+    loaded(store, embedding, papers)
+    with pytest.raises(VectorStoreError) as excinfo:
+        store.search_data(reports, embedding.embed_query("anything"), top_k=3)
+    message = str(excinfo.value)
+    assert f"'{reports}' does not exist" in message and papers in message
+    with pytest.raises(VectorStoreError, match=f"'{reports}' does not exist"):
+        store.delete_by_reference(reports, "a.txt")
+    with pytest.raises(VectorStoreError, match=f"'{reports}' does not exist"):
+        store.list_sources(reports)
+
+
+def test_clear_db_drops_the_collection(backend, store, embedding):
+    docs = backend.name("docs")
+    loaded(store, embedding, docs)
+    store.clear_db(docs)
+    assert backend.ours(store.list_collections()) == []
+    with pytest.raises(VectorStoreError, match="does not exist"):
+        store.search_data(docs, embedding.embed_query("x"))
+    store.clear_db(docs)  # dropping a missing collection is not an error
+
+
+def test_collection_names_are_normalised(backend, embedding):
+    db = backend.open(default_collection=backend.name("my docs-2"))
+    expected = backend.name("my_docs_2")
+    assert db.default_collection == expected
+    db.init_collection(embedding.dimension, None, embedding_model=MODEL)
+    db.insert_data(backend.name("my docs-2"), make_chunks(embedding, [TARGET]))
+    assert [c.collection_name for c in backend.ours(db.list_collections())] == [expected]
+    assert db.search_data(backend.name("my-docs 2"), embedding.embed_query(TARGET), top_k=1)[0].text == TARGET
+    with pytest.raises(ConfigurationError, match="bad/name"):
+        db.init_collection(embedding.dimension, "bad/name", embedding_model=MODEL)
+
+
+# ---------------------------------------------------------------------- sources
+
+
+def test_delete_by_reference(backend, store, embedding):
+    docs = backend.name("docs")
+    store.init_collection(embedding.dimension, docs, embedding_model=MODEL)
+    store.insert_data(docs, make_chunks(embedding, DISTRACTORS[:3], reference='notes "draft".md'))
+    store.insert_data(docs, make_chunks(embedding, [TARGET], reference="memo.txt"))
+    assert store.delete_by_reference(docs, 'notes "draft".md') == 3
+    assert store.delete_by_reference(docs, "never-loaded.txt") == 0
+    results = store.search_data(docs, embedding.embed_query("notebook power"), top_k=5, query_text="notebook power")
+    assert [r.reference for r in results] == ["memo.txt"]
+
+
+def test_list_sources_counts_chunks_and_spots_partial_loads(backend, store, embedding):
+    docs = backend.name("docs")
+    store.init_collection(embedding.dimension, docs, embedding_model=MODEL)
+    store.insert_data(docs, make_chunks(embedding, DISTRACTORS[:2], reference="a.txt", source_hash="h-a", source_chunks=2))
+    store.insert_data(docs, make_chunks(embedding, DISTRACTORS[2:4], reference="b.txt", source_hash="h-b", source_chunks=5))
+    store.insert_data(docs, make_chunks(embedding, [TARGET], reference="c.txt"))  # no ingestion metadata
+    sources = store.list_sources(docs)
+    assert set(sources) == {"a.txt", "b.txt", "c.txt"}
+    a, b, c = sources["a.txt"], sources["b.txt"], sources["c.txt"]
+    assert (a.source_hash, a.chunk_count, a.expected_chunks, a.complete) == ("h-a", 2, 2, True)
+    assert (b.source_hash, b.chunk_count, b.expected_chunks, b.complete) == ("h-b", 2, 5, False)
+    assert (c.source_hash, c.chunk_count, c.expected_chunks, c.complete) == ("", 1, 1, True)
+
+
+def test_list_sources_pages_through_many_chunks(backend, store, embedding):
+    docs = backend.name("docs")
+    store.init_collection(embedding.dimension, docs, embedding_model=MODEL)
+    vector = embedding.embed_query("filler")
+    chunks = [
+        Chunk(text=f"filler {i}", reference=f"f{i % 3}.txt", metadata={"source_hash": "h", "source_chunks": 800}, embedding=vector)
+        for i in range(2400)
+    ]
+    assert store.insert_data(docs, chunks, batch_size=1000) == 2400
+    sources = store.list_sources(docs)
+    assert {ref: rec.chunk_count for ref, rec in sources.items()} == {"f0.txt": 800, "f1.txt": 800, "f2.txt": 800}
+    assert all(rec.complete for rec in sources.values())
+
+
+# ---------------------------------------------------------------------- the ingestion pipeline
+
+
+def run(pipeline: IngestionPipeline, paths: list[Path], collection: str, **kwargs):
+    return pipeline.run(iter_file_sources(paths, FileLoader()), collection_name=collection, **kwargs)
+
+
+def test_pipeline_reload_embeds_nothing_and_replaces_a_changed_file(backend, store, embedding, tmp_path):
+    kb = backend.name("kb")
+    docs = make_docs(tmp_path / "docs")
+    pipeline = IngestionPipeline(embedding, store)
+    first = run(pipeline, [docs], kb, collection_description="test docs")
+    assert first.embeddings_computed == first.chunks_inserted == 4
+    assert store.get_collection_info(kb).description == "test docs"
+
+    again = run(pipeline, [docs], kb)
+    assert again.embeddings_computed == 0 and again.chunks_inserted == 0
+    assert len(again.skipped_unchanged) == 3
+
+    (docs / "bread.txt").write_text("Rye bread is dense because rye flour has little gluten.\n", encoding="utf-8")
+    changed = run(pipeline, [docs], kb)
+    assert [Path(p).name for p in changed.replaced] == ["bread.txt"]
+    assert changed.embeddings_computed == 1
+    assert total_chunks(store, kb) == 4
+    texts = [r.text for r in Retriever(embedding, store).search("bread", [kb], top_k=4)]
+    assert any("Rye bread" in text for text in texts)
+    assert not any("Sourdough" in text for text in texts)
+    answer = Retriever(embedding, store).search("Who built the first compiler?", [kb], top_k=2)[0]
+    assert answer.text.startswith("Grace Hopper") and answer.metadata["title"] == "Grace Hopper"
+
+
+def test_pipeline_reload_after_reopening_the_store(backend, embedding, tmp_path):
+    kb = backend.name("kb")
+    docs = make_docs(tmp_path / "docs")
+    first = backend.open()
+    assert run(IngestionPipeline(embedding, first), [docs], kb).embeddings_computed == 4
+    first.close()
+    second = backend.open()
+    again = run(IngestionPipeline(embedding, second), [docs], kb)
+    assert again.embeddings_computed == 0 and len(again.skipped_unchanged) == 3
+
+
+def test_pipeline_delete_and_model_guard(backend, store, embedding, tmp_path):
+    kb = backend.name("kb")
+    docs = make_docs(tmp_path / "docs")
+    run(IngestionPipeline(embedding, store), [docs], kb)
+    reference = str((docs / "volcano.md").absolute())
+    assert store.delete_by_reference(kb, reference) == 1
+    assert reference not in store.list_sources(kb)
+
+    other = RenamedEmbedding(embedding, "another-model")
+    with pytest.raises(EmbeddingMismatchError, match="force.new.collection"):
+        run(IngestionPipeline(other, store), [docs], kb)
+    with pytest.raises(EmbeddingMismatchError, match="another-model"):
+        Retriever(other, store).search("bread", [kb])
+    rebuilt = run(IngestionPipeline(other, store), [docs], kb, force_new_collection=True)
+    assert rebuilt.embeddings_computed == 4
+    assert store.get_collection_info(kb).embedding_model == "another-model"
