@@ -6,7 +6,7 @@ PIP := $(BIN)/python -m pip
 # A plain `torch` requirement would pull a multi-GB CUDA build: install the CPU build first.
 TORCH ?= torch==2.13.0
 
-.PHONY: demo test install install-dev clean
+.PHONY: demo test install install-dev browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,13 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 	$(PIP) install -q -e '.[dev]'
 	touch $@
 
+# The web page is tested in Debian's Chromium (never a browser download): install it when missing.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "The web page test needs Chromium: install Debian's 'chromium' package (sudo apt-get install chromium)."; exit 1; fi; }
+
 install: $(VENV)/.installed
 
 install-dev: $(VENV)/.installed-dev
@@ -28,7 +35,7 @@ install-dev: $(VENV)/.installed-dev
 demo: install
 	HF_HUB_OFFLINE=1 $(BIN)/python examples/demo.py
 
-test: install-dev
+test: install-dev browser
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider
 
 clean:
