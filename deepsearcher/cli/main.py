@@ -15,6 +15,7 @@ from deepsearcher.cli.load_cmd import load  # noqa: E402
 from deepsearcher.cli.providers_cmd import providers  # noqa: E402
 from deepsearcher.cli.query_cmd import query  # noqa: E402
 from deepsearcher.cli.search_cmd import search  # noqa: E402
+from deepsearcher.cli.serve_cmd import serve  # noqa: E402
 
 app = typer.Typer(
     name="deepsearcher",
@@ -28,6 +29,7 @@ app.command()(query)
 app.command()(delete)
 app.command()(providers)
 app.command("eval")(eval_command)
+app.command()(serve)
 app.add_typer(collections_app, name="collections")
 
 

@@ -1,0 +1,18 @@
+"""DeepSearcher over HTTP: `deepsearcher serve`, or `create_app(config)` for any ASGI server.
+
+Needs the `server` extra: pip install 'deepsearcher[server]'.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deepsearcher.server.settings import ServerSettings, check_bind_allowed
+
+__all__ = ["ServerSettings", "check_bind_allowed", "create_app"]
+
+
+def create_app(config: Any = None) -> Any:
+    from deepsearcher.server.app import create_app as build
+
+    return build(config)

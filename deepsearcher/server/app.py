@@ -1,0 +1,112 @@
+"""The FastAPI application: `create_app(config)` builds it; components are built once at startup.
+
+Routes: DeepSearcher's own (`/load-files/`, `/load-website/`, `/query/`, see
+routes_compat) and the v1 API (`/v1/...`, see routes_v1); `/health`, OpenAPI docs at
+`/docs`, and the web page at `/` when `deepsearcher/server/static/index.html` exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+from fastapi import FastAPI
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+import deepsearcher
+from deepsearcher.config import Configuration
+from deepsearcher.server.errors import install_error_handlers
+from deepsearcher.server.jobs import JobManager
+from deepsearcher.server.settings import ServerSettings
+
+logger = logging.getLogger("deepsearcher.server")
+
+STATIC_DIR = Path(__file__).with_name("static")
+
+
+@dataclass
+class ServerState:
+    """What the routes share, at `app.state.deepsearcher`."""
+
+    config: Configuration
+    settings: ServerSettings
+    jobs: JobManager | None = None
+    ready: bool = False
+
+    def job_manager(self) -> JobManager:
+        if self.jobs is None:
+            from deepsearcher.server.errors import APIError
+
+            raise APIError(503, "The server is still starting.")
+        return self.jobs
+
+    def upload_dir(self) -> Path:
+        return self.settings.resolved_data_dir() / "uploads"
+
+
+def create_app(config: Configuration | None = None) -> FastAPI:
+    """The application for `config` (default: the built-in defaults).
+
+    The `server:` section is validated here, so a bad key fails before anything binds;
+    the components (embedding model, store, LLM, crawler) are built by `init_config`
+    when the app starts.
+    """
+    config = config if config is not None else Configuration()
+    state = ServerState(config=config, settings=ServerSettings.from_config(config))
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        from deepsearcher import configuration
+
+        await asyncio.to_thread(configuration.init_config, state.config)
+        state.jobs = JobManager(workers=state.settings.job_workers)
+        state.ready = True
+        if configuration.llm is None:
+            logger.warning("No LLM available, /v1/query and /query/ answer 503: %s", configuration.llm_error)
+        try:
+            yield
+        finally:
+            state.ready = False
+            await asyncio.to_thread(state.jobs.shutdown)
+
+    app = FastAPI(
+        title="DeepSearcher",
+        version=deepsearcher.__version__,
+        description="Load documents and web pages into a vector store, then ask questions that agents research with citations.",
+        lifespan=lifespan,
+    )
+    app.state.deepsearcher = state
+    install_error_handlers(app)
+
+    from deepsearcher.server.routes_compat import router as compat_router
+    from deepsearcher.server.routes_v1 import router as v1_router
+
+    app.include_router(compat_router)
+    app.include_router(v1_router)
+
+    @app.get("/health", tags=["meta"], summary="Liveness and readiness (no API key needed).")
+    async def health() -> dict[str, Any]:
+        from deepsearcher import configuration
+
+        return {
+            "status": "ok" if state.ready else "starting",
+            "version": deepsearcher.__version__,
+            "llm": configuration.llm is not None if state.ready else None,
+            "auth": state.settings.auth_enabled,
+        }
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> Any:
+        page = STATIC_DIR / "index.html"
+        if page.is_file():
+            return FileResponse(page, media_type="text/html")
+        return JSONResponse({"name": "DeepSearcher", "version": deepsearcher.__version__, "docs": "/docs", "health": "/health"})
+
+    if STATIC_DIR.is_dir():
+        app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    return app

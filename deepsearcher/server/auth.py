@@ -1,0 +1,93 @@
+"""Bearer API keys and the collections each key may see.
+
+Without configured keys every request is allowed (the server then only listens on
+loopback, see `check_bind_allowed`). With keys, every API route needs
+`Authorization: Bearer KEY`: 401 without a key or with a wrong one, 403 for a
+collection outside the key's set; such collections never appear in listings and are
+never routed to.
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from deepsearcher.server.errors import APIError
+from deepsearcher.server.settings import ApiKey, ServerSettings, is_loopback
+from deepsearcher.vector_db.base import normalize_collection_name
+
+bearer = HTTPBearer(auto_error=False, description="An API key from server.api_keys in the config file.")
+_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="deepsearcher"'}
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: a key label (or 'local' without auth) and its collections (None: all)."""
+
+    label: str
+    collections: frozenset[str] | None = None
+
+    @property
+    def authorized_collections(self) -> set[str] | None:
+        """What the agents' CollectionRouter may choose from (None: everything)."""
+        return set(self.collections) if self.collections is not None else None
+
+    def may_use(self, collection: str) -> bool:
+        return self.collections is None or collection in self.collections
+
+    def require(self, collection: str) -> str:
+        """`collection` normalized, or 403 when this key may not use it."""
+        name = normalize_collection_name(collection)
+        if not self.may_use(name):
+            raise APIError(403, f"This API key may not use collection '{name}'.")
+        return name
+
+    def require_all(self, collections: Iterable[str]) -> list[str]:
+        return [self.require(collection) for collection in collections]
+
+
+LOCAL = Principal(label="local")
+
+
+def find_key(settings: ServerSettings, presented: str) -> ApiKey | None:
+    """The configured key equal to `presented` (constant-time comparison of every key)."""
+    found = None
+    for candidate in settings.api_keys:
+        if hmac.compare_digest(candidate.key.encode(), presented.encode()):
+            found = candidate
+    return found
+
+
+def authenticate(settings: ServerSettings, authorization: str | None) -> Principal:
+    if not settings.auth_enabled:
+        return LOCAL
+    if not authorization:
+        raise APIError(401, "Missing API key: send the header 'Authorization: Bearer <key>'.", _CHALLENGE)
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise APIError(401, "Malformed Authorization header: expected 'Bearer <key>'.", _CHALLENGE)
+    key = find_key(settings, token.strip())
+    if key is None:
+        raise APIError(401, "Invalid API key.", _CHALLENGE)
+    return Principal(label=key.label, collections=key.collections)
+
+
+async def require_principal(
+    request: Request,
+    credentials: Optional[HTTPAuthorizationCredentials] = Depends(bearer),
+) -> Principal:
+    """FastAPI dependency of every protected route."""
+    settings: ServerSettings = request.app.state.deepsearcher.settings
+    if not settings.auth_enabled:
+        # Defence in depth for apps run by another ASGI server (`deepsearcher serve`
+        # already refuses to bind): without keys, only a loopback listener is served.
+        listener = request.scope.get("server")
+        if listener and listener[0] and not is_loopback(str(listener[0])):
+            raise APIError(403, f"This server listens on {listener[0]} without API keys; add server.api_keys to the config file or listen on 127.0.0.1.")
+    principal = authenticate(settings, request.headers.get("authorization"))
+    request.state.principal = principal
+    return principal

@@ -1,0 +1,100 @@
+"""DeepSearcher's original endpoints, with its request and response shapes.
+
+    POST /load-files/    {paths, collection_name?, collection_description?, batch_size?} → {"message"}
+    POST /load-website/  {urls, collection_name?, collection_description?, batch_size?}  → {"message"}
+    GET  /query/?original_query=…&max_iter=…                                           → {"result", "consume_token"}
+
+Loads answer when they are done (as DeepSearcher's did) but run as jobs in worker
+threads, serialized per collection like the v1 jobs. 200: everything loaded; 207:
+some sources failed (the message names them); 422: nothing could be loaded; the
+response also carries `summary` and `job_id`.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Union
+
+from fastapi import APIRouter, Depends, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from deepsearcher.server import services
+from deepsearcher.server.auth import Principal, require_principal
+from deepsearcher.server.errors import JSONSafeResponse, SafeRoute, error_response
+from deepsearcher.server.paths import check_url
+
+router = APIRouter(tags=["DeepSearcher-compatible"], route_class=SafeRoute, dependencies=[Depends(require_principal)])
+
+
+class LoadFilesRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    paths: Union[str, List[str]] = Field(description="Files or folders on the server, under server.allowed_roots.", examples=[["/srv/docs/handbook.pdf"]])
+    collection_name: Optional[str] = Field(None, description="Target collection (default: the configured default).")
+    collection_description: Optional[str] = Field(None, description="What the collection holds (the router reads it).")
+    batch_size: Optional[int] = Field(None, ge=1, le=4096, description="Chunks embedded per batch.")
+
+
+class LoadWebsiteRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    urls: Union[str, List[str]] = Field(description="http(s) URLs to crawl.", examples=[["https://example.com/docs"]])
+    collection_name: Optional[str] = None
+    collection_description: Optional[str] = None
+    batch_size: Optional[int] = Field(None, ge=1, le=4096)
+
+
+def _as_list(value: Union[str, List[str]]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _loaded_response(job: dict, what: str) -> JSONSafeResponse:
+    results = job["results"]
+    collection = job["collection"]
+    if job["status"] == "failed" and not results["failed"]:  # the job itself failed (store, crawler, ...)
+        return error_response(500, f"Loading into '{collection}' failed: {job['error']}", job_id=job["id"])
+    counts = f"{len(results['loaded'])} new, {len(results['replaced'])} replaced, {len(results['skipped_unchanged'])} unchanged"
+    if job["status"] == "succeeded":
+        message = f"{what} loaded successfully into '{collection}' ({counts}, {results['chunks_inserted']} chunks)."
+        return JSONSafeResponse({"message": message, "summary": results, "job_id": job["id"]})
+    failures = "; ".join(f"{failure['source']}: {failure['reason']}" for failure in results["failed"])
+    if job["status"] == "partial":
+        message = f"{what} partly loaded into '{collection}' ({counts}); failed: {failures}"
+        return JSONSafeResponse({"message": message, "summary": results, "job_id": job["id"]}, status_code=207)
+    return error_response(422, f"Nothing was loaded into '{collection}'; failed: {failures}", message=f"{what} could not be loaded.", summary=results, job_id=job["id"])
+
+
+@router.post("/load-files/", summary="Load server-side files or folders and wait until they are in.")
+async def load_files(body: LoadFilesRequest, request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+    state = services.server_state(request)
+    collection = services.target_collection(principal, body.collection_name)
+    given = _as_list(body.paths)
+    if not given:
+        return error_response(400, "No path given: send {\"paths\": [\"/path/on/the/server\"]}.")
+    paths, urls = services.split_inputs(given, state.settings.allowed_roots)
+    if urls:
+        return error_response(400, "/load-files/ takes server paths; load URLs with /load-website/.")
+    job = services.submit_load(state, principal, "load-files", collection, body.collection_description, paths, [], batch_size=body.batch_size)
+    return _loaded_response(await state.job_manager().wait(job.id), "Files")
+
+
+@router.post("/load-website/", summary="Crawl URLs and load the pages, waiting until they are in.")
+async def load_website(body: LoadWebsiteRequest, request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+    state = services.server_state(request)
+    collection = services.target_collection(principal, body.collection_name)
+    urls = [check_url(url) for url in _as_list(body.urls)]
+    if not urls:
+        return error_response(400, "No URL given: send {\"urls\": [\"https://...\"]}.")
+    services.require_crawler_if(urls)
+    job = services.submit_load(state, principal, "load-website", collection, body.collection_description, [], urls, batch_size=body.batch_size)
+    return _loaded_response(await state.job_manager().wait(job.id), "Website")
+
+
+@router.get("/query/", summary="Answer a question with the auto-routed agent (DeepSearcher's shape).")
+async def perform_query(
+    original_query: str = Query(..., min_length=1, description="The question."),
+    max_iter: int = Query(3, ge=1, le=20, description="Reflection rounds at most."),
+    principal: Principal = Depends(require_principal),
+) -> dict:
+    agent = services.agent_for("auto")
+    result = await agent.aquery(original_query, **services.query_kwargs(principal, None, max_iter, None))
+    return {"result": result.answer, "consume_token": result.total_tokens}

@@ -1,0 +1,341 @@
+"""The v1 API: background loads with job status, streaming queries, collection management.
+
+    POST   /v1/documents                 multipart files + form `collection`, `description` → 202 {job_id}
+    POST   /v1/load                      {inputs, collection?, description?, force_new_collection?, max_depth?, max_pages?} → 202 {job_id}
+    GET    /v1/jobs/{id}                 the job: status, progress, results, error
+    GET    /v1/jobs                      recent jobs (those of the key's collections)
+    POST   /v1/query                     {question, agent, max_iter?, collections?, max_tokens?} → QueryResult (or SSE)
+    GET    /v1/collections               [{name, description, dim, embedding_model, sources}]
+    DELETE /v1/collections/{name}
+    GET    /v1/collections/{name}/sources  [{reference, chunks}]
+    DELETE /v1/sources                   {collection, reference} → {deleted}
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any, List, Literal, Optional
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from deepsearcher.server import services
+from deepsearcher.server.app import ServerState
+from deepsearcher.server.auth import Principal, require_principal
+from deepsearcher.server.errors import APIError, JSONSafeResponse, SafeRoute
+from deepsearcher.server.jobs import iter_upload_sources, make_pipeline, remove_dir, upload_reference
+from deepsearcher.server.sse import SSE_HEADERS, stream_agent_run, wants_event_stream
+
+router = APIRouter(prefix="/v1", tags=["v1"], route_class=SafeRoute, dependencies=[Depends(require_principal)])
+
+MULTIPART_OVERHEAD = 1024 * 1024  # form fields and part headers on top of the files themselves
+COPY_CHUNK = 1024 * 1024
+
+
+def _mb(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB" if size >= 1024 * 1024 else f"{size} bytes"
+
+
+def _accepted(job: Any) -> JSONSafeResponse:
+    return JSONSafeResponse(
+        {"job_id": job.id, "status": job.status, "collection": job.collection, "status_url": f"/v1/jobs/{job.id}"},
+        status_code=202,
+        headers={"Location": f"/v1/jobs/{job.id}"},
+    )
+
+
+# ---------------------------------------------------------------------- uploads
+
+
+def _limited_receive(receive: Any, limit: int, message: str) -> Any:
+    """`receive` that stops a request body growing past `limit` bytes (chunked uploads too)."""
+    seen = 0
+
+    async def limited() -> Any:
+        nonlocal seen
+        event = await receive()
+        if event.get("type") == "http.request":
+            seen += len(event.get("body", b""))
+            if seen > limit:
+                raise APIError(413, message)
+        return event
+
+    return limited
+
+
+def safe_filename(name: str | None) -> str:
+    """The last component of an uploaded file's name, refused when empty or odd."""
+    base = (name or "").replace("\\", "/").split("/")[-1].strip()
+    if not base or base in (".", "..") or any(ord(char) < 32 for char in base):
+        raise APIError(400, f"Uploaded file name {name!r} is not usable: give each file a plain name like 'report.pdf'.")
+    if len(base.encode("utf-8")) > 255:
+        raise APIError(400, f"Uploaded file name '{base[:40]}…' is longer than 255 bytes.")
+    return base
+
+
+def _save_uploads(files: list[tuple[str, UploadFile]], folder: Path, max_bytes: int) -> list[tuple[str, Path]]:
+    """Copy the uploads into `folder` under their own names (blocking)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    saved: list[tuple[str, Path]] = []
+    for filename, upload in files:
+        target = folder / filename
+        written = 0
+        upload.file.seek(0)
+        with open(target, "wb") as out:
+            while chunk := upload.file.read(COPY_CHUNK):
+                written += len(chunk)
+                if written > max_bytes:
+                    raise APIError(413, f"File '{filename}' is larger than the limit of {_mb(max_bytes)} per file (server.max_upload_bytes).")
+                out.write(chunk)
+        saved.append((filename, target))
+    return saved
+
+
+async def _read_upload_form(request: Request, state: ServerState) -> Any:
+    settings = state.settings
+    total = settings.max_upload_bytes * settings.max_upload_files + MULTIPART_OVERHEAD
+    too_large = f"The upload is larger than the server accepts ({settings.max_upload_files} files of at most {_mb(settings.max_upload_bytes)} each)."
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > total:
+        raise APIError(413, too_large)
+    content_type = request.headers.get("content-type", "")
+    if not content_type.lower().startswith("multipart/form-data"):
+        raise APIError(415, "Upload files as multipart/form-data: one or more 'files' parts and a 'collection' field.")
+    limited = Request(request.scope, receive=_limited_receive(request.receive, total, too_large))
+    try:
+        return await limited.form(max_files=settings.max_upload_files, max_fields=50)
+    except StarletteHTTPException as exc:
+        if "Too many files" in str(exc.detail):
+            raise APIError(413, f"Too many files in one upload: at most {settings.max_upload_files} (server.max_upload_files).") from None
+        raise APIError(400, f"Cannot read the multipart upload: {exc.detail}") from None
+
+
+_UPLOAD_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["files"],
+                    "properties": {
+                        "files": {"type": "array", "items": {"type": "string", "format": "binary"}, "description": "One or more files (.txt .md .pdf .json .jsonl .html .docx .csv)."},
+                        "collection": {"type": "string", "description": "Target collection (default: the configured default)."},
+                        "description": {"type": "string", "description": "What the collection holds (the router reads it)."},
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+@router.post("/documents", status_code=202, summary="Upload files; they are loaded by a background job.", openapi_extra=_UPLOAD_BODY)
+async def upload_documents(request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+    state = services.server_state(request)
+    settings = state.settings
+    form = await _read_upload_form(request, state)
+    try:
+        collection_field = form.get("collection")
+        description_field = form.get("description")
+        collection = services.target_collection(principal, collection_field if isinstance(collection_field, str) else None)
+        description = description_field if isinstance(description_field, str) else None
+        uploads = [(key, value) for key, value in form.multi_items() if isinstance(value, UploadFile)]
+        if not uploads:
+            raise APIError(400, "No file in the upload: send one or more files as multipart parts named 'files'.")
+        if len(uploads) > settings.max_upload_files:
+            raise APIError(413, f"Too many files in one upload: {len(uploads)}, at most {settings.max_upload_files} (server.max_upload_files).")
+        named: list[tuple[str, UploadFile]] = []
+        seen: set[str] = set()
+        for _, upload in uploads:
+            filename = safe_filename(upload.filename)
+            if filename in seen:
+                raise APIError(400, f"The file name '{filename}' appears twice in one upload.")
+            seen.add(filename)
+            if upload.size is not None and upload.size > settings.max_upload_bytes:
+                raise APIError(413, f"File '{filename}' is larger than the limit of {_mb(settings.max_upload_bytes)} per file (server.max_upload_bytes).")
+            named.append((filename, upload))
+        folder = state.upload_dir() / uuid.uuid4().hex
+        try:
+            saved = await services.in_thread(_save_uploads, named, folder, settings.max_upload_bytes)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+    finally:
+        await form.close()
+
+    def work(on_progress: Any) -> Any:
+        return make_pipeline(on_progress).run(
+            iter_upload_sources(saved, collection),
+            collection_name=collection,
+            collection_description=description or "",
+        )
+
+    inputs = [upload_reference(collection, filename) for filename, _ in saved]
+    job = state.job_manager().submit("upload", collection, inputs, work, owner=principal.label, cleanup=remove_dir(folder))
+    return _accepted(job)
+
+
+# ---------------------------------------------------------------------- server-side loads
+
+
+class LoadRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    inputs: List[str] = Field(min_length=1, max_length=1000, description="Server paths (under server.allowed_roots) and http(s) URLs.", examples=[["/srv/docs", "https://example.com/handbook"]])
+    collection: Optional[str] = Field(None, description="Target collection (default: the configured default).")
+    description: Optional[str] = Field(None, description="What the collection holds (the router reads it).")
+    force_new_collection: bool = Field(False, description="Drop and recreate the collection first.")
+    max_depth: Optional[int] = Field(None, ge=0, le=10, description="Follow links this many levels from each URL.")
+    max_pages: Optional[int] = Field(None, ge=1, le=10000, description="Stop crawling after this many pages.")
+    batch_size: Optional[int] = Field(None, ge=1, le=4096, description="Chunks embedded per batch.")
+
+
+@router.post("/load", status_code=202, summary="Load server paths and URLs in a background job.")
+async def load(body: LoadRequest, request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+    state = services.server_state(request)
+    collection = services.target_collection(principal, body.collection)
+    paths, urls = services.split_inputs(body.inputs, state.settings.allowed_roots)
+    services.require_crawler_if(urls)
+    job = services.submit_load(
+        state,
+        principal,
+        "load",
+        collection,
+        body.description,
+        paths,
+        urls,
+        force_new_collection=body.force_new_collection,
+        batch_size=body.batch_size,
+        crawl_kwargs={"max_depth": body.max_depth, "max_pages": body.max_pages},
+    )
+    return _accepted(job)
+
+
+# ---------------------------------------------------------------------- jobs
+
+
+@router.get("/jobs/{job_id}", summary="Status, progress and results of a load job.")
+async def get_job(job_id: str, request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+    manager = services.server_state(request).job_manager()
+    job = manager.get(job_id)
+    if job is None:
+        raise APIError(404, f"No job '{job_id}' (jobs are kept in memory until the server restarts).")
+    if not principal.may_use(job["collection"]):
+        raise APIError(403, f"This API key may not use collection '{job['collection']}'.")
+    return JSONSafeResponse(job)
+
+
+@router.get("/jobs", summary="Recent load jobs, newest first.")
+async def list_jobs(request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+    manager = services.server_state(request).job_manager()
+    return JSONSafeResponse(manager.list(principal.authorized_collections))
+
+
+# ---------------------------------------------------------------------- query
+
+
+class QueryRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=20000)
+    agent: Literal["auto", "deep", "chain", "naive"] = Field("auto", description="auto: the router picks DeepSearch or ChainOfRAG.")
+    max_iter: Optional[int] = Field(None, ge=1, le=20, description="Reflection rounds at most.")
+    collections: Optional[List[str]] = Field(None, max_length=100, description="Search only these (default: the collection router chooses).")
+    max_tokens: Optional[int] = Field(None, ge=1, description="Token budget of the whole query.")
+
+
+@router.post(
+    "/query",
+    summary="Answer a question; JSON, or Server-Sent Events with Accept: text/event-stream.",
+    responses={200: {"content": {"application/json": {}, "text/event-stream": {"description": "event: step | token | result | error"}}}},
+)
+async def query(body: QueryRequest, request: Request, principal: Principal = Depends(require_principal)) -> Any:
+    agent = services.agent_for(body.agent)
+    collections = await services.query_collections(principal, body.collections)
+    kwargs = services.query_kwargs(principal, collections, body.max_iter, body.max_tokens)
+    if wants_event_stream(request.headers.get("accept")):
+        frames = stream_agent_run(lambda on_event: agent.aquery(body.question, on_event=on_event, **kwargs))
+        return StreamingResponse(frames, media_type="text/event-stream", headers=SSE_HEADERS)
+    result = await agent.aquery(body.question, **kwargs)
+    return JSONSafeResponse(result.to_dict())
+
+
+# ---------------------------------------------------------------------- collections and sources
+
+
+def _collections(principal: Principal) -> list[dict[str, Any]]:
+    vector_db = services.components().vector_db
+    rows = []
+    for info in vector_db.list_collections():
+        if not principal.may_use(info.collection_name):
+            continue
+        rows.append(
+            {
+                "name": info.collection_name,
+                "description": info.description,
+                "dim": info.dim,
+                "embedding_model": info.embedding_model,
+                "sources": len(vector_db.list_sources(info.collection_name)),
+            }
+        )
+    return rows
+
+
+@router.get("/collections", summary="Collections this key may use, with their number of sources.")
+async def list_collections(principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+    return JSONSafeResponse(await services.in_thread(_collections, principal))
+
+
+def _drop(state: ServerState, principal: Principal, name: str) -> dict[str, Any]:
+    name = services.require_existing(principal, name)
+    with state.job_manager().collection_lock(name):
+        services.components().vector_db.clear_db(name)
+    return {"deleted": name}
+
+
+@router.delete("/collections/{name}", summary="Drop a collection and everything in it.")
+async def drop_collection(name: str, request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+    return JSONSafeResponse(await services.in_thread(_drop, services.server_state(request), principal, name))
+
+
+def _sources(principal: Principal, name: str) -> list[dict[str, Any]]:
+    name = services.require_existing(principal, name)
+    records = services.components().vector_db.list_sources(name)
+    return [
+        {"reference": reference, "chunks": record.chunk_count, "complete": record.complete}
+        for reference, record in sorted(records.items())
+    ]
+
+
+@router.get("/collections/{name}/sources", summary="The sources (files, pages, uploads) in a collection.")
+async def list_sources(name: str, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+    return JSONSafeResponse(await services.in_thread(_sources, principal, name))
+
+
+class DeleteSourceRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    collection: str
+    reference: str = Field(min_length=1, description="As listed by GET /v1/collections/{name}/sources.")
+
+
+def _delete_source(state: ServerState, principal: Principal, collection: str, reference: str) -> dict[str, Any]:
+    name = services.require_existing(principal, collection)
+    with state.job_manager().collection_lock(name):
+        removed = services.components().vector_db.delete_by_reference(name, reference)
+    if removed == 0:
+        raise APIError(404, f"No source '{reference}' in collection '{name}' (see GET /v1/collections/{name}/sources).")
+    return {"deleted": removed}
+
+
+@router.delete("/sources", summary="Remove one source's chunks from a collection.")
+async def delete_source(body: DeleteSourceRequest, request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+    state = services.server_state(request)
+    return JSONSafeResponse(await services.in_thread(_delete_source, state, principal, body.collection, body.reference))
+

@@ -1,0 +1,159 @@
+"""What the routes do, shared by the DeepSearcher-compatible and the v1 routes.
+
+Store calls block (Milvus, file reads, embeddings), so routes call them through
+`in_thread` and the event loop keeps serving other requests meanwhile.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from fastapi import Request
+from starlette.concurrency import run_in_threadpool
+
+from deepsearcher.offline_loading.pipeline import ProgressCallback
+from deepsearcher.offline_loading.summary import LoadSummary
+from deepsearcher.server.app import ServerState
+from deepsearcher.server.auth import Principal
+from deepsearcher.server.errors import APIError
+from deepsearcher.server.jobs import Job, make_pipeline
+from deepsearcher.server.paths import check_url, is_url_like, iter_allowed_file_sources, resolve_allowed
+
+T = TypeVar("T")
+
+
+def server_state(request: Request) -> ServerState:
+    return request.app.state.deepsearcher
+
+
+async def in_thread(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    return await run_in_threadpool(function, *args, **kwargs)
+
+
+def components() -> Any:
+    from deepsearcher import configuration
+
+    if configuration.vector_db is None:
+        raise APIError(503, "The server is still starting.")
+    return configuration
+
+
+def target_collection(principal: Principal, name: str | None) -> str:
+    """The named collection (or the configured default), checked against the key."""
+    if name is None or not name.strip():
+        name = components().vector_db.default_collection
+    return principal.require(name)
+
+
+def _missing(name: str, principal: Principal) -> APIError:
+    existing = [info.collection_name for info in components().vector_db.list_collections() if principal.may_use(info.collection_name)]
+    listing = ", ".join(existing) or "none"
+    return APIError(404, f"Collection '{name}' does not exist (existing: {listing}).")
+
+
+def require_existing(principal: Principal, name: str) -> str:
+    """Blocking: `name` normalized when the key may use it (403) and it exists (404)."""
+    name = principal.require(name)
+    if not components().vector_db.has_collection(name):
+        raise _missing(name, principal)
+    return name
+
+
+# ---------------------------------------------------------------------- loading
+
+
+def split_inputs(inputs: list[str], roots: list[Path]) -> tuple[list[Path], list[str]]:
+    """Server paths (each checked against the allowed roots) and http(s) URLs; any bad one refuses the request."""
+    paths: list[Path] = []
+    urls: list[str] = []
+    for item in inputs:
+        if is_url_like(item):
+            urls.append(check_url(item))
+        else:
+            paths.append(resolve_allowed(item, roots))
+    return paths, urls
+
+
+def require_crawler_if(urls: list[str]) -> None:
+    if not urls:
+        return
+    configuration = components()
+    if configuration.web_crawler is None:
+        reason = configuration.web_crawler_error or "no web crawler is configured"
+        raise APIError(503, f"Cannot load URLs: {reason}")
+
+
+def submit_load(
+    state: ServerState,
+    principal: Principal,
+    kind: str,
+    collection: str,
+    description: str | None,
+    paths: list[Path],
+    urls: list[str],
+    force_new_collection: bool = False,
+    batch_size: int | None = None,
+    crawl_kwargs: dict[str, Any] | None = None,
+) -> Job:
+    """Queue a job loading `paths` and `urls` into `collection`."""
+    roots = list(state.settings.allowed_roots)
+    crawl = {key: value for key, value in (crawl_kwargs or {}).items() if value is not None}
+
+    def work(on_progress: ProgressCallback) -> LoadSummary:
+        configuration = components()
+        pipeline = make_pipeline(on_progress, batch_size)
+
+        def sources() -> Any:
+            yield from iter_allowed_file_sources(paths, configuration.file_loader, roots)
+            if urls:
+                from deepsearcher.offline_loading.web_sources import iter_web_sources
+
+                yield from iter_web_sources(configuration.require_web_crawler(), urls, **crawl)
+
+        return pipeline.run(
+            sources(),
+            collection_name=collection,
+            collection_description=description or "",
+            force_new_collection=force_new_collection,
+        )
+
+    inputs = [str(path) for path in paths] + urls
+    return state.job_manager().submit(kind, collection, inputs, work, owner=principal.label)
+
+
+# ---------------------------------------------------------------------- querying
+
+
+def agent_for(name: str) -> Any:
+    """The agent for `name`, or 503 naming how to configure an LLM."""
+    from deepsearcher.online_query import select_agent
+
+    configuration = components()
+    if configuration.llm is None:
+        reason = str(configuration.llm_error) if configuration.llm_error else "no LLM is configured"
+        raise APIError(
+            503,
+            f"Querying needs an LLM, and none is available: {reason} Configure one under provide_settings.llm "
+            "in the config file given to `deepsearcher serve --config`.",
+        )
+    return select_agent(name)
+
+
+async def query_collections(principal: Principal, collections: list[str] | None) -> list[str] | None:
+    """The caller's collections checked (403 / 404), or None to let the router choose."""
+    if not collections:
+        return None
+    names = principal.require_all(collections)
+    for name in names:
+        await in_thread(require_existing, principal, name)
+    return list(dict.fromkeys(names))
+
+
+def query_kwargs(principal: Principal, collections: list[str] | None, max_iter: int | None, max_tokens: int | None) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"authorized_collections": principal.authorized_collections, "collections": collections}
+    if max_iter is not None:
+        kwargs["max_iter"] = max_iter
+    if max_tokens is not None:
+        kwargs["max_tokens"] = max_tokens
+    return kwargs

@@ -1,0 +1,82 @@
+"""Server-Sent Events for `/v1/query`: the agent's steps, the answer's tokens, the result.
+
+    event: step     data: StepEvent.to_dict()      one per agent step
+    event: token    data: {"token": "..."}         one per streamed answer token
+    event: result   data: QueryResult.to_dict()    last
+    event: error    data: {"message": "..."}       instead of result when the query failed
+
+A comment line (`: keep-alive`) goes out when nothing happened for a while so proxies
+keep the connection open; when the client goes away the agent run is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import uuid
+from typing import Any, AsyncIterator, Awaitable, Callable
+
+from deepsearcher.agent.events import StepEvent
+from deepsearcher.types.errors import DeepSearcherError
+
+logger = logging.getLogger("deepsearcher.server")
+
+KEEP_ALIVE_SECONDS = 15.0
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connection": "keep-alive"}
+
+_DONE = object()
+
+
+def format_event(event: str, data: Any) -> str:
+    """One SSE frame; the JSON is on one line, so one `data:` field suffices."""
+    payload = json.dumps(data, ensure_ascii=False, default=str)
+    return f"event: {event}\ndata: {payload}\n\n"
+
+
+def wants_event_stream(accept: str | None) -> bool:
+    return bool(accept) and "text/event-stream" in accept.lower()
+
+
+async def stream_agent_run(run: Callable[[Callable[[StepEvent], None]], Awaitable[Any]], keep_alive: float = KEEP_ALIVE_SECONDS) -> AsyncIterator[str]:
+    """Frames for one run; `run(on_event)` is the agent's `aquery` with its arguments bound."""
+    loop = asyncio.get_running_loop()
+    loop_thread = threading.get_ident()
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    def on_event(event: StepEvent) -> None:
+        if threading.get_ident() == loop_thread:
+            queue.put_nowait(event)
+        else:
+            loop.call_soon_threadsafe(queue.put_nowait, event)
+
+    task = asyncio.ensure_future(run(on_event))
+    task.add_done_callback(lambda _: loop.call_soon(queue.put_nowait, _DONE))
+    try:
+        while True:
+            try:
+                item = await asyncio.wait_for(queue.get(), timeout=keep_alive)
+            except asyncio.TimeoutError:
+                yield ": keep-alive\n\n"
+                continue
+            if item is _DONE:
+                break
+            if item.kind == "answer_token":
+                yield format_event("token", {"token": item.data.get("token", "")})
+            else:
+                yield format_event("step", item.to_dict())
+        try:
+            result = task.result()
+        except DeepSearcherError as exc:
+            yield format_event("error", {"message": str(exc)})
+            return
+        except Exception as exc:  # noqa: BLE001 - reported as an event, logged with an id
+            error_id = uuid.uuid4().hex[:12]
+            logger.error("query stream failed (error id %s)", error_id, exc_info=(type(exc), exc, exc.__traceback__))
+            yield format_event("error", {"message": f"Internal server error (error id {error_id}); the details are in the server log.", "error_id": error_id})
+            return
+        yield format_event("result", result.to_dict())
+    finally:
+        if not task.done():
+            task.cancel()
