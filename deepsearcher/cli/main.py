@@ -12,6 +12,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from deepsearcher.cli.collections_cmd import collections_app, delete  # noqa: E402
 from deepsearcher.cli.eval_cmd import eval_command  # noqa: E402
 from deepsearcher.cli.load_cmd import load  # noqa: E402
+from deepsearcher.cli.mcp_cmd import mcp_command  # noqa: E402
 from deepsearcher.cli.providers_cmd import providers  # noqa: E402
 from deepsearcher.cli.query_cmd import query  # noqa: E402
 from deepsearcher.cli.search_cmd import search  # noqa: E402
@@ -30,6 +31,7 @@ app.command()(delete)
 app.command()(providers)
 app.command("eval")(eval_command)
 app.command()(serve)
+app.command("mcp")(mcp_command)
 app.add_typer(collections_app, name="collections")
 
 
