@@ -17,7 +17,6 @@ import yaml
 from helpers import make_docs
 from deepsearcher.testing import scripted_llm_fixture
 
-pytest.importorskip("mcp")
 
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
