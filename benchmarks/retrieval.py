@@ -1,0 +1,275 @@
+"""Retrieval benchmark: dense vs BM25 vs hybrid on a multi-hop QA dataset, with Milvus Lite.
+
+    python benchmarks/retrieval.py [DATASET_DIR ...] [--top-k 2,5] [--analyzer standard]
+        [--rrf-k 10,60] [--candidates auto,50,100] [--weights 0.6:0.4,0.5:0.5] [--fetch 10] [--limit N]
+
+DATASET_DIR holds corpus.jsonl ({title, text}, one passage each) and questions.jsonl
+({question, gold_titles}); the default is ../shared/data/hotpotqa_train100 next to the
+repository. Each passage becomes one chunk (title in metadata, so index_text = title +
+text for both the embedding and BM25) in a fresh Milvus Lite collection in a temporary
+directory. The corpus and the questions are embedded once; every fusion setting given
+(comma-separated lists are swept) is then searched over the same collection, so a sweep
+costs only searches. Without sweep options the hybrid row uses the Milvus store's
+defaults. Recall@k is the share of a question's gold titles among the first
+k distinct retrieved titles, averaged over questions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import DEFAULT_DATASET, Dataset, format_table, load_dataset, mean, parse_int_list, recall_at_k  # noqa: E402
+
+from deepsearcher.types import Chunk  # noqa: E402
+
+
+@dataclass
+class Setting:
+    """One way of searching: mode plus, for hybrid, how the two lists are fused."""
+
+    mode: str  # dense | sparse | hybrid
+    ranker: str = "rrf"
+    rrf_k: int = 60
+    candidates: int | None = None  # None: the store's default, max(2 * limit, 20)
+    weights: tuple[float, float] = (0.5, 0.5)
+    default: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"{self.base_label} (default)" if self.default else self.base_label
+
+    @property
+    def base_label(self) -> str:
+        if self.mode == "dense":
+            return "dense"
+        if self.mode == "sparse":
+            return "BM25"
+        candidates = self.candidates or "auto"
+        if self.ranker == "weighted":
+            return f"hybrid weighted {self.weights[0]:g}/{self.weights[1]:g} cand={candidates}"
+        return f"hybrid rrf k={self.rrf_k} cand={candidates}"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("datasets", nargs="*", default=[str(DEFAULT_DATASET)], help="dataset directories")
+    parser.add_argument("--top-k", default="2,5", help="recall cut-offs, comma-separated (default 2,5)")
+    parser.add_argument(
+        "--analyzer",
+        action="append",
+        help="BM25 analyzer: standard, stop (standard + English stop words), stemmer, jieba, english "
+        "(Milvus server only), or LABEL=JSON analyzer_params; repeat to compare (each gets its own "
+        "collection; embeddings are reused)",
+    )
+    parser.add_argument("--rrf-k", default="", help="RRFRanker k values to sweep, comma-separated, e.g. 10,30,60")
+    parser.add_argument(
+        "--candidates",
+        default="",
+        help="candidates per side to sweep, comma-separated; 'auto' = max(2 x fetched, 20) "
+        "(default: the store's default when sweeping)",
+    )
+    parser.add_argument(
+        "--weights", default="", help="WeightedRanker dense:sparse weights to sweep, e.g. 0.7:0.3,0.5:0.5"
+    )
+    parser.add_argument("--fetch", type=int, default=0, help="chunks retrieved per question (default 2 x max top-k)")
+    parser.add_argument("--limit", type=int, default=0, help="use only the first N questions")
+    parser.add_argument("--batch-size", type=int, default=64, help="embedding batch size")
+    parser.add_argument(
+        "--cache", default="", help="directory to keep corpus/question embeddings in between runs (default: none)"
+    )
+    parser.add_argument("--json", dest="json_out", default="", help="also write the results to this JSON file")
+    return parser.parse_args(argv)
+
+
+# A few English stop words for the "stop" preset (Milvus Lite honours an explicit
+# stop_words list; it ignores stemmer filters and rejects the built-in "english" analyzer).
+STOP_WORDS = (
+    "a an and are as at be been but by did do does for from had has have how if in into is it its no not "
+    "of on or such that the their then there these they this to was were what when where which who whom "
+    "why will with"
+).split()
+ANALYZER_PRESETS: dict[str, str | dict[str, Any]] = {
+    "standard": "standard",
+    "stop": {"tokenizer": "standard", "filter": [{"type": "stop", "stop_words": STOP_WORDS}]},
+    "stemmer": {"tokenizer": "standard", "filter": ["lowercase", {"type": "stemmer", "language": "english"}]},
+}
+
+
+def parse_analyzer(text: str) -> tuple[str, str | dict[str, Any]]:
+    """(label, analyzer): a preset name, LABEL=JSON, a JSON dict, or a Milvus analyzer name."""
+    text = text.strip()
+    if text in ANALYZER_PRESETS:
+        return text, ANALYZER_PRESETS[text]
+    label, sep, spec = text.partition("=")
+    if sep and spec.strip().startswith("{"):
+        return label, json.loads(spec)
+    if text.startswith("{"):
+        return "custom", json.loads(text)
+    return text, text
+
+
+def store_defaults() -> Setting:
+    """The hybrid setting a Milvus store uses when not told otherwise."""
+    import inspect
+
+    from deepsearcher.vector_db.milvus import Milvus
+
+    params = inspect.signature(Milvus.__init__).parameters
+    return Setting(
+        "hybrid",
+        ranker=params["ranker"].default,
+        rrf_k=params["rrf_k"].default,
+        candidates=params["candidates_per_side"].default,
+        weights=tuple(params["weights"].default),
+        default=True,
+    )
+
+
+def build_settings(args: argparse.Namespace) -> list[Setting]:
+    default = store_defaults()
+    settings = [Setting("dense"), Setting("sparse"), default]
+    candidates: list[int | None] = [None if c.strip() == "auto" else int(c) for c in args.candidates.split(",") if c.strip()]
+    if not candidates and (args.rrf_k or args.weights):
+        candidates = [default.candidates]
+    for cand in candidates:
+        for k in parse_int_list(args.rrf_k) or ([] if args.weights else [default.rrf_k]):
+            settings.append(Setting("hybrid", ranker="rrf", rrf_k=k, candidates=cand))
+        for pair in filter(None, (w.strip() for w in args.weights.split(","))):
+            dense_w, sparse_w = (float(x) for x in pair.split(":"))
+            settings.append(Setting("hybrid", ranker="weighted", candidates=cand, weights=(dense_w, sparse_w)))
+    return settings
+
+
+def embed_all(dataset: Dataset, chunks: list[Chunk], embedding: Any, args: argparse.Namespace) -> list[list[float]]:
+    """Fill chunk embeddings and return question vectors, reusing a --cache file when it
+    was made from the same texts with the same model."""
+    import hashlib
+
+    import numpy as np
+
+    texts = [c.index_text for c in chunks] + [q.question for q in dataset.questions]
+    digest = hashlib.sha256("\x00".join([embedding.model_name, *texts]).encode("utf-8")).hexdigest()[:16]
+    cache = Path(args.cache) / f"{dataset.name}-{digest}.npy" if args.cache else None
+    if cache is not None and cache.is_file():
+        vectors = np.load(cache).tolist()
+        for chunk, vector in zip(chunks, vectors):
+            chunk.embedding = vector
+        return vectors[len(chunks) :]
+    embedding.embed_chunks(chunks, batch_size=args.batch_size, show_progress=False)
+    query_vectors = [embedding.embed_query(q.question) for q in dataset.questions]
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        np.save(cache, np.asarray([c.embedding for c in chunks] + query_vectors, dtype=np.float32))
+    return query_vectors
+
+
+def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> list[dict[str, Any]]:
+    from deepsearcher.vector_db.milvus import Milvus
+
+    ks = parse_int_list(args.top_k)
+    fetch = args.fetch or 2 * max(ks)
+    analyzers = [parse_analyzer(a) for a in (args.analyzer or ["standard"])]
+
+    started = time.perf_counter()
+    chunks = [Chunk(text=p["text"], reference=p["title"], metadata={"title": p["title"]}) for p in dataset.passages]
+    query_vectors = embed_all(dataset, chunks, embedding, args)
+    embed_s = time.perf_counter() - started
+    print(
+        f"\n{dataset.name}: {len(chunks)} passages, {len(dataset.questions)} questions; "
+        f"embedded in {embed_s:.1f} s with {embedding.model_name}",
+        flush=True,
+    )
+
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="ds-bench-") as tmp:
+        store = Milvus(uri=os.path.join(tmp, "bench.db"))
+        try:
+            for index, (analyzer_label, analyzer) in enumerate(analyzers):
+                collection = f"bench_{index}"
+                store.analyzer = analyzer
+                store.init_collection(
+                    embedding.dimension, collection, description=dataset.name, embedding_model=embedding.model_name
+                )
+                started = time.perf_counter()
+                store.insert_data(collection, chunks)
+                insert_s = time.perf_counter() - started
+                print(f"  analyzer {analyzer_label}: inserted and indexed in {insert_s:.1f} s", flush=True)
+                for setting in build_settings(args):
+                    if setting.mode == "dense" and index > 0:
+                        continue  # the analyzer does not change dense results
+                    store.ranker, store.rrf_k, store.weights = setting.ranker, setting.rrf_k, setting.weights
+                    store.candidates_per_side = setting.candidates
+                    recalls: dict[int, list[float]] = {k: [] for k in ks}
+                    started = time.perf_counter()
+                    for question, vector in zip(dataset.questions, query_vectors):
+                        hits = store.search_data(collection, vector, top_k=fetch, query_text=question.question, mode=setting.mode)
+                        titles = [hit.metadata.get("title") for hit in hits]
+                        for k in ks:
+                            recalls[k].append(recall_at_k(titles, question.gold_titles, k))
+                    elapsed = time.perf_counter() - started
+                    row = {
+                        "dataset": dataset.name,
+                        "analyzer": "-" if setting.mode == "dense" else analyzer_label,
+                        "setting": setting.label,
+                        "mode": setting.mode,
+                        "ranker": setting.ranker,
+                        "rrf_k": setting.rrf_k,
+                        "candidates": setting.candidates,
+                        "weights": list(setting.weights),
+                        "ms_per_query": 1000 * elapsed / max(1, len(dataset.questions)),
+                        **{f"recall@{k}": mean(recalls[k]) for k in ks},
+                    }
+                    results.append(row)
+        finally:
+            store.close()
+    return results
+
+
+def print_table(dataset_name: str, rows: list[dict[str, Any]], ks: list[int], fetch: int) -> None:
+    headers = ["method", "analyzer", *(f"R@{k}" for k in ks), "ms/query"]
+    table = [[r["setting"], r["analyzer"], *(r[f"recall@{k}"] for k in ks), f"{r['ms_per_query']:.1f}"] for r in rows]
+    print(f"\n{dataset_name} — title Recall@k over the first k distinct titles ({fetch} chunks fetched per question)")
+    print(format_table(headers, table))
+    last = max(ks)
+    best_single = max((r for r in rows if r["mode"] != "hybrid"), key=lambda r: r[f"recall@{last}"])
+    best_hybrid = max((r for r in rows if r["mode"] == "hybrid"), key=lambda r: r[f"recall@{last}"], default=None)
+    if best_hybrid:
+        print(
+            f"best single: {best_single['setting']} R@{last}={best_single[f'recall@{last}']:.3f}; "
+            f"best hybrid: {best_hybrid['setting']} R@{last}={best_hybrid[f'recall@{last}']:.3f}"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    from deepsearcher.embedding.sentence_transformer_embedding import MiniLMEmbedding
+
+    embedding = MiniLMEmbedding()
+    ks = parse_int_list(args.top_k)
+    fetch = args.fetch or 2 * max(ks)
+    all_rows: list[dict[str, Any]] = []
+    for directory in args.datasets:
+        dataset = load_dataset(directory, limit=args.limit or None)
+        rows = run_dataset(dataset, args, embedding)
+        print_table(dataset.name, rows, ks, fetch)
+        all_rows.extend(rows)
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(all_rows, indent=2), encoding="utf-8")
+        print(f"\nwrote {args.json_out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,141 @@
+"""Milvus Lite plumbing: where the local database lives, who holds it, and releasing it.
+
+milvus-lite 3.x runs in-process: pymilvus turns a ``*.db`` uri into a gRPC server on a
+free localhost port, backed by a data *directory* locked with ``flock`` on its ``LOCK``
+file. When another process holds that lock, milvus-lite only logs the cause and pymilvus
+raises a bare ``ConnectionConfigException("Open local milvus failed")``; the helpers here
+capture the cause so the caller can say what actually happened.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+_SERVER_MANAGER_LOGGER = "milvus_lite.server_manager"
+LOCK_FILENAME = "LOCK"
+
+_users_lock = threading.Lock()
+_users: dict[str, int] = {}
+
+
+def is_server_uri(uri: str) -> bool:
+    return uri.lower().startswith(("http://", "https://", "tcp://", "grpc://", "unix:"))
+
+
+def default_lite_path() -> str:
+    import platformdirs
+
+    return str(Path(platformdirs.user_data_dir("deepsearcher")) / "milvus.db")
+
+
+class StartupCapture(logging.Filter):
+    """Catches (and keeps off the console) milvus-lite's "Failed to start" log record,
+    whose exc_info holds the real reason a local database could not be opened."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.exc: BaseException | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            self.exc = record.exc_info[1]
+            return False
+        return True
+
+    def __enter__(self) -> "StartupCapture":
+        logging.getLogger(_SERVER_MANAGER_LOGGER).addFilter(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        logging.getLogger(_SERVER_MANAGER_LOGGER).removeFilter(self)
+
+
+def is_lock_error(exc: BaseException | None) -> bool:
+    """True when `exc` (or its cause chain) is milvus-lite's DataDirLockedError."""
+    seen = 0
+    while exc is not None and seen < 5:
+        if type(exc).__name__ == "DataDirLockedError":
+            return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
+
+
+def lock_is_held_elsewhere(path: str) -> bool:
+    """Probe the LOCK file of a Lite database (only meaningful when this process does
+    not hold it itself)."""
+    lock_path = os.path.join(path, LOCK_FILENAME)
+    if not os.path.exists(lock_path):
+        return False
+    try:
+        import fcntl
+    except ImportError:  # Windows: no cheap probe
+        return False
+    fd = os.open(lock_path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def lock_holder_pid(path: str) -> int | None:
+    """The pid holding the flock on `path`/LOCK, from /proc/locks (Linux), else None."""
+    lock_path = os.path.join(path, LOCK_FILENAME)
+    try:
+        inode = os.stat(lock_path).st_ino
+        with open("/proc/locks", encoding="ascii", errors="replace") as handle:
+            lines = handle.readlines()
+    except OSError:
+        return None
+    for line in lines:
+        parts = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 4083 fe:00:2147196 0 EOF" (blocked waiters carry "->")
+        if "->" in parts:
+            continue
+        if len(parts) >= 6 and parts[1] == "FLOCK":
+            try:
+                pid = int(parts[4])
+                lock_inode = int(parts[5].rsplit(":", 1)[-1])
+            except ValueError:
+                continue
+            if lock_inode == inode and pid != os.getpid():
+                return pid
+    return None
+
+
+def in_use_message(path: str, pid: int | None) -> str:
+    who = f" (pid {pid})" if pid else ""
+    return (
+        f"The Milvus Lite database {path} is in use by another process{who}. Stop that process, "
+        "query through `deepsearcher serve`, or use a Milvus server uri (http://host:19530)."
+    )
+
+
+def acquire(path: str) -> None:
+    with _users_lock:
+        _users[path] = _users.get(path, 0) + 1
+
+
+def release(path: str) -> None:
+    """Drop one user of a Lite database; the last one stops its in-process server so the
+    file lock is released before the process exits."""
+    with _users_lock:
+        count = _users.get(path, 0) - 1
+        if count > 0:
+            _users[path] = count
+            return
+        _users.pop(path, None)
+    try:
+        from milvus_lite.server_manager import server_manager_instance
+    except ImportError:
+        return
+    server_manager_instance.release_server(path)
