@@ -38,7 +38,8 @@ def main() -> int:
     print(f"\nSearch: {QUESTION}")
     for rank, result in enumerate(naive_retrieve(QUESTION, collection="demo", top_k=3), 1):
         title = f" [{result.title}]" if result.title else ""
-        print(f"  {rank}. {result.score:.3f}  {Path(result.reference).name}{title}: {result.text[:110].strip()}…")
+        snippet = " ".join(result.text.split())[:110]
+        print(f"  {rank}. {result.score:.3f}  {Path(result.reference).name}{title}: {snippet}…")
 
     print()
     if configuration.llm is None:
