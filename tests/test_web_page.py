@@ -11,9 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
-import threading
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -26,13 +23,13 @@ from deepsearcher.testing import scripted_llm_fixture
 
 CHROMIUM = os.environ.get("DEEPSEARCHER_TEST_CHROMIUM", "/usr/bin/chromium")
 import playwright.sync_api as playwright_api  # noqa: E402 - dev extra
-import uvicorn  # noqa: E402 - dev extra
 
 if not os.path.exists(CHROMIUM):  # `make test` installs it; never silently skip the browser test
     raise RuntimeError(f"No Chromium at {CHROMIUM}: install Debian's chromium package (make browser) or set DEEPSEARCHER_TEST_CHROMIUM.")
 
 from deepsearcher.config import Configuration  # noqa: E402
 from deepsearcher.server.app import create_app  # noqa: E402
+from deepsearcher.server.runner import ServerThread  # noqa: E402
 
 server = scripted_llm_fixture(name="server", fallback="NO")
 
@@ -42,35 +39,6 @@ REFLECT = "These queries were already searched"
 ANSWER = "Answer the question using only the numbered sources"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
 SCREENSHOT = Path(os.environ.get("DEEPSEARCHER_SCREENSHOT_DIR", "/tmp")) / "deepsearcher-web-page.png"
-
-
-class LiveServer:
-    """create_app(config) served by uvicorn in a thread, on a free loopback port."""
-
-    def __init__(self, config: Configuration) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.server = uvicorn.Server(uvicorn.Config(create_app(config), log_level="warning", lifespan="on"))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
-
-    def __enter__(self) -> "LiveServer":
-        self.thread.start()
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(self.url + "/health", timeout=2).json().get("status") == "ok":
-                    return self
-            except (httpx.HTTPError, ValueError):
-                pass
-            time.sleep(0.2)
-        raise RuntimeError("the server did not become ready")
-
-    def __exit__(self, *exc: Any) -> None:
-        self.server.should_exit = True
-        self.thread.join(30)
-        self.sock.close()
 
 
 def make_config(tmp_path: Path, milvus_uri: str, llm: dict[str, Any], server_settings: dict[str, Any] | None = None) -> Configuration:
@@ -122,7 +90,7 @@ def test_upload_ask_and_read_the_cited_source(server, tmp_path: Path, milvus_uri
     docs = make_docs(tmp_path / "docs")
     config = make_config(tmp_path, milvus_uri, server.llm_config(retry_base_delay=0.01))
 
-    with LiveServer(config) as live:
+    with ServerThread(create_app(config)) as live:
         page.goto(live.url + "/")
         page.wait_for_selector("#server-status.ok")
         assert page.title() == "DeepSearcher"
@@ -182,7 +150,7 @@ def test_upload_ask_and_read_the_cited_source(server, tmp_path: Path, milvus_uri
 def test_api_key_is_asked_for_and_sent(server, tmp_path: Path, milvus_uri: str, page) -> None:
     key = "page-test-key-0123456789"
     config = make_config(tmp_path, milvus_uri, server.llm_config(), {"api_keys": [{"key": key}]})
-    with LiveServer(config) as live:
+    with ServerThread(create_app(config)) as live:
         page.goto(live.url + "/")
         page.wait_for_selector("#banner:not([hidden])")
         assert "needs an API key" in page.inner_text("#banner")
