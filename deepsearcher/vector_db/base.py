@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ContextManager, TypeVar
 
 from deepsearcher.types import Chunk, CollectionInfo, ConfigurationError, RetrievalResult, deduplicate_results
 
 __all__ = [
+    "SEARCH_MODES",
     "BaseVectorDB",
     "CollectionInfo",
     "RetrievalResult",
@@ -19,6 +21,8 @@ __all__ = [
     "deduplicate_results",
     "normalize_collection_name",
 ]
+
+SEARCH_MODES = ("dense", "sparse", "hybrid")
 
 _VALID_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,254}$")
 
@@ -50,6 +54,9 @@ class SourceRecord:
         return self.chunk_count >= self.expected_chunks
 
 
+_Store = TypeVar("_Store", bound="BaseVectorDB")
+
+
 class BaseVectorDB(ABC):
     """A store of chunks with dense (and optionally sparse) search.
 
@@ -61,7 +68,6 @@ class BaseVectorDB(ABC):
     def __init__(self, default_collection: str = "deepsearcher") -> None:
         self.default_collection = normalize_collection_name(default_collection)
 
-    @abstractmethod
     def init_collection(
         self,
         dim: int,
@@ -76,21 +82,47 @@ class BaseVectorDB(ABC):
         An existing collection built with another `embedding_model` or `dim` raises
         EmbeddingMismatchError naming `--force-new-collection` as the fix.
         """
+        name = self._collection(collection)
+        dim = int(dim)
+        with self._collection_lock():
+            if self._exists(name):
+                if not force_new_collection:
+                    self._open_existing(name, dim, description, embedding_model)
+                    return
+                self.clear_db(name)
+            self._create_collection(name, dim, description, embedding_model, **kwargs)
 
-    @abstractmethod
     def insert_data(self, collection: str | None, chunks: list[Chunk], batch_size: int = 256, **kwargs: Any) -> int:
         """Insert chunks that already carry embeddings; returns how many were inserted."""
+        name = self._collection(collection)
+        if not chunks:
+            return 0
+        self._require(name, "insert")
+        return self._insert(name, chunks, max(1, int(batch_size)), **kwargs)
 
-    @abstractmethod
     def search_data(
         self,
         collection: str | None,
         vector: list[float],
         top_k: int = 5,
         query_text: str | None = None,
+        filter: Any = None,
+        mode: str | None = None,
         **kwargs: Any,
     ) -> list[RetrievalResult]:
-        """Best chunks for `vector` (hybrid with BM25 on `query_text` where supported)."""
+        """Best `top_k` chunks for `vector`.
+
+        mode: "dense" (cosine on the embedding), "sparse" (BM25 on `query_text` alone) or
+        "hybrid" (both, fused); by default hybrid when the store was built with
+        `hybrid=True` and a `query_text` is given, dense otherwise. `filter`: a
+        store-specific filter (see the store's `_search`).
+        """
+        name = self._collection(collection)
+        if mode is not None and mode not in SEARCH_MODES:
+            raise ConfigurationError(f"Unknown search mode '{mode}'. Allowed values: {', '.join(SEARCH_MODES)}.")
+        top_k = max(1, int(top_k))
+        self._require(name, "search")
+        return self._search(name, vector, top_k, (query_text or "").strip(), filter, mode, **kwargs)
 
     @abstractmethod
     def list_collections(self, dim: int | None = None) -> list[CollectionInfo]:
@@ -108,9 +140,12 @@ class BaseVectorDB(ABC):
     def list_sources(self, collection: str | None) -> dict[str, SourceRecord]:
         """Ingested sources of a collection keyed by reference."""
 
-    @abstractmethod
     def get_collection_info(self, collection: str | None) -> CollectionInfo | None:
         """Name, description, dimension and embedding model of one collection, or None."""
+        name = self._collection(collection)
+        if not self._exists(name):
+            return None
+        return self._read_info(name)
 
     def has_collection(self, collection: str | None) -> bool:
         return self.get_collection_info(collection) is not None
@@ -118,5 +153,48 @@ class BaseVectorDB(ABC):
     def close(self) -> None:
         """Release connections and file locks."""
 
+    def __enter__(self: _Store) -> _Store:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
     def _collection(self, collection: str | None) -> str:
         return normalize_collection_name(collection) if collection else self.default_collection
+
+    # What a store implements for the methods above (names are normalized already).
+
+    @abstractmethod
+    def _exists(self, name: str) -> bool:
+        """Whether collection `name` exists."""
+
+    @abstractmethod
+    def _require(self, name: str, operation: str) -> None:
+        """Make `name` ready for `operation`, or raise VectorStoreError listing the existing collections."""
+
+    @abstractmethod
+    def _read_info(self, name: str) -> CollectionInfo:
+        """The stored info of the existing collection `name`."""
+
+    @abstractmethod
+    def _create_collection(self, name: str, dim: int, description: str, embedding_model: str | None, **kwargs: Any) -> None:
+        """Create the missing collection `name`, recording its description, dimension and model."""
+
+    @abstractmethod
+    def _open_existing(self, name: str, dim: int, description: str, embedding_model: str | None) -> None:
+        """Check the existing collection `name` against the model (see `_common.check_embedding`)
+        and record a new description."""
+
+    @abstractmethod
+    def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: Any) -> int:
+        """`insert_data` into the existing collection `name`, `batch_size` chunks per call."""
+
+    @abstractmethod
+    def _search(
+        self, name: str, vector: list[float], top_k: int, text: str, filter: Any, mode: str | None, **kwargs: Any
+    ) -> list[RetrievalResult]:
+        """`search_data` on the existing collection `name`, `text` being the stripped query text."""
+
+    def _collection_lock(self) -> ContextManager[Any]:
+        """Held while init_collection checks for and creates a collection (none by default)."""
+        return nullcontext()

@@ -20,41 +20,29 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from deepsearcher.config.registry import register_provider
-from deepsearcher.types import (
-    Chunk,
-    CollectionInfo,
-    ConfigurationError,
-    EmbeddingMismatchError,
-    RetrievalResult,
-    StoreInUseError,
-    VectorStoreError,
-)
+from deepsearcher.types import Chunk, CollectionInfo, ConfigurationError, RetrievalResult, StoreInUseError, VectorStoreError
 from deepsearcher.vector_db import _milvus_lite as lite
+from deepsearcher.vector_db import _common as common
+from deepsearcher.vector_db._common import INDEX_TEXT, METADATA, REFERENCE, SOURCE_CHUNKS, SOURCE_HASH, TEXT
 from deepsearcher.vector_db.base import BaseVectorDB, SourceRecord
 
 logger = logging.getLogger(__name__)
 
-# Field names.
+# Field names (besides those of every store, in _common).
 PK = "id"
 EMBEDDING = "embedding"
-TEXT = "text"
-INDEX_TEXT = "index_text"
 SPARSE = "sparse"
-REFERENCE = "reference"
-SOURCE_HASH = "source_hash"
-SOURCE_CHUNKS = "source_chunks"
-METADATA = "metadata"
 
 # Collection properties (Milvus Lite keeps these; it drops the schema description).
 PROP_DESCRIPTION = "deepsearcher.description"
 PROP_MODEL = "deepsearcher.embedding_model"
 PROP_DIM = "deepsearcher.dim"
+INFO_PROPERTIES = {"description": PROP_DESCRIPTION, "embedding_model": PROP_MODEL}
 
 VARCHAR_MAX = 65535  # bytes
 HASH_MAX = 256
 JSON_MAX = 60000  # bytes; Milvus caps a JSON value at 64 KiB
 BM25_FUNCTION = "index_text_bm25"
-SEARCH_MODES = ("dense", "sparse", "hybrid")
 RANKERS = ("weighted", "rrf")
 LITE_ANALYZERS = ("standard", "jieba")
 
@@ -82,7 +70,7 @@ def fit_bytes(text: str, limit: int = VARCHAR_MAX) -> str:
 
 def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
     """Metadata as plain JSON (paths, dates, ... become strings), kept under JSON_MAX bytes."""
-    safe = json.loads(json.dumps(metadata, default=str, ensure_ascii=False))
+    safe = common.plain_json(metadata)
     size = len(json.dumps(safe, ensure_ascii=False).encode("utf-8"))
     if size <= JSON_MAX:
         return safe
@@ -243,22 +231,12 @@ class Milvus(BaseVectorDB):
 
     def close(self) -> None:
         client, self.client = getattr(self, "client", None), None
-        if client is not None:
-            try:
-                client.close()
-            except Exception:  # closing must not fail
-                logger.debug("closing the Milvus client failed", exc_info=True)
+        common.close_client(client, logger, "Milvus")
         if self._lite_path:
             lite.release(self._lite_path)
             self._lite_path = None
         self._loaded.clear()
         self._fields.clear()
-
-    def __enter__(self) -> "Milvus":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def _client(self) -> Any:
         if self.client is None:
@@ -275,8 +253,7 @@ class Milvus(BaseVectorDB):
         except Exception as exc:
             if not _is_milvus_failure(exc):
                 raise
-            where = f" on collection '{collection}'" if collection else ""
-            raise VectorStoreError(f"Milvus {operation}{where} failed ({self.uri}): {_exc_message(exc)}") from exc
+            raise common.operation_failed("Milvus", operation, collection, self.uri, _exc_message(exc)) from exc
 
     # ------------------------------------------------------------------ collections
 
@@ -291,11 +268,7 @@ class Milvus(BaseVectorDB):
         if not self._exists(name):
             with self._op("list_collections"):
                 existing = sorted(self._client().list_collections())
-            listing = ", ".join(existing) if existing else "none"
-            raise VectorStoreError(
-                f"Cannot {operation}: collection '{name}' does not exist in {self.uri}. "
-                f"Existing collections: {listing}. Load documents into it first or pick an existing one."
-            )
+            raise common.missing_collection(operation, name, self.uri, existing)
         with self._op("load_collection", name):
             self._client().load_collection(name)
         self._loaded.add(name)
@@ -314,11 +287,9 @@ class Milvus(BaseVectorDB):
         props = desc.get("properties") or {}
         dim: int | None = None
         for field in desc.get("fields", []):
-            if field.get("name") == EMBEDDING or (dim is None and "dim" in (field.get("params") or {})):
-                try:
-                    dim = int(field["params"]["dim"])
-                except (KeyError, TypeError, ValueError):
-                    pass
+            field_dim = _int_or_none((field.get("params") or {}).get("dim"))
+            if field_dim is not None and (field.get("name") == EMBEDDING or dim is None):
+                dim = field_dim
         if dim is None and props.get(PROP_DIM):
             dim = int(props[PROP_DIM])
         description = props.get(PROP_DESCRIPTION)
@@ -331,6 +302,9 @@ class Milvus(BaseVectorDB):
             embedding_model=props.get(PROP_MODEL) or None,
             extra={"fields": [field.get("name") for field in desc.get("fields", [])]},
         )
+
+    def _read_info(self, name: str) -> CollectionInfo:
+        return self._info_from_description(name, self._describe(name))
 
     def _analyzer_params(self) -> dict[str, Any]:
         params = analyzer_params(self.analyzer)
@@ -376,24 +350,7 @@ class Milvus(BaseVectorDB):
         index.add_index(SPARSE, index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
         return schema, index
 
-    def init_collection(
-        self,
-        dim: int,
-        collection: str | None = None,
-        description: str = "",
-        force_new_collection: bool = False,
-        embedding_model: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        name = self._collection(collection)
-        dim = int(dim)
-        if self._exists(name):
-            if force_new_collection:
-                self.clear_db(name)
-            else:
-                self._check_existing(name, dim, description, embedding_model)
-                self._require(name, "open the collection")
-                return
+    def _create_collection(self, name: str, dim: int, description: str, embedding_model: str | None, **kwargs: Any) -> None:
         schema, index = self._build_schema(dim, description)
         properties = {PROP_DESCRIPTION: description, PROP_DIM: str(dim)}
         if embedding_model:
@@ -413,41 +370,19 @@ class Milvus(BaseVectorDB):
         self._fields.pop(name, None)
         self._require(name, "open the collection")
 
-    def _check_existing(self, name: str, dim: int, description: str, embedding_model: str | None) -> None:
-        info = self._info_from_description(name, self._describe(name))
-        model_differs = bool(embedding_model and info.embedding_model and embedding_model != info.embedding_model)
-        if model_differs or (info.dim is not None and info.dim != dim):
-            raise EmbeddingMismatchError(
-                f"Collection '{name}' was built with embedding model '{info.embedding_model or 'unknown'}' "
-                f"(dim {info.dim}), but the configured embedding is '{embedding_model or 'unknown'}' "
-                f"(dim {dim}). Vectors of different models cannot be compared. Reload the collection with "
-                "`--force-new-collection` (force_new_collection=True), or pick another collection name."
-            )
-        updates: dict[str, str] = {}
-        if description and description != info.description:
-            updates[PROP_DESCRIPTION] = description
-        if embedding_model and not info.embedding_model:
-            updates[PROP_MODEL] = embedding_model
+    def _open_existing(self, name: str, dim: int, description: str, embedding_model: str | None) -> None:
+        info = self._read_info(name)
+        common.check_embedding(info, dim, embedding_model)
+        updates = {INFO_PROPERTIES[key]: value for key, value in common.info_updates(info, description, embedding_model).items()}
         if updates:
             with self._op("alter_collection_properties", name):
                 self._client().alter_collection_properties(name, properties=updates)
-
-    def get_collection_info(self, collection: str | None) -> CollectionInfo | None:
-        name = self._collection(collection)
-        if not self._exists(name):
-            return None
-        return self._info_from_description(name, self._describe(name))
+        self._require(name, "open the collection")
 
     def list_collections(self, dim: int | None = None) -> list[CollectionInfo]:
         with self._op("list_collections"):
             names = sorted(self._client().list_collections())
-        infos: list[CollectionInfo] = []
-        for name in names:
-            info = self._info_from_description(name, self._describe(name))
-            if dim is not None and info.dim != int(dim):
-                continue
-            infos.append(info)
-        return infos
+        return common.of_dim([self._read_info(name) for name in names], dim)
 
     def clear_db(self, collection: str | None = None) -> None:
         name = self._collection(collection)
@@ -460,46 +395,28 @@ class Milvus(BaseVectorDB):
     # ------------------------------------------------------------------ data
 
     def _row(self, chunk: Chunk, fields: set[str], dim: int | None) -> dict[str, Any]:
-        if chunk.embedding is None:
-            raise VectorStoreError(
-                f"Chunk of '{chunk.reference}' has no embedding; embed chunks (embedding.embed_chunks) before inserting."
-            )
-        vector = [float(x) for x in chunk.embedding]
-        if dim is not None and len(vector) != dim:
-            raise EmbeddingMismatchError(
-                f"Chunk of '{chunk.reference}' has a {len(vector)}-dimensional embedding but the collection "
-                f"stores {dim} dimensions. Use the embedding model the collection was built with, or reload "
-                "it with `--force-new-collection`."
-            )
         metadata = chunk.metadata or {}
         row: dict[str, Any] = {
-            EMBEDDING: vector,
+            EMBEDDING: common.checked_vector(chunk, dim),
             TEXT: fit_bytes(chunk.text),
             REFERENCE: fit_bytes(chunk.reference),
             METADATA: _json_safe(metadata),
         }
         if INDEX_TEXT in fields:
             row[INDEX_TEXT] = fit_bytes(chunk.index_text)
+        source_hash, source_chunks = common.source_fields(metadata)
         if SOURCE_HASH in fields:
-            row[SOURCE_HASH] = fit_bytes(str(metadata.get("source_hash") or ""), HASH_MAX)
+            row[SOURCE_HASH] = fit_bytes(source_hash, HASH_MAX)
         if SOURCE_CHUNKS in fields:
-            try:
-                row[SOURCE_CHUNKS] = int(metadata.get("source_chunks") or 0)
-            except (TypeError, ValueError):
-                row[SOURCE_CHUNKS] = 0
+            row[SOURCE_CHUNKS] = source_chunks
         return row
 
-    def insert_data(self, collection: str | None, chunks: list[Chunk], batch_size: int = 256, **kwargs: Any) -> int:
-        name = self._collection(collection)
-        if not chunks:
-            return 0
-        self._require(name, "insert")
+    def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: Any) -> int:
         fields = self._field_names(name)
-        dim = self._info_from_description(name, self._describe(name)).dim
+        dim = self._read_info(name).dim
         inserted = 0
-        batch_size = max(1, int(batch_size))
-        for start in range(0, len(chunks), batch_size):
-            rows = [self._row(chunk, fields, dim) for chunk in chunks[start : start + batch_size]]
+        for batch in common.batches(chunks, batch_size):
+            rows = [self._row(chunk, fields, dim) for chunk in batch]
             with self._op("insert", name):
                 result = self._client().insert(name, rows)
             inserted += int(result.get("insert_count", len(rows))) if isinstance(result, dict) else len(rows)
@@ -538,9 +455,7 @@ class Milvus(BaseVectorDB):
         fields = self._field_names(name)
         has_own_fields = SOURCE_HASH in fields and SOURCE_CHUNKS in fields
         output = [REFERENCE, SOURCE_HASH, SOURCE_CHUNKS] if has_own_fields else [REFERENCE, METADATA]
-        counts: dict[str, int] = {}
-        hashes: dict[str, str] = {}
-        expected: dict[str, int] = {}
+        tally = common.SourceTally()
         with self._op("query_iterator", name):
             iterator = self._client().query_iterator(name, batch_size=1000, filter="", output_fields=output)
             try:
@@ -549,30 +464,11 @@ class Milvus(BaseVectorDB):
                     if not batch:
                         break
                     for row in batch:
-                        reference = row.get(REFERENCE, "")
-                        if has_own_fields:
-                            source_hash, chunks = row.get(SOURCE_HASH) or "", row.get(SOURCE_CHUNKS) or 0
-                        else:
-                            meta = row.get(METADATA) or {}
-                            source_hash, chunks = meta.get("source_hash") or "", meta.get("source_chunks") or 0
-                        counts[reference] = counts.get(reference, 0) + 1
-                        if source_hash and not hashes.get(reference):
-                            hashes[reference] = str(source_hash)
-                        try:
-                            expected[reference] = max(expected.get(reference, 0), int(chunks))
-                        except (TypeError, ValueError):
-                            pass
+                        source = row if has_own_fields else (row.get(METADATA) or {})  # older collections: in metadata
+                        tally.add(row.get(REFERENCE, ""), source.get(SOURCE_HASH), source.get(SOURCE_CHUNKS))
             finally:
                 iterator.close()
-        return {
-            reference: SourceRecord(
-                reference=reference,
-                source_hash=hashes.get(reference, ""),
-                chunk_count=count,
-                expected_chunks=expected.get(reference) or count,
-            )
-            for reference, count in counts.items()
-        }
+        return tally.records()
 
     # ------------------------------------------------------------------ search
 
@@ -590,29 +486,12 @@ class Milvus(BaseVectorDB):
             return self._pymilvus.WeightedRanker(*self.weights)
         return self._pymilvus.RRFRanker(self.rrf_k)
 
-    def search_data(
-        self,
-        collection: str | None,
-        vector: list[float],
-        top_k: int = 5,
-        query_text: str | None = None,
-        filter: str | None = None,
-        mode: str | None = None,
-        **kwargs: Any,
+    def _search(
+        self, name: str, vector: list[float], top_k: int, text: str, filter: str | None, mode: str | None, **kwargs: Any
     ) -> list[RetrievalResult]:
-        """Best `top_k` chunks.
-
-        mode: "dense" (cosine on the embedding), "sparse" (BM25 on `query_text` alone) or
-        "hybrid" (both, fused with RRF or weights). By default hybrid when the store was
-        built with `hybrid=True` and a `query_text` is given, dense otherwise.
-        """
-        name = self._collection(collection)
-        if mode is not None and mode not in SEARCH_MODES:
-            raise ConfigurationError(f"Unknown search mode '{mode}'. Allowed values: {', '.join(SEARCH_MODES)}.")
-        top_k = max(1, int(top_k))
-        self._require(name, "search")
+        """Dense, BM25 or hybrid (fused by the weighted or the RRF ranker) search; `filter`
+        is a Milvus boolean expression on the fields (e.g. 'reference == "a.txt"')."""
         has_sparse = SPARSE in self._field_names(name)
-        text = (query_text or "").strip()
         if mode is None:
             mode = "hybrid" if self.hybrid and text else "dense"
         if mode in ("sparse", "hybrid") and (not text or not has_sparse):
@@ -658,20 +537,19 @@ class Milvus(BaseVectorDB):
                 hits = client.hybrid_search(name, requests, self._ranker(), limit=top_k, output_fields=output)[0]
         results = []
         for hit in hits:
-            entity = hit.get("entity") or {}
             score = float(hit.get("distance", 0.0))
             if mode == "sparse":
                 score = abs(score)  # Milvus Lite returns BM25 scores negated (order is right)
-            results.append(
-                RetrievalResult(
-                    embedding=None,
-                    text=entity.get(TEXT, ""),
-                    reference=entity.get(REFERENCE, ""),
-                    metadata=dict(entity.get(METADATA) or {}),
-                    score=score,
-                )
-            )
+            results.append(common.stored_result(hit.get("entity") or {}, score))
         return results
+
+
+def _int_or_none(value: Any) -> int | None:
+    """`value` as an int, or None when it is missing or not a number."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _as_bool(value: Any) -> bool:

@@ -31,19 +31,13 @@ import uuid
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, ContextManager, Iterator
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
-from deepsearcher.types import (
-    Chunk,
-    CollectionInfo,
-    ConfigurationError,
-    EmbeddingMismatchError,
-    RetrievalResult,
-    StoreInUseError,
-    VectorStoreError,
-)
+from deepsearcher.types import Chunk, CollectionInfo, ConfigurationError, RetrievalResult, StoreInUseError, VectorStoreError
+from deepsearcher.vector_db import _common as common
+from deepsearcher.vector_db._common import INDEX_TEXT, METADATA, REFERENCE, SOURCE_CHUNKS, SOURCE_HASH, TEXT
 from deepsearcher.vector_db.base import BaseVectorDB, SourceRecord, normalize_collection_name
 
 logger = logging.getLogger(__name__)
@@ -52,17 +46,9 @@ DENSE = "dense"
 SPARSE = "bm25"
 META_COLLECTION = "_deepsearcher_meta"
 
-TEXT = "text"
-INDEX_TEXT = "index_text"
-REFERENCE = "reference"
-SOURCE_HASH = "source_hash"
-SOURCE_CHUNKS = "source_chunks"
-METADATA = "metadata"
-
 K1 = 1.2
 B = 0.75
 DEFAULT_AVGDL = 256.0  # tokens; a 1500-character chunk of English prose plus its title
-SEARCH_MODES = ("dense", "sparse", "hybrid")
 
 # Letters and digits (no underscore), or one CJK character at a time.
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
@@ -93,13 +79,6 @@ def bm25_query_vector(text: str) -> tuple[list[int], list[float]]:
     """(indices, values) of a query: each distinct token once, with weight 1."""
     indices = sorted({token_index(token) for token in tokenize(text)})
     return indices, [1.0] * len(indices)
-
-
-def _json_safe(value: Any) -> Any:
-    """Payload values Qdrant can store (paths, dates, ... become strings)."""
-    import json
-
-    return json.loads(json.dumps(value, default=str, ensure_ascii=False))
 
 
 def _meta_id(name: str) -> str:
@@ -214,19 +193,9 @@ class Qdrant(BaseVectorDB):
     def close(self) -> None:
         with self._lock:
             client, self.client = getattr(self, "client", None), None
-            if client is not None:
-                try:
-                    client.close()
-                except Exception:  # closing must not fail
-                    logger.debug("closing the Qdrant client failed", exc_info=True)
+            common.close_client(client, logger, "Qdrant")
             self._avgdl.clear()
             self._tuned.clear()
-
-    def __enter__(self) -> "Qdrant":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     @contextmanager
     def _op(self, operation: str, collection: str | None = None) -> Iterator[Any]:
@@ -241,8 +210,7 @@ class Qdrant(BaseVectorDB):
             except Exception as exc:
                 if not _is_qdrant_failure(exc):
                     raise
-                where = f" on collection '{collection}'" if collection else ""
-                raise VectorStoreError(f"Qdrant {operation}{where} failed ({self.location}): {_short(exc)}") from exc
+                raise common.operation_failed("Qdrant", operation, collection, self.location, _short(exc)) from exc
 
     def _collection(self, collection: str | None) -> str:
         name = super()._collection(collection)
@@ -330,84 +298,46 @@ class Qdrant(BaseVectorDB):
         return sorted(name for name in names if name != META_COLLECTION)
 
     def _require(self, name: str, operation: str) -> None:
-        if self._exists(name):
-            return
-        existing = ", ".join(self._user_collections()) or "none"
-        raise VectorStoreError(
-            f"Cannot {operation}: collection '{name}' does not exist in {self.location}. "
-            f"Existing collections: {existing}. Load documents into it first or pick an existing one."
-        )
+        if not self._exists(name):
+            raise common.missing_collection(operation, name, self.location, self._user_collections())
 
-    def init_collection(
-        self,
-        dim: int,
-        collection: str | None = None,
-        description: str = "",
-        force_new_collection: bool = False,
-        embedding_model: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        name = self._collection(collection)
-        dim = int(dim)
-        with self._lock:
-            if self._exists(name):
-                if not force_new_collection:
-                    self._check_existing(name, dim, description, embedding_model)
-                    return
-                self.clear_db(name)
-            models = self._models
-            with self._op("create_collection", name) as client:
-                client.create_collection(
-                    name,
-                    vectors_config={DENSE: models.VectorParams(size=dim, distance=models.Distance.COSINE)},
-                    sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
-                )
-                if not self.is_local:  # local mode ignores (and warns about) payload indexes
-                    client.create_payload_index(name, REFERENCE, field_schema=models.PayloadSchemaType.KEYWORD)
-            self._write_meta(
+    def _read_info(self, name: str) -> CollectionInfo:
+        return self._info(name, self._read_meta([name]).get(name))
+
+    def _collection_lock(self) -> ContextManager[Any]:
+        return self._lock
+
+    def _create_collection(self, name: str, dim: int, description: str, embedding_model: str | None, **kwargs: Any) -> None:
+        models = self._models
+        with self._op("create_collection", name) as client:
+            client.create_collection(
                 name,
-                {"description": description, "embedding_model": embedding_model or "", "dim": dim, "bm25_avgdl": self.bm25_avgdl},
+                vectors_config={DENSE: models.VectorParams(size=dim, distance=models.Distance.COSINE)},
+                sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
             )
-            self._avgdl[name] = self.bm25_avgdl
+            if not self.is_local:  # local mode ignores (and warns about) payload indexes
+                client.create_payload_index(name, REFERENCE, field_schema=models.PayloadSchemaType.KEYWORD)
+        self._write_meta(
+            name,
+            {"description": description, "embedding_model": embedding_model or "", "dim": dim, "bm25_avgdl": self.bm25_avgdl},
+        )
+        self._avgdl[name] = self.bm25_avgdl
 
-    def _check_existing(self, name: str, dim: int, description: str, embedding_model: str | None) -> None:
+    def _open_existing(self, name: str, dim: int, description: str, embedding_model: str | None) -> None:
         meta = self._read_meta([name]).get(name, {})
         info = self._info(name, meta)
-        model_differs = bool(embedding_model and info.embedding_model and embedding_model != info.embedding_model)
-        if model_differs or (info.dim is not None and info.dim != dim):
-            raise EmbeddingMismatchError(
-                f"Collection '{name}' was built with embedding model '{info.embedding_model or 'unknown'}' "
-                f"(dim {info.dim}), but the configured embedding is '{embedding_model or 'unknown'}' "
-                f"(dim {dim}). Vectors of different models cannot be compared. Reload the collection with "
-                "`--force-new-collection` (force_new_collection=True), or pick another collection name."
-            )
-        updated = dict(meta)
-        if description and description != info.description:
-            updated["description"] = description
-        if embedding_model and not info.embedding_model:
-            updated["embedding_model"] = embedding_model
+        common.check_embedding(info, dim, embedding_model)
+        updated = {**meta, **common.info_updates(info, description, embedding_model)}
         if not meta:  # created outside DeepSearcher: adopt it with today's settings
             updated.update(dim=info.dim or dim, bm25_avgdl=self.bm25_avgdl)
         if updated != meta:
             updated.pop("collection", None)
             self._write_meta(name, updated)
 
-    def get_collection_info(self, collection: str | None) -> CollectionInfo | None:
-        name = self._collection(collection)
-        if not self._exists(name):
-            return None
-        return self._info(name, self._read_meta([name]).get(name))
-
     def list_collections(self, dim: int | None = None) -> list[CollectionInfo]:
         names = self._user_collections()
         metas = self._read_meta(names)
-        infos = []
-        for name in names:
-            info = self._info(name, metas.get(name))
-            if dim is not None and info.dim != int(dim):
-                continue
-            infos.append(info)
-        return infos
+        return common.of_dim([self._info(name, metas.get(name)) for name in names], dim)
 
     def clear_db(self, collection: str | None = None) -> None:
         name = self._collection(collection)
@@ -427,27 +357,14 @@ class Qdrant(BaseVectorDB):
         return self._avgdl[name]
 
     def _point(self, chunk: Chunk, dim: int | None, avgdl: float) -> Any:
-        if chunk.embedding is None:
-            raise VectorStoreError(
-                f"Chunk of '{chunk.reference}' has no embedding; embed chunks (embedding.embed_chunks) before inserting."
-            )
-        vector = [float(x) for x in chunk.embedding]
-        if dim is not None and len(vector) != dim:
-            raise EmbeddingMismatchError(
-                f"Chunk of '{chunk.reference}' has a {len(vector)}-dimensional embedding but the collection "
-                f"stores {dim} dimensions. Use the embedding model the collection was built with, or reload "
-                "it with `--force-new-collection`."
-            )
-        metadata = _json_safe(chunk.metadata or {})
-        try:
-            source_chunks = int(metadata.get("source_chunks") or 0)
-        except (TypeError, ValueError):
-            source_chunks = 0
+        vector = common.checked_vector(chunk, dim)
+        metadata = common.plain_json(chunk.metadata or {})
+        source_hash, source_chunks = common.source_fields(metadata)
         index_text = chunk.index_text
         payload: dict[str, Any] = {
             TEXT: chunk.text,
             REFERENCE: chunk.reference,
-            SOURCE_HASH: str(metadata.get("source_hash") or ""),
+            SOURCE_HASH: source_hash,
             SOURCE_CHUNKS: source_chunks,
             METADATA: metadata,
         }
@@ -457,19 +374,14 @@ class Qdrant(BaseVectorDB):
         vectors = {DENSE: vector, SPARSE: self._models.SparseVector(indices=indices, values=values)}
         return self._models.PointStruct(id=str(uuid.uuid4()), vector=vectors, payload=payload)
 
-    def insert_data(self, collection: str | None, chunks: list[Chunk], batch_size: int = 256, **kwargs: Any) -> int:
-        name = self._collection(collection)
-        if not chunks:
-            return 0
-        self._require(name, "insert")
+    def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: Any) -> int:
         dim = self._dense_size(name)
         avgdl = self._collection_avgdl(name)
         with self._lock:
             self._tune_local(name)
-        batch_size = max(1, int(batch_size))
         inserted = 0
-        for start in range(0, len(chunks), batch_size):
-            points = [self._point(chunk, dim, avgdl) for chunk in chunks[start : start + batch_size]]
+        for batch in common.batches(chunks, batch_size):
+            points = [self._point(chunk, dim, avgdl) for chunk in batch]
             with self._op("upsert", name) as client:
                 client.upsert(name, points=points, wait=True)
             inserted += len(points)
@@ -500,9 +412,7 @@ class Qdrant(BaseVectorDB):
     def list_sources(self, collection: str | None) -> dict[str, SourceRecord]:
         name = self._collection(collection)
         self._require(name, "list sources")
-        counts: dict[str, int] = {}
-        hashes: dict[str, str] = {}
-        expected: dict[str, int] = {}
+        tally = common.SourceTally()
         offset = None
         while True:
             with self._op("scroll", name) as client:
@@ -515,26 +425,10 @@ class Qdrant(BaseVectorDB):
                 )
             for point in points:
                 payload = point.payload or {}
-                reference = str(payload.get(REFERENCE, ""))
-                counts[reference] = counts.get(reference, 0) + 1
-                source_hash = payload.get(SOURCE_HASH) or ""
-                if source_hash and not hashes.get(reference):
-                    hashes[reference] = str(source_hash)
-                try:
-                    expected[reference] = max(expected.get(reference, 0), int(payload.get(SOURCE_CHUNKS) or 0))
-                except (TypeError, ValueError):
-                    pass
+                tally.add(str(payload.get(REFERENCE, "")), payload.get(SOURCE_HASH), payload.get(SOURCE_CHUNKS))
             if offset is None:
                 break
-        return {
-            reference: SourceRecord(
-                reference=reference,
-                source_hash=hashes.get(reference, ""),
-                chunk_count=count,
-                expected_chunks=expected.get(reference) or count,
-            )
-            for reference, count in counts.items()
-        }
+        return tally.records()
 
     # ------------------------------------------------------------------ search
 
@@ -554,28 +448,10 @@ class Qdrant(BaseVectorDB):
             f"({value!r})."
         )
 
-    def search_data(
-        self,
-        collection: str | None,
-        vector: list[float],
-        top_k: int = 5,
-        query_text: str | None = None,
-        filter: Any = None,
-        mode: str | None = None,
-        **kwargs: Any,
+    def _search(
+        self, name: str, vector: list[float], top_k: int, text: str, filter: Any, mode: str | None, **kwargs: Any
     ) -> list[RetrievalResult]:
-        """Best `top_k` chunks.
-
-        mode: "dense" (cosine), "sparse" (BM25 on `query_text` alone) or "hybrid" (both,
-        fused with RRF). Default: hybrid when the store has `hybrid=True` and a
-        `query_text` is given, dense otherwise. `filter`: a Qdrant Filter or {field: value}.
-        """
-        name = self._collection(collection)
-        if mode is not None and mode not in SEARCH_MODES:
-            raise ConfigurationError(f"Unknown search mode '{mode}'. Allowed values: {', '.join(SEARCH_MODES)}.")
-        top_k = max(1, int(top_k))
-        self._require(name, "search")
-        text = (query_text or "").strip()
+        """Dense, BM25 or hybrid (fused by RRF) search; `filter`: a Qdrant Filter or {field: value}."""
         indices, values = bm25_query_vector(text) if text else ([], [])
         if mode is None:
             mode = "hybrid" if self.hybrid and indices else "dense"
@@ -605,16 +481,7 @@ class Qdrant(BaseVectorDB):
                     limit=top_k,
                     with_payload=True,
                 )
-        return [
-            RetrievalResult(
-                embedding=None,
-                text=str((point.payload or {}).get(TEXT, "")),
-                reference=str((point.payload or {}).get(REFERENCE, "")),
-                metadata=dict((point.payload or {}).get(METADATA) or {}),
-                score=float(point.score),
-            )
-            for point in response.points
-        ]
+        return [common.stored_result(point.payload or {}, float(point.score)) for point in response.points]
 
 
 def _short(exc: BaseException) -> str:

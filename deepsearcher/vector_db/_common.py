@@ -1,0 +1,152 @@
+"""What the Milvus and Qdrant stores do alike: the fields every chunk carries, the model
+guard, the checks on a chunk before it is stored, the tally behind `list_sources` and
+the messages a user sees."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Iterator
+
+from deepsearcher.types import Chunk, CollectionInfo, EmbeddingMismatchError, RetrievalResult, VectorStoreError
+from deepsearcher.vector_db.base import SourceRecord
+
+# What each stored chunk carries besides its vectors.
+TEXT = "text"  # the chunk as a reader sees it
+INDEX_TEXT = "index_text"  # title + chunk: what BM25 indexes
+REFERENCE = "reference"
+SOURCE_HASH = "source_hash"
+SOURCE_CHUNKS = "source_chunks"
+METADATA = "metadata"
+
+
+def plain_json(value: Any) -> Any:
+    """`value` as plain JSON data (paths, dates, ... become strings)."""
+    return json.loads(json.dumps(value, default=str, ensure_ascii=False))
+
+
+def as_count(value: Any) -> int:
+    """A chunk count from metadata; 0 when it is missing or not a number."""
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def source_fields(metadata: dict[str, Any]) -> tuple[str, int]:
+    """(source_hash, source_chunks) of a chunk's metadata, as the ingestion pipeline set them."""
+    return str(metadata.get("source_hash") or ""), as_count(metadata.get("source_chunks"))
+
+
+def batches(chunks: list[Chunk], size: int) -> Iterator[list[Chunk]]:
+    """`chunks` in runs of `size` (the last one shorter)."""
+    for start in range(0, len(chunks), size):
+        yield chunks[start : start + size]
+
+
+def checked_vector(chunk: Chunk, dim: int | None) -> list[float]:
+    """The chunk's embedding as floats; VectorStoreError when it has none or the wrong size."""
+    if chunk.embedding is None:
+        raise VectorStoreError(
+            f"Chunk of '{chunk.reference}' has no embedding; embed chunks (embedding.embed_chunks) before inserting."
+        )
+    vector = [float(x) for x in chunk.embedding]
+    if dim is not None and len(vector) != dim:
+        raise EmbeddingMismatchError(
+            f"Chunk of '{chunk.reference}' has a {len(vector)}-dimensional embedding but the collection "
+            f"stores {dim} dimensions. Use the embedding model the collection was built with, or reload "
+            "it with `--force-new-collection`."
+        )
+    return vector
+
+
+def check_embedding(info: CollectionInfo, dim: int, embedding_model: str | None) -> None:
+    """EmbeddingMismatchError when the existing collection `info` was built with another model or dimension."""
+    model_differs = bool(embedding_model and info.embedding_model and embedding_model != info.embedding_model)
+    if model_differs or (info.dim is not None and info.dim != dim):
+        raise EmbeddingMismatchError(
+            f"Collection '{info.collection_name}' was built with embedding model '{info.embedding_model or 'unknown'}' "
+            f"(dim {info.dim}), but the configured embedding is '{embedding_model or 'unknown'}' "
+            f"(dim {dim}). Vectors of different models cannot be compared. Reload the collection with "
+            "`--force-new-collection` (force_new_collection=True), or pick another collection name."
+        )
+
+
+def info_updates(info: CollectionInfo, description: str, embedding_model: str | None) -> dict[str, str]:
+    """What reopening a collection changes in its stored info: a new description, and the
+    embedding model when none was recorded (keys "description" and "embedding_model")."""
+    updates: dict[str, str] = {}
+    if description and description != info.description:
+        updates["description"] = description
+    if embedding_model and not info.embedding_model:
+        updates["embedding_model"] = embedding_model
+    return updates
+
+
+def of_dim(infos: list[CollectionInfo], dim: int | None) -> list[CollectionInfo]:
+    """`infos` of collections with `dim` dimensions (all of them when dim is None)."""
+    return [info for info in infos if dim is None or info.dim == int(dim)]
+
+
+def missing_collection(operation: str, name: str, location: str, existing: list[str]) -> VectorStoreError:
+    """The error for an operation on a collection that is not there, listing those that are."""
+    listing = ", ".join(existing) if existing else "none"
+    return VectorStoreError(
+        f"Cannot {operation}: collection '{name}' does not exist in {location}. "
+        f"Existing collections: {listing}. Load documents into it first or pick an existing one."
+    )
+
+
+def operation_failed(store: str, operation: str, collection: str | None, location: str, detail: str) -> VectorStoreError:
+    """The error for a failed store call, naming the operation, the collection and where the store is."""
+    where = f" on collection '{collection}'" if collection else ""
+    return VectorStoreError(f"{store} {operation}{where} failed ({location}): {detail}")
+
+
+def close_client(client: Any, logger: logging.Logger, store: str) -> None:
+    """Close a store client; a failure is logged, because closing must not fail."""
+    if client is None:
+        return
+    try:
+        client.close()
+    except Exception:  # noqa: BLE001 - closing must not fail
+        logger.debug("closing the %s client failed", store, exc_info=True)
+
+
+def stored_result(fields: dict[str, Any], score: float) -> RetrievalResult:
+    """A search hit from the stored fields of a chunk."""
+    return RetrievalResult(
+        embedding=None,
+        text=str(fields.get(TEXT, "")),
+        reference=str(fields.get(REFERENCE, "")),
+        metadata=dict(fields.get(METADATA) or {}),
+        score=score,
+    )
+
+
+class SourceTally:
+    """Per reference: how many chunks are stored, the source hash, and how many chunks the
+    source had when it was ingested (what `list_sources` reports)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.hashes: dict[str, str] = {}
+        self.expected: dict[str, int] = {}
+
+    def add(self, reference: str, source_hash: Any, source_chunks: Any) -> None:
+        """Count one stored chunk of `reference`."""
+        self.counts[reference] = self.counts.get(reference, 0) + 1
+        if source_hash and not self.hashes.get(reference):
+            self.hashes[reference] = str(source_hash)
+        self.expected[reference] = max(self.expected.get(reference, 0), as_count(source_chunks))
+
+    def records(self) -> dict[str, SourceRecord]:
+        return {
+            reference: SourceRecord(
+                reference=reference,
+                source_hash=self.hashes.get(reference, ""),
+                chunk_count=count,
+                expected_chunks=self.expected.get(reference) or count,
+            )
+            for reference, count in self.counts.items()
+        }
