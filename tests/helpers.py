@@ -5,6 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.types import Chunk
+
+# The store tests' corpus. Dense search ranks the laptop-repair passages above the memo;
+# only the memo shares the rare ticket number with the query, and no other passage
+# shares any word with it.
+MODEL = "all-MiniLM-L6-v2"
+TARGET = "Internal memo: ticket QZ-8841 was closed after the vendor shipped a firmware patch."
+DISTRACTORS = [
+    "How to fix a notebook computer that will not power up: check the charger and hold the power button.",
+    "If your notebook does not boot, remove the battery and try a hard reset.",
+    "A notebook that will not power up often has a faulty charging port.",
+    "Troubleshooting boot failures of portable computers begins with the power supply.",
+    "When a computer will not boot, test the outlet and the power cable first.",
+]
+QUERY = "laptop dead: screen black, fans silent (QZ-8841)"
 
 
 def write_config(path: Path, milvus_uri: str, extra: str = "") -> Path:
@@ -53,3 +68,17 @@ class RenamedEmbedding(BaseEmbedding):
     @property
     def dimension(self) -> int:
         return self.inner.dimension
+
+
+def make_chunks(embedding: BaseEmbedding, texts: list[str], reference: str = "doc.txt", **metadata) -> list[Chunk]:
+    """Embedded chunks of `texts`, all of one source."""
+    chunks = [Chunk(text=text, reference=reference, metadata=dict(metadata)) for text in texts]
+    return embedding.embed_chunks(chunks, show_progress=False)
+
+
+def loaded(store, embedding: BaseEmbedding, collection: str = "docs", texts: list[str] | None = None, **init) -> list[Chunk]:
+    """A collection of `store` holding `texts` (default: the target memo and the distractors)."""
+    store.init_collection(embedding.dimension, collection, embedding_model=MODEL, **init)
+    chunks = make_chunks(embedding, texts if texts is not None else [TARGET, *DISTRACTORS])
+    assert store.insert_data(collection, chunks) == len(chunks)
+    return chunks

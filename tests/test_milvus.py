@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import DISTRACTORS, MODEL, QUERY, TARGET, loaded, make_chunks
 from deepsearcher.types import (
     Chunk,
     ConfigurationError,
@@ -20,38 +21,11 @@ from deepsearcher.types import (
 from deepsearcher.vector_db import registry
 from deepsearcher.vector_db.milvus import VARCHAR_MAX, Milvus
 
-MODEL = "all-MiniLM-L6-v2"
-
-# Dense search ranks the laptop-repair passages above the memo; only the memo shares the
-# rare ticket number with the query, and no other passage shares any word with it.
-TARGET = "Internal memo: ticket QZ-8841 was closed after the vendor shipped a firmware patch."
-DISTRACTORS = [
-    "How to fix a notebook computer that will not power up: check the charger and hold the power button.",
-    "If your notebook does not boot, remove the battery and try a hard reset.",
-    "A notebook that will not power up often has a faulty charging port.",
-    "Troubleshooting boot failures of portable computers begins with the power supply.",
-    "When a computer will not boot, test the outlet and the power cable first.",
-]
-QUERY = "laptop dead: screen black, fans silent (QZ-8841)"
-
-
-def make_chunks(embedding, texts, reference="doc.txt", **metadata) -> list[Chunk]:
-    chunks = [Chunk(text=text, reference=reference, metadata=dict(metadata)) for text in texts]
-    return embedding.embed_chunks(chunks, show_progress=False)
-
-
 @pytest.fixture
 def store(milvus_uri):
     db = Milvus(uri=milvus_uri)
     yield db
     db.close()
-
-
-def loaded(store, embedding, collection="docs", texts=None, **init):
-    store.init_collection(embedding.dimension, collection, embedding_model=MODEL, **init)
-    chunks = make_chunks(embedding, texts if texts is not None else [TARGET, *DISTRACTORS])
-    assert store.insert_data(collection, chunks) == len(chunks)
-    return chunks
 
 
 def test_registered_as_vector_db_provider():

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import MODEL
 from deepsearcher.config.registry import ProviderInfo
 from deepsearcher.types import Chunk, ConfigurationError, MissingDependencyError, StoreInUseError, VectorStoreError
 from deepsearcher.vector_db import registry
@@ -25,8 +26,6 @@ from deepsearcher.vector_db.qdrant import (
     token_index,
     tokenize,
 )
-
-MODEL = "all-MiniLM-L6-v2"
 
 
 @pytest.fixture

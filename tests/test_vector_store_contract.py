@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import RenamedEmbedding, make_docs
+from helpers import DISTRACTORS, MODEL, QUERY, TARGET, RenamedEmbedding, loaded, make_chunks, make_docs
 from deepsearcher.agent.retriever import Retriever
 from deepsearcher.loader.file_loader.file_loader import FileLoader
 from deepsearcher.offline_loading.pipeline import IngestionPipeline
@@ -22,20 +22,6 @@ from deepsearcher.types import Chunk, ConfigurationError, EmbeddingMismatchError
 from deepsearcher.vector_db.base import BaseVectorDB
 from deepsearcher.vector_db.milvus import Milvus
 from deepsearcher.vector_db.qdrant import Qdrant
-
-MODEL = "all-MiniLM-L6-v2"
-
-# Dense search ranks the laptop-repair passages above the memo; only the memo shares the
-# rare ticket number with the query, and no other passage shares any word with it.
-TARGET = "Internal memo: ticket QZ-8841 was closed after the vendor shipped a firmware patch."
-DISTRACTORS = [
-    "How to fix a notebook computer that will not power up: check the charger and hold the power button.",
-    "If your notebook does not boot, remove the battery and try a hard reset.",
-    "A notebook that will not power up often has a faulty charging port.",
-    "Troubleshooting boot failures of portable computers begins with the power supply.",
-    "When a computer will not boot, test the outlet and the power cable first.",
-]
-QUERY = "laptop dead: screen black, fans silent (QZ-8841)"
 
 BACKENDS = ["milvus-lite", "qdrant-local"] + (["qdrant-server"] if os.environ.get("QDRANT_URL") else [])
 
@@ -85,18 +71,6 @@ def backend(request, tmp_path):
 @pytest.fixture
 def store(backend):
     return backend.open()
-
-
-def make_chunks(embedding, texts, reference="doc.txt", **metadata) -> list[Chunk]:
-    chunks = [Chunk(text=text, reference=reference, metadata=dict(metadata)) for text in texts]
-    return embedding.embed_chunks(chunks, show_progress=False)
-
-
-def loaded(store, embedding, collection, texts=None, **init) -> list[Chunk]:
-    store.init_collection(embedding.dimension, collection, embedding_model=MODEL, **init)
-    chunks = make_chunks(embedding, texts if texts is not None else [TARGET, *DISTRACTORS])
-    assert store.insert_data(collection, chunks) == len(chunks)
-    return chunks
 
 
 def total_chunks(store, collection) -> int:
