@@ -33,3 +33,15 @@ def unsupported(path: str, supported: Iterable[str]) -> LoaderError:
     what = f"unsupported file type '.{ext}'" if ext else "no file extension"
     kinds = ", ".join(f".{kind}" for kind in sorted(set(supported)))
     return LoaderError(path, f"{what}; supported types: {kinds}")
+
+
+def checked_file(file_path: str | os.PathLike[str], supported: Iterable[str]) -> tuple[str, str]:
+    """(path, extension) of a file a loader was asked to read; LoaderError when the
+    extension is not in `supported` or the file does not exist."""
+    path = os.fspath(file_path)
+    ext = extension(path)
+    if ext not in supported:
+        raise unsupported(path, supported)
+    if not os.path.isfile(path):
+        raise LoaderError(path, "no such file")
+    return path, ext

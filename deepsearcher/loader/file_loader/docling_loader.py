@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
-from deepsearcher.loader.file_loader._document import extension, make_document, unsupported
+from deepsearcher.loader.file_loader._document import checked_file, make_document
 from deepsearcher.loader.file_loader.base import BaseLoader
 from deepsearcher.types import Document, LoaderError
 
@@ -105,12 +105,7 @@ class DoclingLoader(BaseLoader):
         return self._converter
 
     def load_file(self, file_path: str | os.PathLike[str]) -> list[Document]:
-        path = os.fspath(file_path)
-        ext = extension(path)
-        if ext not in self.supported_file_types:
-            raise unsupported(path, self.supported_file_types)
-        if not os.path.isfile(path):
-            raise LoaderError(path, "no such file")
+        path, ext = checked_file(file_path, self.supported_file_types)
         try:
             result = self._get_converter().convert(path)
         except Exception as exc:

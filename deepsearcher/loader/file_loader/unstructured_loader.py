@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Iterable
 
 from deepsearcher.config.optional import is_installed, require
 from deepsearcher.config.registry import register_provider
-from deepsearcher.loader.file_loader._document import extension, make_document, unsupported
+from deepsearcher.loader.file_loader._document import checked_file, make_document
 from deepsearcher.loader.file_loader.base import BaseLoader
 from deepsearcher.types import ConfigurationError, Document, LoaderError, MissingDependencyError
 
@@ -177,12 +177,7 @@ class UnstructuredLoader(BaseLoader):
         self.retry_base_delay = retry_base_delay
 
     def load_file(self, file_path: str | os.PathLike[str]) -> list[Document]:
-        path = os.fspath(file_path)
-        ext = extension(path)
-        if ext not in self.supported_file_types:
-            raise unsupported(path, self.supported_file_types)
-        if not os.path.isfile(path):
-            raise LoaderError(path, "no such file")
+        path, ext = checked_file(file_path, self.supported_file_types)
         elements = self._partition_api(path) if self.mode == "api" else self._partition_local(path)
         documents = elements_to_documents(path, elements, ext)
         if not documents:
