@@ -70,7 +70,9 @@ def run_child(corpus: Path, batch_size: int, reingest: bool) -> dict:
     command = [sys.executable, __file__, str(corpus), "--worker", "--batch-size", str(batch_size)]
     if reingest:
         command.append("--reingest")
-    output = subprocess.run(command, check=True, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    output = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    if output.returncode != 0:
+        sys.exit(f"The ingestion worker for {corpus} failed:\n{output.stderr[-3000:]}")
     return json.loads(output.stdout.strip().splitlines()[-1])
 
 
