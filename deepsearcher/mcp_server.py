@@ -16,12 +16,13 @@ Works with the official ``mcp`` SDK 1.x (``FastMCP``) and 2.x (``MCPServer``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from deepsearcher.types.errors import DeepSearcherError, MissingDependencyError
 
@@ -59,82 +60,30 @@ def _sdk() -> tuple[type, type[Exception]]:
 
 
 # ---------------------------------------------------------------------------- paths
-# The REST API's rules (deepsearcher/server/paths.py) apply here too: the same config
-# key, the same refusals. That module needs FastAPI (the `server` extra); without it the
-# same rules are checked here.
-
-NO_ROOTS = (
-    "Loading local paths is disabled: list the folders clients may load from in server.allowed_roots "
-    "of the config (http(s) URLs can always be loaded)."
-)
+# The REST API's rules apply here too (deepsearcher/server/path_rules.py, which needs no
+# FastAPI): the same config key, the same refusals.
 
 
 def allowed_roots(config: Any) -> list[Path]:
     """`server.allowed_roots` of `config`, validated (absolute, existing folders) and resolved."""
-    try:
-        from deepsearcher.server.settings import ServerSettings
-    except ImportError:
-        roots = (getattr(config, "server_settings", None) or {}).get("allowed_roots") or []
-        roots = [roots] if isinstance(roots, str) else roots
-        return [Path(os.path.expanduser(str(root))).resolve() for root in roots]
+    from deepsearcher.server.settings import ServerSettings
+
     return ServerSettings.from_config(config).allowed_roots
 
 
-def _within(path: Path, roots: list[Path]) -> bool:
-    return any(path == root or root in path.parents for root in roots)
-
-
 def check_path(given: str, roots: list[Path]) -> Path:
-    """The resolved `given` when it lies under an allowed root; DeepSearcherError naming why not.
+    """The resolved `given` when it lies under an allowed root; PathRefusedError (a
+    DeepSearcherError) naming why not. Relative paths and `..` are refused; symlinks are
+    resolved before the check."""
+    from deepsearcher.server.path_rules import resolve_allowed
 
-    Relative paths and `..` are refused; symlinks are resolved before the check.
-    """
-    try:
-        from deepsearcher.server.errors import APIError
-        from deepsearcher.server.paths import resolve_allowed
-    except ImportError:
-        return _check_path_here(given, roots)
-    try:
-        return resolve_allowed(given, roots)
-    except APIError as exc:
-        raise DeepSearcherError(exc.message) from exc
-
-
-def _check_path_here(given: str, roots: list[Path]) -> Path:
-    if not roots:
-        raise DeepSearcherError(NO_ROOTS)
-    if not given.strip() or "\x00" in given:
-        raise DeepSearcherError("An empty path cannot be loaded.")
-    raw = Path(os.path.expanduser(given.strip()))
-    if ".." in raw.parts:
-        raise DeepSearcherError(f"Path '{given}' contains '..': give the path without parent-directory steps.")
-    if not raw.is_absolute():
-        raise DeepSearcherError(f"Path '{given}' is relative: give an absolute path under one of the allowed roots.")
-    resolved = raw.resolve()
-    if not _within(resolved, roots):
-        raise DeepSearcherError(f"Path '{given}' is outside the allowed roots; allowed: {', '.join(map(str, roots))}.")
-    return resolved
+    return resolve_allowed(given, roots)
 
 
 def _file_sources(paths: list[Path], roots: list[Path]) -> Any:
     """Sources of the checked paths; a file inside a folder that links out of the roots fails."""
     from deepsearcher import configuration
-
-    try:
-        from deepsearcher.server.paths import iter_allowed_file_sources
-    except ImportError:
-        from deepsearcher.loader.file_loader.base import iter_files
-        from deepsearcher.offline_loading.sources import LoadedSource, iter_file_sources
-
-        def iter_allowed_file_sources(paths: list[Path], loader: Any, roots: list[Path]) -> Any:
-            for path in paths:
-                files = iter_files(path) if path.is_dir() else [path]
-                for file_path in files:
-                    real = Path(file_path).resolve()
-                    if not _within(real, roots):
-                        yield LoadedSource(str(file_path), error=f"refused: it links to '{real}', outside the allowed roots")
-                    else:
-                        yield from iter_file_sources([real], loader)
+    from deepsearcher.server.path_rules import iter_allowed_file_sources
 
     return iter_allowed_file_sources(paths, configuration.file_loader, roots)
 
@@ -153,6 +102,8 @@ class DeepSearcherTools:
         self._load_lock = threading.Lock()
 
     def search(self, query: str, collection: Optional[str] = None, top_k: int = 5) -> dict[str, Any]:
+        """Retrieval only (no LLM): the `top_k` passages of `collection` (default: the configured
+        default collection) that best match `query`, each with its text, source reference, title and score."""
         from deepsearcher import configuration
         from deepsearcher.online_query import naive_retrieve
 
@@ -173,6 +124,12 @@ class DeepSearcherTools:
         }
 
     def deep_search(self, question: str, agent: str = "auto", max_iter: Optional[int] = None, collections: Optional[list[str]] = None) -> dict[str, Any]:
+        """Research `question` over the loaded documents with an LLM agent and return a cited answer.
+
+        agent: auto (a router picks), deep (decompose, search, judge, reflect), chain (multi-hop
+        follow-up questions) or naive (one retrieval, one answer). max_iter caps research rounds.
+        collections limits the search (default: the agent picks). The answer cites sources as [n];
+        `sources` lists them with index, reference, title, text and whether they were cited."""
         from deepsearcher import configuration
         from deepsearcher.online_query import query_result
 
@@ -201,6 +158,7 @@ class DeepSearcherTools:
         }
 
     def list_collections(self) -> dict[str, Any]:
+        """The collections in the store: name, description, embedding dimension and model, number of sources."""
         from deepsearcher import configuration
 
         db = configuration.vector_db
@@ -226,8 +184,12 @@ class DeepSearcherTools:
         max_depth: int = 0,
         max_pages: Optional[int] = None,
     ) -> dict[str, Any]:
+        """Load files, folders (recursively) and http(s) URLs into `collection` (created when missing,
+        with `description` for the router). Local paths must lie inside the server's allowed roots.
+        Unchanged sources are skipped; every failed input is listed with its reason.
+        max_depth/max_pages bound crawling from URLs."""
         from deepsearcher import configuration
-        from deepsearcher.offline_loading import IngestionPipeline, is_url
+        from deepsearcher.offline_loading import configured_pipeline, is_url, with_web_sources
 
         if not inputs:
             raise DeepSearcherError("inputs is empty: give absolute file or folder paths, or http(s) URLs.")
@@ -251,24 +213,12 @@ class DeepSearcherTools:
         if max_pages is not None:
             crawl["max_pages"] = max_pages
 
-        def sources() -> Any:
-            yield from _file_sources(paths, roots)
-            if urls:
-                from deepsearcher.offline_loading.web_sources import iter_web_sources
-
-                yield from iter_web_sources(configuration.require_web_crawler(), urls, **crawl)
-
         with self._load_lock:
-            settings = configuration.config.load_settings
-            pipeline = IngestionPipeline(
-                embedding=configuration.embedding_model,
-                vector_db=configuration.vector_db,
-                chunk_size=settings.get("chunk_size", 1500),
-                chunk_overlap=settings.get("chunk_overlap", 100),
-                batch_size=settings.get("batch_size", 64),
-                window_size=settings.get("window_size", 300),
+            summary = configured_pipeline().run(
+                with_web_sources(_file_sources(paths, roots), urls, crawl),
+                collection_name=collection,
+                collection_description=description or "",
             )
-            summary = pipeline.run(sources(), collection_name=collection, collection_description=description or "")
         data = summary.to_dict()
         return {
             "collection": data["collection"],
@@ -284,55 +234,30 @@ class DeepSearcherTools:
 
 
 def build_server(tools: DeepSearcherTools | None = None) -> Any:
-    """The MCP server with DeepSearcher's tools; call after `init_config`."""
+    """The MCP server with DeepSearcher's tools; call after `init_config`.
+
+    Each tool is the method of `tools` of the same name: its signature is the tool's input
+    schema and its docstring the description clients see.
+    """
     import anyio
 
     MCPServer, ToolError = _sdk()
     tools = tools or DeepSearcherTools()
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
 
-    async def call(fn: Any, *args: Any) -> dict[str, Any]:
-        # Embedding, the store and the agents block: run them off the protocol's loop.
-        try:
-            return await anyio.to_thread.run_sync(fn, *args)
-        except (DeepSearcherError, ImportError, OSError, ValueError) as exc:
-            raise ToolError(str(exc)) from exc
+    def expose(method: Callable[..., dict[str, Any]]) -> None:
+        @functools.wraps(method)
+        async def tool(*args: Any, **kwargs: Any) -> dict[str, Any]:
+            # Embedding, the store and the agents block: run them off the protocol's loop.
+            try:
+                return await anyio.to_thread.run_sync(functools.partial(method, *args, **kwargs))
+            except (DeepSearcherError, ImportError, OSError, ValueError) as exc:
+                raise ToolError(str(exc)) from exc
 
-    @server.tool()
-    async def search(query: str, collection: Optional[str] = None, top_k: int = 5) -> dict[str, Any]:
-        """Retrieval only (no LLM): the `top_k` passages of `collection` (default: the configured
-        default collection) that best match `query`, each with its text, source reference, title and score."""
-        return await call(tools.search, query, collection, top_k)
+        server.tool()(tool)
 
-    @server.tool()
-    async def deep_search(question: str, agent: str = "auto", max_iter: Optional[int] = None, collections: Optional[list[str]] = None) -> dict[str, Any]:
-        """Research `question` over the loaded documents with an LLM agent and return a cited answer.
-
-        agent: auto (a router picks), deep (decompose, search, judge, reflect), chain (multi-hop
-        follow-up questions) or naive (one retrieval, one answer). max_iter caps research rounds.
-        collections limits the search (default: the agent picks). The answer cites sources as [n];
-        `sources` lists them with index, reference, title, text and whether they were cited."""
-        return await call(tools.deep_search, question, agent, max_iter, collections)
-
-    @server.tool()
-    async def list_collections() -> dict[str, Any]:
-        """The collections in the store: name, description, embedding dimension and model, number of sources."""
-        return await call(tools.list_collections)
-
-    @server.tool()
-    async def load(
-        inputs: list[str],
-        collection: Optional[str] = None,
-        description: Optional[str] = None,
-        max_depth: int = 0,
-        max_pages: Optional[int] = None,
-    ) -> dict[str, Any]:
-        """Load files, folders (recursively) and http(s) URLs into `collection` (created when missing,
-        with `description` for the router). Local paths must lie inside the server's allowed roots.
-        Unchanged sources are skipped; every failed input is listed with its reason.
-        max_depth/max_pages bound crawling from URLs."""
-        return await call(tools.load, inputs, collection, description, max_depth, max_pages)
-
+    for method in (tools.search, tools.deep_search, tools.list_collections, tools.load):
+        expose(method)
     return server
 
 
@@ -353,5 +278,7 @@ def run_stdio(config_path: str | os.PathLike[str] | None = None) -> None:
     finally:
         vector_db = configuration.vector_db
         if vector_db is not None and hasattr(vector_db, "close"):
-            with contextlib.suppress(Exception):
+            try:
                 vector_db.close()
+            except Exception:  # noqa: BLE001 - the server is stopping; closing must not mask why
+                logger.warning("closing the vector store failed", exc_info=True)

@@ -148,15 +148,15 @@ async def test_deep_search_without_an_llm_is_a_clear_tool_error(tmp_path: Path, 
 
 
 def test_path_check_without_the_server_extra_keeps_the_same_rules(tmp_path: Path) -> None:
-    """The check used when FastAPI (and so deepsearcher.server.paths) is not installed."""
-    from deepsearcher.mcp_server import _check_path_here
+    """The MCP server's path check: the REST API's rules (deepsearcher.server.path_rules), which need no FastAPI."""
+    from deepsearcher.mcp_server import check_path
     from deepsearcher.types.errors import DeepSearcherError
 
     root = (tmp_path / "root").resolve()
     (root / "docs").mkdir(parents=True)
     (root / "escape").symlink_to(tmp_path)
-    assert _check_path_here(str(root / "docs"), [root]) == root / "docs"
-    assert _check_path_here(str(root), [root]) == root
+    assert check_path(str(root / "docs"), [root]) == root / "docs"
+    assert check_path(str(root), [root]) == root
     refused = [
         (str(root / "docs"), [], "disabled"),
         (str(root / "escape"), [root], "outside the allowed roots"),
@@ -166,4 +166,4 @@ def test_path_check_without_the_server_extra_keeps_the_same_rules(tmp_path: Path
     ]
     for given, roots, reason in refused:
         with pytest.raises(DeepSearcherError, match=reason):
-            _check_path_here(given, roots)
+            check_path(given, roots)

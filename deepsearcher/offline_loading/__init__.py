@@ -19,11 +19,47 @@ __all__ = [
     "LoadSummary",
     "LoadedSource",
     "SourceFailure",
+    "configured_pipeline",
     "delete_source",
     "load_from_local_files",
     "load_from_website",
     "load_inputs",
+    "with_web_sources",
 ]
+
+
+def configured_pipeline(
+    chunk_size: int | None = None,
+    chunk_overlap: int | None = None,
+    batch_size: int | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> IngestionPipeline:
+    """An IngestionPipeline with the configured embedding and store; sizes not given come
+    from `load_settings` of the config."""
+    from deepsearcher import configuration
+
+    configuration.ensure_initialized()
+    settings = configuration.config.load_settings
+    return IngestionPipeline(
+        embedding=configuration.embedding_model,
+        vector_db=configuration.vector_db,
+        chunk_size=chunk_size or settings.get("chunk_size", 1500),
+        chunk_overlap=chunk_overlap if chunk_overlap is not None else settings.get("chunk_overlap", 100),
+        batch_size=batch_size or settings.get("batch_size", 64),
+        window_size=settings.get("window_size", 300),
+        on_progress=on_progress,
+    )
+
+
+def with_web_sources(file_sources: Iterable[LoadedSource], urls: list[str], crawl_kwargs: dict[str, Any] | None = None) -> Iterator[LoadedSource]:
+    """`file_sources`, then the pages the configured crawler finds from `urls`."""
+    from deepsearcher import configuration
+
+    yield from file_sources
+    if urls:
+        from deepsearcher.offline_loading.web_sources import iter_web_sources
+
+        yield from iter_web_sources(configuration.require_web_crawler(), urls, **(crawl_kwargs or {}))
 
 
 def _load(
@@ -41,27 +77,9 @@ def _load(
     """One pipeline run over files first, then crawled pages, with the configured components."""
     from deepsearcher import configuration
 
-    configuration.ensure_initialized()
-    settings = configuration.config.load_settings
-    pipeline = IngestionPipeline(
-        embedding=configuration.embedding_model,
-        vector_db=configuration.vector_db,
-        chunk_size=chunk_size or settings.get("chunk_size", 1500),
-        chunk_overlap=chunk_overlap if chunk_overlap is not None else settings.get("chunk_overlap", 100),
-        batch_size=batch_size or settings.get("batch_size", 64),
-        window_size=settings.get("window_size", 300),
-        on_progress=on_progress,
-    )
-
-    def sources() -> Iterator[LoadedSource]:
-        yield from iter_file_sources(paths, configuration.file_loader)
-        if urls:
-            from deepsearcher.offline_loading.web_sources import iter_web_sources
-
-            yield from iter_web_sources(configuration.require_web_crawler(), urls, **crawl_kwargs)
-
+    pipeline = configured_pipeline(chunk_size, chunk_overlap, batch_size, on_progress)
     return pipeline.run(
-        sources(),
+        with_web_sources(iter_file_sources(paths, configuration.file_loader), urls, crawl_kwargs),
         collection_name=collection_name,
         collection_description=collection_description or "",
         force_new_collection=force_new_collection,

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from deepsearcher.offline_loading.pipeline import IngestionPipeline, ProgressCallback
+from deepsearcher.offline_loading.pipeline import ProgressCallback
 from deepsearcher.offline_loading.sources import LoadedSource
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.types.errors import DeepSearcherError
@@ -216,7 +216,7 @@ class JobManager:
             try:
                 loop.call_soon_threadsafe(lambda: future.done() or future.set_result(None))
             except RuntimeError:  # the loop is gone: nobody is waiting any more
-                pass
+                logger.debug("job %s: its waiter's event loop is closed", job_id)
 
         with self._lock:
             job = self._jobs[job_id]
@@ -244,23 +244,6 @@ class JobManager:
 
 
 # ---------------------------------------------------------------------- work builders
-
-
-def make_pipeline(on_progress: ProgressCallback, batch_size: int | None = None) -> IngestionPipeline:
-    """An IngestionPipeline with the configured components and load_settings."""
-    from deepsearcher import configuration
-
-    configuration.ensure_initialized()
-    settings = configuration.config.load_settings
-    return IngestionPipeline(
-        embedding=configuration.embedding_model,
-        vector_db=configuration.vector_db,
-        chunk_size=settings.get("chunk_size", 1500),
-        chunk_overlap=settings.get("chunk_overlap", 100),
-        batch_size=batch_size or settings.get("batch_size", 64),
-        window_size=settings.get("window_size", 300),
-        on_progress=on_progress,
-    )
 
 
 def upload_reference(collection: str, filename: str) -> str:

@@ -24,11 +24,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from deepsearcher.offline_loading import configured_pipeline
 from deepsearcher.server import services
 from deepsearcher.server.app import ServerState
 from deepsearcher.server.auth import Principal, require_principal
 from deepsearcher.server.errors import APIError, JSONSafeResponse, SafeRoute
-from deepsearcher.server.jobs import iter_upload_sources, make_pipeline, remove_dir, upload_reference
+from deepsearcher.server.jobs import iter_upload_sources, remove_dir, upload_reference
 from deepsearcher.server.sse import SSE_HEADERS, stream_agent_run, wants_event_stream
 
 router = APIRouter(prefix="/v1", tags=["v1"], route_class=SafeRoute, dependencies=[Depends(require_principal)])
@@ -170,7 +171,7 @@ async def upload_documents(request: Request, principal: Principal = Depends(requ
         await form.close()
 
     def work(on_progress: Any) -> Any:
-        return make_pipeline(on_progress).run(
+        return configured_pipeline(on_progress=on_progress).run(
             iter_upload_sources(saved, collection),
             collection_name=collection,
             collection_description=description or "",

@@ -12,12 +12,13 @@ from typing import Any, Callable, TypeVar
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
+from deepsearcher.offline_loading import configured_pipeline, with_web_sources
 from deepsearcher.offline_loading.pipeline import ProgressCallback
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.server.app import ServerState
 from deepsearcher.server.auth import Principal
 from deepsearcher.server.errors import APIError
-from deepsearcher.server.jobs import Job, make_pipeline
+from deepsearcher.server.jobs import Job
 from deepsearcher.server.paths import check_url, is_url_like, iter_allowed_file_sources, resolve_allowed
 
 T = TypeVar("T")
@@ -102,17 +103,9 @@ def submit_load(
 
     def work(on_progress: ProgressCallback) -> LoadSummary:
         configuration = components()
-        pipeline = make_pipeline(on_progress, batch_size)
-
-        def sources() -> Any:
-            yield from iter_allowed_file_sources(paths, configuration.file_loader, roots)
-            if urls:
-                from deepsearcher.offline_loading.web_sources import iter_web_sources
-
-                yield from iter_web_sources(configuration.require_web_crawler(), urls, **crawl)
-
+        pipeline = configured_pipeline(batch_size=batch_size, on_progress=on_progress)
         return pipeline.run(
-            sources(),
+            with_web_sources(iter_allowed_file_sources(paths, configuration.file_loader, roots), urls, crawl),
             collection_name=collection,
             collection_description=description or "",
             force_new_collection=force_new_collection,
