@@ -268,14 +268,16 @@
     }
   }
 
-  /** The collection new documents go to, and its description when it is new. */
+  /** The collection new documents go to, and its description when it is new; null (and
+   *  a banner saying why) while the new collection has no name. */
   function loadTarget() {
     const value = $("target-collection").value;
     if (value !== NEW_COLLECTION) return { collection: value, description: null };
     const name = $("new-collection-name").value.trim();
     if (!name) {
       $("new-collection-name").focus();
-      throw new Error("Give the new collection a name first.");
+      showBanner("Give the new collection a name first.");
+      return null;
     }
     return { collection: name, description: $("new-collection-desc").value.trim() || null };
   }
@@ -315,13 +317,8 @@
     $("upload-form").addEventListener("submit", async (event) => {
       event.preventDefault();
       if (!state.files.length) return;
-      let target;
-      try {
-        target = loadTarget();
-      } catch (error) {
-        showBanner(error.message);
-        return;
-      }
+      const target = loadTarget();
+      if (!target) return;
       const form = new FormData();
       for (const file of state.files) form.append("files", file, file.name);
       form.append("collection", target.collection);
@@ -347,13 +344,8 @@
         $("url-input").focus();
         return;
       }
-      let target;
-      try {
-        target = loadTarget();
-      } catch (error) {
-        showBanner(error.message);
-        return;
-      }
+      const target = loadTarget();
+      if (!target) return;
       const body = { inputs: inputs, collection: target.collection };
       if (target.description) body.description = target.description;
       const depth = parseInt($("max-depth").value, 10);
