@@ -17,15 +17,8 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from deepsearcher.types.errors import (
-    ConfigurationError,
-    DeepSearcherError,
-    EmbeddingMismatchError,
-    LoaderError,
-    MissingDependencyError,
-    StoreInUseError,
-    VectorStoreError,
-)
+from deepsearcher.types import errors as kinds
+from deepsearcher.types.errors import DeepSearcherError
 
 logger = logging.getLogger("deepsearcher.server")
 
@@ -58,13 +51,13 @@ def status_for(exc: DeepSearcherError) -> int:
 
     if isinstance(exc, LLMError):
         return 502
-    if isinstance(exc, (StoreInUseError, MissingDependencyError)):
+    if isinstance(exc, (kinds.StoreInUseError, kinds.MissingDependencyError)):
         return 503
-    if isinstance(exc, EmbeddingMismatchError):
+    if isinstance(exc, kinds.EmbeddingMismatchError):
         return 409
-    if isinstance(exc, VectorStoreError):
+    if isinstance(exc, kinds.VectorStoreError):
         return 404 if "does not exist" in str(exc) else 500
-    if isinstance(exc, (ConfigurationError, LoaderError)):
+    if isinstance(exc, (kinds.ConfigurationError, kinds.LoaderError)):
         return 400
     return 500
 
