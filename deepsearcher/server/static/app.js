@@ -85,7 +85,7 @@
       message = body.error || body.detail || body.message || "";
       if (typeof message !== "string") message = JSON.stringify(message);
     } catch (_) {
-      /* not JSON */
+      message = ""; // not JSON: the status line says what failed
     }
     return new ApiError(response.status, message || response.status + " " + response.statusText);
   }
@@ -164,8 +164,8 @@
     $("key-clear").addEventListener("click", () => {
       try {
         localStorage.removeItem(KEY_STORAGE);
-      } catch (_) {
-        /* nothing stored */
+      } catch (error) {
+        console.debug("No stored key to remove: this browser does not allow storage.", error);
       }
       input.value = "";
       updateKeyButton();
