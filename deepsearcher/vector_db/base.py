@@ -63,6 +63,11 @@ class BaseVectorDB(ABC):
     Every chunk's metadata carries `source_hash` and `source_chunks` (set by the
     ingestion pipeline) so `list_sources` can tell unchanged, changed and partial
     sources apart without a side table.
+
+    `init_collection`, `insert_data`, `search_data` and `get_collection_info` normalize
+    the collection name, check the arguments and run the flow every store shares (the
+    embedding-model guard included); a store implements the underscore methods below
+    them, and the other abstract methods.
     """
 
     def __init__(self, default_collection: str = "deepsearcher") -> None:
