@@ -21,10 +21,10 @@ from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, TypeVar
 
 import httpx
 
+from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.llm._retry import Failure, GiveUp, RetryPolicy, call_with_retries
 from deepsearcher.llm._sync import run_sync
-from deepsearcher.llm.errors import MissingAPIKeyError
 from deepsearcher.types import DeepSearcherError
 
 logger = logging.getLogger(__name__)
@@ -65,28 +65,6 @@ class HTTPStatusError(Exception):
 
 class BadResponse(Exception):
     """The server answered 2xx with something that is not the expected reply."""
-
-
-def missing_key(provider: str, env_var: str | None) -> MissingAPIKeyError:
-    """The one-line error for an embedding provider without a key."""
-    where = f"set {env_var} or " if env_var else "set "
-    return MissingAPIKeyError(
-        provider, env_var, message=f"No API key for {provider}: {where}provide_settings.embedding.config.api_key."
-    )
-
-
-def resolve_key(provider: str, explicit: str | None, env_vars: Iterable[str | None], required: bool = True) -> str | None:
-    """`explicit`, else the first environment variable that is set; raise when required and none is."""
-    names = [name for name in env_vars if name]
-    if explicit and str(explicit).strip():
-        return str(explicit).strip()
-    for name in names:
-        value = os.environ.get(name, "").strip()
-        if value:
-            return value
-    if required:
-        raise missing_key(provider, names[0] if names else None)
-    return None
 
 
 def batched(texts: list[str], max_items: int, max_chars: int | None = None) -> Iterator[list[str]]:
@@ -215,8 +193,12 @@ class RemoteEmbedding(BaseEmbedding):
         self.model = model or self.default_model
         self.model_name = self.model
         self.base_url = self._resolve_base_url(base_url)
-        self.api_key = resolve_key(
-            self.display_name(), api_key, (self.api_key_env, *self.api_key_fallback_env), self.requires_api_key
+        self.api_key = resolve_api_key(
+            self.display_name(),
+            api_key,
+            (self.api_key_env, *self.api_key_fallback_env),
+            section="embedding",
+            required=self.requires_api_key,
         )
         self.requested_dimension = int(dimension) if dimension else None
         self.batch_size = max(1, min(int(batch_size or self.max_batch), self.max_batch))

@@ -11,7 +11,7 @@ from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
 from deepsearcher.embedding._http import QUERY, BadResponse, RemoteEmbedding, classify_http, vector_of
 from deepsearcher.llm._retry import Failure
-from deepsearcher.llm.errors import MissingAPIKeyError
+from deepsearcher.types.errors import MissingAPIKeyError
 
 
 def _classify(exc: BaseException) -> Failure:

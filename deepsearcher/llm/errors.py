@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from deepsearcher.types.errors import DeepSearcherError
+from deepsearcher.types.errors import DeepSearcherError, MissingAPIKeyError
+
+__all__ = ["LLMError", "LLMOutputError", "MissingAPIKeyError"]
 
 
 class LLMError(DeepSearcherError):
@@ -39,20 +41,6 @@ class LLMError(DeepSearcherError):
         self.kind = kind
         self.status = status
         self.attempts = attempts
-
-
-class MissingAPIKeyError(DeepSearcherError):
-    """A provider needs an API key and none was configured or found in the environment."""
-
-    def __init__(self, provider: str, env_var: str | None, extra_hint: str = "", *, message: str | None = None) -> None:
-        if message is None:
-            source = f"set {env_var} or provide_settings.llm.config.api_key" if env_var else "set provide_settings.llm.config.api_key"
-            message = f"No API key for {provider}: {source}."
-            if extra_hint:
-                message += f" {extra_hint}"
-        super().__init__(message)
-        self.provider = provider
-        self.env_var = env_var
 
 
 class LLMOutputError(DeepSearcherError, ValueError):

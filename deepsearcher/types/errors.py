@@ -11,6 +11,31 @@ class ConfigurationError(DeepSearcherError, ValueError):
     """A config key or value is wrong; the message names the key and allowed values."""
 
 
+class MissingAPIKeyError(ConfigurationError):
+    """A provider (LLM, embedding, crawler, loader) needs an API key and none was configured
+    or found in the environment. The default message names the variable and the config key:
+    ``No API key for OpenAI: set OPENAI_API_KEY or provide_settings.llm.config.api_key.``
+    """
+
+    def __init__(
+        self,
+        provider: str,
+        env_var: str | None,
+        extra_hint: str = "",
+        *,
+        section: str = "llm",
+        message: str | None = None,
+    ) -> None:
+        if message is None:
+            where = f"set {env_var} or " if env_var else "set "
+            message = f"No API key for {provider}: {where}provide_settings.{section}.config.api_key."
+            if extra_hint:
+                message += f" {extra_hint}"
+        super().__init__(message)
+        self.provider = provider
+        self.env_var = env_var
+
+
 class MissingDependencyError(DeepSearcherError, ImportError):
     """An optional package is not installed; the message names the extra to install."""
 

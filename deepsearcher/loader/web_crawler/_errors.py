@@ -1,20 +1,10 @@
-"""Errors of the web crawlers (kept here until the project unifies its API-key error)."""
+"""Errors of the web crawlers (MissingAPIKeyError is the project-wide one, re-exported here)."""
 
 from __future__ import annotations
 
-from deepsearcher.types.errors import ConfigurationError, DeepSearcherError
+from deepsearcher.types.errors import DeepSearcherError, MissingAPIKeyError
 
-
-class MissingAPIKeyError(ConfigurationError):
-    """A hosted crawler was chosen but its API key is not set; names the environment variable."""
-
-    def __init__(self, provider: str, env_var: str) -> None:
-        super().__init__(
-            f"{provider} needs an API key: set the environment variable {env_var} "
-            f"(or api_key under provide_settings.web_crawler.config)."
-        )
-        self.provider = provider
-        self.env_var = env_var
+__all__ = ["MissingAPIKeyError", "URLRefusedError"]
 
 
 class URLRefusedError(DeepSearcherError):

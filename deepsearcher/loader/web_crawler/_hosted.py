@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable, Iterable
 
 import httpx
 
-from deepsearcher.loader.web_crawler._errors import MissingAPIKeyError
+from deepsearcher.config.api_keys import resolve_api_key as _resolve
 from deepsearcher.types import ConfigurationError
 
 # Keyword arguments any crawler accepts per call (the pipeline and CLI pass them generically).
@@ -19,13 +18,11 @@ CRAWL_KWARGS = frozenset({"max_depth", "max_pages", "limit", "include_patterns",
 def resolve_api_key(provider: str, explicit: str | None, env_vars: Iterable[str]) -> str:
     """`explicit`, else the first set environment variable; MissingAPIKeyError naming the first one."""
     names = list(env_vars)
-    if explicit and str(explicit).strip():
-        return str(explicit).strip()
-    for name in names:
-        value = os.environ.get(name, "").strip()
-        if value:
-            return value
-    raise MissingAPIKeyError(provider, names[0])
+    message = (
+        f"{provider} needs an API key: set the environment variable {names[0]} "
+        f"(or api_key under provide_settings.web_crawler.config)."
+    )
+    return str(_resolve(provider, explicit, names, section="web_crawler", message=message))
 
 
 def check_crawl_kwargs(provider: str, kwargs: dict[str, Any], extra: Iterable[str] = ()) -> dict[str, Any]:
