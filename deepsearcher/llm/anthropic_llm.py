@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
-import weakref
 from typing import Any, AsyncIterator, Union
 
+from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
 from deepsearcher.llm._messages import split_system
 from deepsearcher.llm._retry import Failure
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
-from deepsearcher.llm.errors import MissingAPIKeyError
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 
@@ -39,43 +37,16 @@ class Anthropic(BaseLLM):
         base_url: str | None = None,
         *,
         max_tokens: int = 4096,
-        timeout: float = 60.0,
-        max_retries: int = 3,
-        max_concurrency: int = 8,
-        retry_base_delay: float = 0.5,
-        retry_max_delay: float = 20.0,
-        max_retry_after: float = 120.0,
         **kwargs: Any,
     ) -> None:
         self._sdk = require("anthropic", extra="anthropic", feature="the Anthropic LLM")
-        api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not api_key:
-            raise MissingAPIKeyError("Anthropic", "ANTHROPIC_API_KEY")
-        super().__init__(
-            model,
-            base_url=(base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_URL).rstrip("/"),
-            timeout=timeout,
-            max_retries=max_retries,
-            max_concurrency=max_concurrency,
-            retry_base_delay=retry_base_delay,
-            retry_max_delay=retry_max_delay,
-            max_retry_after=max_retry_after,
-        )
-        self._api_key = api_key
+        self._api_key = resolve_api_key("Anthropic", api_key, ["ANTHROPIC_API_KEY"])
+        base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_URL
+        super().__init__(model, base_url=base_url.rstrip("/"), **kwargs)
         self.max_tokens = max_tokens
-        self.request_params: dict[str, Any] = kwargs
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
-    @property
-    def client(self) -> Any:
-        """The SDK client for the running event loop."""
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = self._clients[loop] = self._sdk.AsyncAnthropic(
-                api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout + 5
-            )
-        return client
+    def _make_client(self) -> Any:
+        return self._sdk.AsyncAnthropic(api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout + 5)
 
     def _request(self, messages: list[Message], kwargs: dict[str, Any]) -> dict[str, Any]:
         system, turns = to_anthropic(messages)

@@ -2,9 +2,14 @@
 
 A provider implements three hooks: `_achat_once` (one request → ChatResponse),
 `_astream_once` (one streaming request → text deltas, then a `Usage`) and optionally
-`_classify_error` (its SDK's exceptions → `Failure`). `BaseLLM` wraps them with the
-timeout, retries with backoff, the per-instance concurrency limit, call/usage counters,
-and sync wrappers that also work inside a running event loop (Jupyter).
+`_classify_error` (its SDK's exceptions → `Failure`); one whose async SDK client belongs
+to an event loop implements `_make_client` and uses `self.client`. `BaseLLM` wraps them
+with the timeout, retries with backoff, the per-instance concurrency limit, call/usage
+counters, and sync wrappers that also work inside a running event loop (Jupyter).
+
+A provider's `__init__` takes its own settings and passes every other keyword on to
+`BaseLLM.__init__`, which keeps the shared ones (timeout, max_retries, max_concurrency,
+retry_*, max_retry_after, supports_json_mode) and sends the rest with every request.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import asyncio
 import contextlib
 import json
 import threading
+import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, ClassVar, Iterator, Union
@@ -161,6 +167,8 @@ class BaseLLM(ABC):
         retry_base_delay: float = 0.5,
         retry_max_delay: float = 20.0,
         max_retry_after: float = 120.0,
+        supports_json_mode: bool | None = None,
+        **request_params: Any,
     ) -> None:
         if timeout is None or float(timeout) <= 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
@@ -176,6 +184,11 @@ class BaseLLM(ABC):
             max_retry_after=float(max_retry_after),
         )
         self.limit = ConcurrencyLimit(int(max_concurrency))
+        if supports_json_mode is not None:
+            self.supports_json_mode = bool(supports_json_mode)
+        #: Sent with every request (temperature, max_tokens, ...); per-call kwargs win.
+        self.request_params: dict[str, Any] = request_params
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
         self._stats_lock = threading.Lock()
         self.calls = 0
         self.failed_calls = 0
@@ -222,6 +235,27 @@ class BaseLLM(ABC):
     def _classify_error(self, exc: BaseException) -> Failure | None:
         """Map the SDK's exception to a Failure; None leaves it to the generic rules."""
         return None
+
+    def _make_client(self) -> Any:
+        """A new SDK client, for providers that use `self.client`."""
+        raise NotImplementedError(f"{type(self).__name__} has no per-loop SDK client")
+
+    # ------------------------------------------------------------------ SDK client
+
+    @property
+    def client(self) -> Any:
+        """The SDK client for the running event loop (httpx pools belong to one loop)."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._clients[loop] = self._make_client()
+        return client
+
+    async def aclose(self) -> None:
+        """Close the SDK client of the running loop (optional; they are also collected)."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
 
     # ------------------------------------------------------------------ errors
 
@@ -278,13 +312,16 @@ class BaseLLM(ABC):
         if isinstance(exc, sdk.APIConnectionError):
             return self._connection_failure(exc)
         if isinstance(exc, sdk.APIStatusError):
-            response = getattr(exc, "response", None)
-            headers = getattr(response, "headers", None)
-            return Failure.from_status(exc.status_code, _sdk_error_detail(exc), headers)
+            return self._status_failure(exc.status_code, exc)
         validation = getattr(sdk, "APIResponseValidationError", None)
         if validation is not None and isinstance(exc, validation):
             return self._bad_response_failure(str(exc))
         return None
+
+    def _status_failure(self, status: int, exc: BaseException) -> Failure:
+        """An SDK exception that carries the HTTP status of the reply (and its Retry-After)."""
+        response = getattr(exc, "response", None)
+        return Failure.from_status(status, _sdk_error_detail(exc), getattr(response, "headers", None))
 
     def _bad_response_failure(self, detail: str) -> Failure:
         detail = " ".join(str(detail).split())[:120]

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any, AsyncIterator, Union
 
+from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
 from deepsearcher.llm._messages import split_system
 from deepsearcher.llm._retry import Failure
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
-from deepsearcher.llm.errors import MissingAPIKeyError
 from deepsearcher.types.errors import MissingDependencyError
 
 GEMINI_URL = "https://generativelanguage.googleapis.com"
@@ -46,32 +45,14 @@ class Gemini(BaseLLM):
         model: str = "gemini-2.5-flash",
         api_key: str | None = None,
         base_url: str | None = None,
-        *,
-        timeout: float = 60.0,
-        max_retries: int = 3,
-        max_concurrency: int = 8,
-        retry_base_delay: float = 0.5,
-        retry_max_delay: float = 20.0,
-        max_retry_after: float = 120.0,
         **kwargs: Any,
     ) -> None:
         try:
             genai = require("google.genai", extra="gemini", feature="the Gemini LLM")
         except MissingDependencyError:
             raise MissingDependencyError("google-genai", "gemini", "the Gemini LLM") from None
-        api_key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
-        if not api_key:
-            raise MissingAPIKeyError("Gemini", "GEMINI_API_KEY")
-        super().__init__(
-            model,
-            base_url=base_url or GEMINI_URL,
-            timeout=timeout,
-            max_retries=max_retries,
-            max_concurrency=max_concurrency,
-            retry_base_delay=retry_base_delay,
-            retry_max_delay=retry_max_delay,
-            max_retry_after=max_retry_after,
-        )
+        api_key = resolve_api_key("Gemini", api_key, ["GEMINI_API_KEY", "GOOGLE_API_KEY"])
+        super().__init__(model, base_url=base_url or GEMINI_URL, **kwargs)
         self._genai = genai
         self._types = require("google.genai.types", extra="gemini", feature="the Gemini LLM")
         self._errors = require("google.genai.errors", extra="gemini", feature="the Gemini LLM")
@@ -79,7 +60,6 @@ class Gemini(BaseLLM):
         if base_url:
             http_options["base_url"] = base_url
         self._client = genai.Client(api_key=api_key, http_options=self._types.HttpOptions(**http_options))
-        self.request_params: dict[str, Any] = kwargs
 
     def _config(self, system: str | None, json_mode: bool, kwargs: dict[str, Any]) -> Any:
         options: dict[str, Any] = {**self.request_params, **kwargs}
@@ -118,6 +98,5 @@ class Gemini(BaseLLM):
         if isinstance(exc, self._errors.APIError):
             code = getattr(exc, "code", None)
             if isinstance(code, int):
-                response = getattr(exc, "response", None)
-                return Failure.from_status(code, getattr(exc, "message", None) or str(exc), getattr(response, "headers", None))
+                return self._status_failure(code, exc)
         return None

@@ -7,16 +7,9 @@ from typing import Any, AsyncIterator, Union
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
-from deepsearcher.llm._retry import Failure, RetryableFailure
+from deepsearcher.llm._retry import Failure
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
-
-
-def _usage_of(usage: Any) -> Usage:
-    if usage is None:
-        return Usage()
-    if isinstance(usage, dict):
-        return Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), usage.get("total_tokens", 0))
-    return Usage(getattr(usage, "prompt_tokens", 0), getattr(usage, "completion_tokens", 0), getattr(usage, "total_tokens", 0))
+from deepsearcher.llm.openai_llm import chat_response, stream_items
 
 
 @register_provider("llm", extra="litellm", requires=("litellm",))
@@ -34,33 +27,14 @@ class LiteLLM(BaseLLM):
         base_url: str | None = None,
         *,
         api_base: str | None = None,
-        timeout: float = 60.0,
-        max_retries: int = 3,
-        max_concurrency: int = 8,
-        retry_base_delay: float = 0.5,
-        retry_max_delay: float = 20.0,
-        max_retry_after: float = 120.0,
-        supports_json_mode: bool | None = None,
         **kwargs: Any,
     ) -> None:
         # LiteLLM fetches a price list from the internet at import unless told not to.
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         self._litellm = require("litellm", extra="litellm", feature="the LiteLLM provider")
         self._litellm.suppress_debug_info = True  # its "Give Feedback" banner on every error
-        super().__init__(
-            model,
-            base_url=base_url or api_base,
-            timeout=timeout,
-            max_retries=max_retries,
-            max_concurrency=max_concurrency,
-            retry_base_delay=retry_base_delay,
-            retry_max_delay=retry_max_delay,
-            max_retry_after=max_retry_after,
-        )
-        if supports_json_mode is not None:
-            self.supports_json_mode = bool(supports_json_mode)
+        super().__init__(model, base_url=base_url or api_base, **kwargs)
         self._api_key = api_key
-        self.request_params: dict[str, Any] = kwargs
 
     def _request(self, messages: list[Message], kwargs: dict[str, Any]) -> dict[str, Any]:
         request: dict[str, Any] = {
@@ -82,31 +56,14 @@ class LiteLLM(BaseLLM):
         request = self._request(messages, kwargs)
         if json_mode:
             request["response_format"] = {"type": "json_object"}
-        reply = await self._litellm.acompletion(**request)
-        choices = getattr(reply, "choices", None)
-        if not choices:
-            raise RetryableFailure(self._bad_response_failure("no choices in the reply"))
-        message = getattr(choices[0], "message", None)
-        return ChatResponse(
-            getattr(message, "content", None) or "",
-            _usage_of(getattr(reply, "usage", None)),
-            model=getattr(reply, "model", None) or self.model,
-            finish_reason=getattr(choices[0], "finish_reason", None),
-        )
+        return chat_response(self, await self._litellm.acompletion(**request))
 
     async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[Union[str, Usage]]:
         request = self._request(messages, kwargs)
         request["stream"] = True
         request.setdefault("stream_options", {"include_usage": True})
-        stream = await self._litellm.acompletion(**request)
-        async for chunk in stream:
-            usage = getattr(chunk, "usage", None)
-            if usage:
-                yield _usage_of(usage)
-            for choice in getattr(chunk, "choices", None) or []:
-                delta = getattr(getattr(choice, "delta", None), "content", None)
-                if delta:
-                    yield delta
+        async for item in stream_items(await self._litellm.acompletion(**request)):
+            yield item
 
     def _classify_error(self, exc: BaseException) -> Failure | None:
         litellm = self._litellm
@@ -121,6 +78,5 @@ class LiteLLM(BaseLLM):
         if status == 500 and any(sign in text for sign in ("expecting value", "unterminated string", "jsondecodeerror", "extra data")):
             return self._bad_response_failure(str(exc).rsplit(" - ", 1)[-1])
         if isinstance(status, int) and status >= 400:
-            response = getattr(exc, "response", None)
-            return Failure.from_status(status, getattr(exc, "message", None) or str(exc), getattr(response, "headers", None))
+            return self._status_failure(status, exc)
         return None

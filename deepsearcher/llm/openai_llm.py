@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
-import weakref
 from typing import Any, AsyncIterator, ClassVar, Union
 
+from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.config.registry import register_provider
 from deepsearcher.llm._retry import Failure, RetryableFailure
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
-from deepsearcher.llm.errors import MissingAPIKeyError
 
 OPENAI_URL = "https://api.openai.com/v1"
 LOCAL_SERVER_HINT = (
@@ -23,14 +21,41 @@ LOCAL_SERVER_HINT = (
 CLIENT_OPTIONS = frozenset({"organization", "project", "default_headers", "default_query", "http_client"})
 
 
-def _usage_of(usage: Any) -> Usage:
+def usage_of(usage: Any) -> Usage:
+    """The `usage` of an OpenAI-shaped reply or chunk (an object or a dict)."""
     if usage is None:
         return Usage()
-    return Usage(
-        getattr(usage, "prompt_tokens", 0) or 0,
-        getattr(usage, "completion_tokens", 0) or 0,
-        getattr(usage, "total_tokens", 0) or 0,
+    if isinstance(usage, dict):
+        return Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), usage.get("total_tokens", 0))
+    return Usage(getattr(usage, "prompt_tokens", 0), getattr(usage, "completion_tokens", 0), getattr(usage, "total_tokens", 0))
+
+
+def chat_response(llm: BaseLLM, completion: Any) -> ChatResponse:
+    """The ChatResponse of an OpenAI-shaped chat completion (the openai SDK's, LiteLLM's)."""
+    choices = getattr(completion, "choices", None)
+    if not choices:
+        if isinstance(completion, (str, bytes)):
+            raise RetryableFailure(llm._bad_response_failure(repr(completion[:80])))
+        raise RetryableFailure(llm._bad_response_failure("no choices in the reply"))
+    choice = choices[0]
+    return ChatResponse(
+        getattr(getattr(choice, "message", None), "content", None) or "",
+        usage_of(getattr(completion, "usage", None)),
+        model=getattr(completion, "model", None) or llm.model,
+        finish_reason=getattr(choice, "finish_reason", None),
     )
+
+
+async def stream_items(stream: AsyncIterator[Any]) -> AsyncIterator[Union[str, Usage]]:
+    """Text deltas and usage of an OpenAI-shaped stream of chat completion chunks."""
+    async for chunk in stream:
+        usage = getattr(chunk, "usage", None)
+        if usage:
+            yield usage_of(usage)
+        for choice in getattr(chunk, "choices", None) or []:
+            delta = getattr(getattr(choice, "delta", None), "content", None)
+            if delta:
+                yield delta
 
 
 @register_provider("llm", env_var="OPENAI_API_KEY")
@@ -56,13 +81,6 @@ class OpenAI(BaseLLM):
         api_key: str | None = None,
         base_url: str | None = None,
         *,
-        timeout: float = 60.0,
-        max_retries: int = 3,
-        max_concurrency: int = 8,
-        retry_base_delay: float = 0.5,
-        retry_max_delay: float = 20.0,
-        max_retry_after: float = 120.0,
-        supports_json_mode: bool | None = None,
         stream_usage: bool = True,
         **kwargs: Any,
     ) -> None:
@@ -70,29 +88,17 @@ class OpenAI(BaseLLM):
 
         self._sdk = openai
         base_url = self._resolve_base_url(base_url)
-        api_key = api_key or (os.environ.get(self.api_key_env) if self.api_key_env else None) or None
-        if not api_key:
-            if self._key_required(base_url):
-                raise MissingAPIKeyError(self.name_for_class(), self.api_key_env, self._missing_key_hint())
-            api_key = "not-needed"  # local servers ignore it; the SDK insists on one
-        super().__init__(
-            model or self.default_model,
-            base_url=(base_url or OPENAI_URL).rstrip("/"),
-            timeout=timeout,
-            max_retries=max_retries,
-            max_concurrency=max_concurrency,
-            retry_base_delay=retry_base_delay,
-            retry_max_delay=retry_max_delay,
-            max_retry_after=max_retry_after,
+        api_key = resolve_api_key(
+            self.name_for_class(),
+            api_key,
+            [self.api_key_env],
+            required=self._key_required(base_url),
+            extra_hint=self._missing_key_hint(),
         )
-        if supports_json_mode is not None:
-            self.supports_json_mode = bool(supports_json_mode)
-        self.stream_usage = stream_usage
-        self._api_key = api_key
+        self._api_key = api_key or "not-needed"  # local servers ignore it; the SDK insists on one
         self._client_options = {key: kwargs.pop(key) for key in list(kwargs) if key in CLIENT_OPTIONS}
-        #: Sent with every request (temperature, max_tokens, ...); per-call kwargs win.
-        self.request_params: dict[str, Any] = kwargs
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+        super().__init__(model or self.default_model, base_url=(base_url or OPENAI_URL).rstrip("/"), **kwargs)
+        self.stream_usage = stream_usage
 
     # ------------------------------------------------------------------ configuration hooks
 
@@ -125,21 +131,6 @@ class OpenAI(BaseLLM):
             **self._client_options,
         )
 
-    @property
-    def client(self) -> Any:
-        """The SDK client for the running event loop (httpx pools belong to one loop)."""
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = self._clients[loop] = self._make_client()
-        return client
-
-    async def aclose(self) -> None:
-        """Close the SDK client of the running loop (optional; they are also collected)."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.close()
-
     # ------------------------------------------------------------------ calls
 
     def _params(self, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -152,19 +143,7 @@ class OpenAI(BaseLLM):
         if json_mode:
             params["response_format"] = {"type": "json_object"}
         completion = await self.client.chat.completions.create(model=self.model, messages=messages, **params)
-        choices = getattr(completion, "choices", None)
-        if not choices:
-            if isinstance(completion, (str, bytes)):
-                raise RetryableFailure(self._bad_response_failure(repr(completion[:80])))
-            raise RetryableFailure(self._bad_response_failure("no choices in the reply"))
-        choice = choices[0]
-        content = getattr(choice.message, "content", None) or ""
-        return ChatResponse(
-            content,
-            _usage_of(getattr(completion, "usage", None)),
-            model=getattr(completion, "model", None) or self.model,
-            finish_reason=getattr(choice, "finish_reason", None),
-        )
+        return chat_response(self, completion)
 
     async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[Union[str, Usage]]:
         params = self._params(kwargs)
@@ -174,14 +153,8 @@ class OpenAI(BaseLLM):
             params.setdefault("stream_options", {"include_usage": True})
         stream = await self.client.chat.completions.create(model=self.model, messages=messages, **params)
         try:
-            async for chunk in stream:
-                usage = getattr(chunk, "usage", None)
-                if usage is not None:
-                    yield _usage_of(usage)
-                for choice in getattr(chunk, "choices", None) or []:
-                    delta = getattr(getattr(choice, "delta", None), "content", None)
-                    if delta:
-                        yield delta
+            async for item in stream_items(stream):
+                yield item
         finally:
             close = getattr(stream, "close", None)
             if close is not None:
