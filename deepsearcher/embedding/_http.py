@@ -17,7 +17,7 @@ import asyncio
 import logging
 import os
 import threading
-from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, TypeVar
+from typing import Any, Callable, ClassVar, Iterator, Mapping, TypeVar
 
 import httpx
 

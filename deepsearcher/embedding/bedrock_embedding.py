@@ -3,33 +3,23 @@
 from __future__ import annotations
 
 import json
-import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
-from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
 from deepsearcher.embedding._http import QUERY, BadResponse, RemoteEmbedding, classify_http, vector_of
+from deepsearcher.llm._bedrock import botocore_failure, runtime_client
 from deepsearcher.llm._retry import Failure
-from deepsearcher.types.errors import MissingAPIKeyError
 
 
 def _classify(exc: BaseException) -> Failure:
     """botocore errors as retry decisions (ThrottlingException is a 429, ServiceUnavailable a 503, ...)."""
-    from botocore import exceptions as be
-
-    if isinstance(exc, be.ClientError):
-        meta = exc.response.get("ResponseMetadata") or {}
-        error = exc.response.get("Error") or {}
-        detail = f"{error.get('Code', '')}: {error.get('Message', '')}".strip(": ")
-        return Failure.from_status(int(meta.get("HTTPStatusCode") or 500), detail, meta.get("HTTPHeaders") or {})
-    if isinstance(exc, (be.ReadTimeoutError, be.ConnectTimeoutError)):
-        return Failure("timeout", "timed out", True)
-    if isinstance(exc, be.EndpointConnectionError):
-        return Failure("connection", f"cannot connect ({exc})", True, hint="Check region_name / endpoint_url")
-    if isinstance(exc, be.NoCredentialsError):
-        return Failure("fatal", "no AWS credentials", False, hint="Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE")
-    return classify_http(exc)
+    failure = botocore_failure(
+        exc,
+        timeout=lambda: Failure("timeout", "timed out", True),
+        connection=lambda error: Failure("connection", f"cannot connect ({error})", True, hint="Check region_name / endpoint_url"),
+    )
+    return failure or classify_http(exc)
 
 
 @register_provider("embedding", extra="bedrock", requires=("boto3",), env_var="AWS_ACCESS_KEY_ID")
@@ -38,7 +28,7 @@ class BedrockEmbedding(RemoteEmbedding):
 
     Credentials come from boto3's usual chain (aws_access_key_id / aws_secret_access_key
     config, $AWS_ACCESS_KEY_ID / $AWS_SECRET_ACCESS_KEY, $AWS_PROFILE, instance roles);
-    region from region_name, $AWS_REGION or $AWS_DEFAULT_REGION (default us-east-1).
+    region from region_name, $AWS_REGION, $AWS_DEFAULT_REGION or the profile (default us-east-1).
     Titan takes one text per call, so texts are sent `max_concurrency` at a time; Cohere
     takes up to 96 and distinguishes search_query from search_document.
     """
@@ -68,31 +58,20 @@ class BedrockEmbedding(RemoteEmbedding):
         max_concurrency: int = 4,
         **kwargs: Any,
     ) -> None:
-        boto3 = require("boto3", extra="bedrock", feature="BedrockEmbedding")
-        from botocore.config import Config
-
         super().__init__(model, None, endpoint_url, dimension, **kwargs)
-        session = boto3.Session(
+        self._runtime, self.region = runtime_client(
+            type(self).__name__,
+            "embedding",
+            "BedrockEmbedding",
+            region_name=region_name,
             aws_access_key_id=aws_access_key_id,
             aws_secret_access_key=aws_secret_access_key,
             aws_session_token=aws_session_token,
             profile_name=profile_name,
-        )
-        if session.get_credentials() is None:
-            raise MissingAPIKeyError(
-                type(self).__name__,
-                "AWS_ACCESS_KEY_ID",
-                message="No AWS credentials for BedrockEmbedding: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
-                "(or AWS_PROFILE), or provide_settings.embedding.config.aws_access_key_id / aws_secret_access_key.",
-            )
-        self.region = region_name or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or session.region_name or "us-east-1"
-        # One attempt per boto3 call: the shared retry policy does the retrying.
-        config = Config(
-            retries={"total_max_attempts": 1, "mode": "standard"},
+            endpoint_url=endpoint_url,
             read_timeout=self.policy.timeout,
             connect_timeout=min(10.0, self.policy.timeout),
         )
-        self._runtime = session.client("bedrock-runtime", region_name=self.region, endpoint_url=endpoint_url, config=config)
         self.base_url = endpoint_url or f"bedrock-runtime.{self.region}"
         self.max_concurrency = max(1, int(max_concurrency))
         self._is_cohere = "cohere." in self.model

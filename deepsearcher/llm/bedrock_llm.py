@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import asyncio
-import os
+import logging
 import threading
 from typing import Any, AsyncIterator, Union
 
-from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
+from deepsearcher.llm._bedrock import botocore_failure, runtime_client
 from deepsearcher.llm._messages import split_system
 from deepsearcher.llm._retry import Failure
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
-from deepsearcher.llm.errors import MissingAPIKeyError
 
-_THROTTLED = {"ThrottlingException", "TooManyRequestsException", "ServiceQuotaExceededException"}
-_TRANSIENT = {"ServiceUnavailableException", "InternalServerException", "ModelNotReadyException", "ModelTimeoutException"}
+logger = logging.getLogger(__name__)
+
+
+def _usage_of(reply: dict[str, Any]) -> Usage:
+    """The token counts of a converse reply or of a stream's metadata event."""
+    usage = reply.get("usage") or {}
+    return Usage(usage.get("inputTokens", 0), usage.get("outputTokens", 0), usage.get("totalTokens", 0))
 
 
 def to_converse(messages: list[Message]) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
@@ -28,7 +32,7 @@ def to_converse(messages: list[Message]) -> tuple[list[dict[str, str]], list[dic
 @register_provider("llm", extra="bedrock", requires=("boto3",), env_var="AWS_ACCESS_KEY_ID")
 class Bedrock(BaseLLM):
     """A Bedrock model. Config: model (model id or inference profile), region_name (else
-    $AWS_REGION / $AWS_DEFAULT_REGION, else us-east-1), aws_access_key_id,
+    $AWS_REGION / $AWS_DEFAULT_REGION / the profile's, else us-east-1), aws_access_key_id,
     aws_secret_access_key, aws_session_token, profile_name (else the usual AWS credential
     chain), endpoint_url, max_tokens, temperature, top_p."""
 
@@ -47,57 +51,29 @@ class Bedrock(BaseLLM):
         max_tokens: int | None = 4096,
         temperature: float | None = None,
         top_p: float | None = None,
-        timeout: float = 60.0,
-        max_retries: int = 3,
-        max_concurrency: int = 8,
-        retry_base_delay: float = 0.5,
-        retry_max_delay: float = 20.0,
-        max_retry_after: float = 120.0,
         **kwargs: Any,
     ) -> None:
-        boto3 = require("boto3", extra="bedrock", feature="the Bedrock LLM")
-        botocore_config = require("botocore.config", extra="bedrock", feature="the Bedrock LLM")
-        self._botocore_exceptions = require("botocore.exceptions", extra="bedrock", feature="the Bedrock LLM")
-        region = region_name or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
-        session = boto3.Session(
+        super().__init__(model, base_url=endpoint_url, **kwargs)
+        self._client, region = runtime_client(
+            "Bedrock",
+            "llm",
+            "the Bedrock LLM",
+            region_name=region_name,
             aws_access_key_id=aws_access_key_id,
             aws_secret_access_key=aws_secret_access_key,
             aws_session_token=aws_session_token,
             profile_name=profile_name,
-            region_name=region,
-        )
-        if session.get_credentials() is None:
-            raise MissingAPIKeyError(
-                "Bedrock",
-                "AWS_ACCESS_KEY_ID",
-                message=(
-                    "No AWS credentials for Bedrock: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), "
-                    "or provide_settings.llm.config.aws_access_key_id and aws_secret_access_key."
-                ),
-            )
-        super().__init__(
-            model,
-            base_url=endpoint_url or f"https://bedrock-runtime.{region}.amazonaws.com",
-            timeout=timeout,
-            max_retries=max_retries,
-            max_concurrency=max_concurrency,
-            retry_base_delay=retry_base_delay,
-            retry_max_delay=retry_max_delay,
-            max_retry_after=max_retry_after,
-        )
-        config = botocore_config.Config(
-            retries={"total_max_attempts": 1, "mode": "standard"},  # retries are ours
+            endpoint_url=endpoint_url,
             read_timeout=self.timeout + 5,
             connect_timeout=min(10.0, self.timeout),
-            max_pool_connections=max(10, max_concurrency),
+            max_pool_connections=max(10, self.max_concurrency),
         )
-        self._client = session.client("bedrock-runtime", endpoint_url=endpoint_url, config=config)
+        self.base_url = endpoint_url or f"https://bedrock-runtime.{region}.amazonaws.com"
         self.inference_config = {
             key: value
             for key, value in (("maxTokens", max_tokens), ("temperature", temperature), ("topP", top_p))
             if value is not None
         }
-        self.request_params: dict[str, Any] = kwargs
 
     def _request(self, messages: list[Message], kwargs: dict[str, Any]) -> dict[str, Any]:
         system, turns = to_converse(messages)
@@ -118,10 +94,9 @@ class Bedrock(BaseLLM):
         reply = await asyncio.to_thread(self._client.converse, **self._request(messages, dict(kwargs)))
         blocks = ((reply.get("output") or {}).get("message") or {}).get("content") or []
         text = "".join(block.get("text", "") for block in blocks if isinstance(block, dict))
-        usage = reply.get("usage") or {}
         return ChatResponse(
             text,
-            Usage(usage.get("inputTokens", 0), usage.get("outputTokens", 0), usage.get("totalTokens", 0)),
+            _usage_of(reply),
             model=self.model,
             finish_reason=reply.get("stopReason"),
         )
@@ -143,8 +118,8 @@ class Bedrock(BaseLLM):
             except BaseException as exc:  # noqa: BLE001 - handed to the async side
                 try:
                     loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
-                except RuntimeError:
-                    pass
+                except RuntimeError as closed:  # the consumer's loop is gone: nobody is left to raise it to
+                    logger.debug("Bedrock stream failed after its event loop closed (%s): %r", closed, exc)
 
         worker = threading.Thread(target=pump, name="bedrock-stream", daemon=True)
         worker.start()
@@ -160,27 +135,9 @@ class Bedrock(BaseLLM):
                     if text:
                         yield text
                 elif "metadata" in payload:
-                    usage = payload["metadata"].get("usage") or {}
-                    yield Usage(usage.get("inputTokens", 0), usage.get("outputTokens", 0), usage.get("totalTokens", 0))
+                    yield _usage_of(payload["metadata"])
         finally:
             stop.set()
 
     def _classify_error(self, exc: BaseException) -> Failure | None:
-        errors = self._botocore_exceptions
-        if isinstance(exc, errors.ClientError):
-            code = exc.response.get("Error", {}).get("Code", "")
-            message = exc.response.get("Error", {}).get("Message", "") or code
-            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 400
-            if code in _THROTTLED:
-                status = 429
-            failure = Failure.from_status(int(status), f"{code}: {message}", exc.response.get("ResponseMetadata", {}).get("HTTPHeaders"))
-            if code in _TRANSIENT:
-                failure.retryable = True
-            return failure
-        if isinstance(exc, (errors.ReadTimeoutError, errors.ConnectTimeoutError)):
-            return self._timeout_failure()
-        if isinstance(exc, errors.EndpointConnectionError):
-            return self._connection_failure(exc)
-        if isinstance(exc, errors.NoCredentialsError):
-            return Failure("fatal", "no AWS credentials found", False, hint="Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or AWS_PROFILE")
-        return None
+        return botocore_failure(exc, timeout=self._timeout_failure, connection=self._connection_failure)
