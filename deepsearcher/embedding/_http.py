@@ -25,6 +25,7 @@ from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.llm._retry import Failure, GiveUp, RetryPolicy, call_with_retries
 from deepsearcher.llm._sync import run_sync
+from deepsearcher.llm.errors import failure_message
 from deepsearcher.types import DeepSearcherError
 
 logger = logging.getLogger(__name__)
@@ -42,11 +43,7 @@ class EmbeddingError(DeepSearcherError):
     """An embedding request failed for good; one line naming provider, model, server and cause."""
 
     def __init__(self, provider: str, model: str, where: str | None, reason: str, *, status: int | None = None, hint: str = "") -> None:
-        at = f" at {where}" if where else ""
-        message = f"{provider} failed (model {model}{at}): {reason}"
-        if hint:
-            message += f". {hint}"
-        super().__init__(message)
+        super().__init__(failure_message(provider, model, where, reason, hint))
         self.provider = provider
         self.model = model
         self.status = status

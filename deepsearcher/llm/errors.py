@@ -6,7 +6,14 @@ from typing import Any
 
 from deepsearcher.types.errors import DeepSearcherError, MissingAPIKeyError
 
-__all__ = ["LLMError", "LLMOutputError", "MissingAPIKeyError"]
+__all__ = ["LLMError", "LLMOutputError", "MissingAPIKeyError", "failure_message"]
+
+
+def failure_message(what: str, model: str, where: str | None, reason: str, hint: str = "") -> str:
+    """'<what> failed (model <model> at <where>): <reason>. <hint>' — one line for LLM and embedding errors."""
+    at = f" at {where}" if where else ""
+    message = f"{what} failed (model {model}{at}): {reason}"
+    return f"{message}. {hint}" if hint else message
 
 
 class LLMError(DeepSearcherError):
@@ -29,11 +36,7 @@ class LLMError(DeepSearcherError):
         attempts: int = 1,
         hint: str = "",
     ) -> None:
-        where = f" at {base_url}" if base_url else ""
-        message = f"{provider} call failed (model {model}{where}): {reason}"
-        if hint:
-            message += f". {hint}"
-        super().__init__(message)
+        super().__init__(failure_message(f"{provider} call", model, base_url, reason, hint))
         self.provider = provider
         self.model = model
         self.base_url = base_url
