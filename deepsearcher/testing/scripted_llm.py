@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Union
 
+from deepsearcher.llm._messages import text_of
+
 __all__ = ["Fail", "RecordedRequest", "Reply", "Rule", "ScriptedLLMServer", "scripted_llm_fixture"]
 
 
@@ -100,23 +102,6 @@ class Fail:
 Script = Union[str, Reply, Fail, Callable[["RecordedRequest"], Union[str, Reply, Fail]]]
 
 
-def _text_of(content: Any) -> str:
-    """A message's text: a string, or the text parts of a list of content blocks."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, dict):
-                parts.append(str(block.get("text", "")))
-            else:
-                parts.append(str(block))
-        return "\n".join(p for p in parts if p)
-    return str(content)
-
-
 _GEMINI_PATH = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)$")
 _BEDROCK_PATH = re.compile(r"^/model/([^/]+)/converse$")
 
@@ -146,17 +131,17 @@ class RecordedRequest:
         if self.api == "gemini":
             instruction = body.get("systemInstruction") or body.get("system_instruction")
             if instruction:
-                result.append({"role": "system", "content": _text_of((instruction or {}).get("parts", instruction))})
+                result.append({"role": "system", "content": text_of((instruction or {}).get("parts", instruction))})
             for content in body.get("contents") or []:
                 role = "assistant" if content.get("role") == "model" else "user"
-                result.append({"role": role, "content": _text_of(content.get("parts"))})
+                result.append({"role": role, "content": text_of(content.get("parts"))})
             return result
         system = body.get("system") if self.api in ("anthropic", "bedrock") else None
         if system:
-            result.append({"role": "system", "content": _text_of(system)})
+            result.append({"role": "system", "content": text_of(system)})
         for message in body.get("messages") or []:
             if isinstance(message, dict):
-                result.append({"role": str(message.get("role", "")), "content": _text_of(message.get("content"))})
+                result.append({"role": str(message.get("role", "")), "content": text_of(message.get("content"))})
         return result
 
     @property
