@@ -73,29 +73,48 @@ def _candidates(text: str) -> list[str]:
 # --------------------------------------------------------------------------- JSON-ish
 
 
+_PAIRS = {"[": "]", "{": "}"}
+
+
+class _Strings:
+    """Follows quoted strings (JSON's or Python's quotes, backslash escapes) through a text,
+    one character at a time, so that brackets and words inside strings can be ignored."""
+
+    def __init__(self, *, prose_apostrophes: bool = False) -> None:
+        self.quote: str | None = None  # the quote of the string we are in, if any
+        self._escape = False
+        self._prose_apostrophes = prose_apostrophes
+
+    def inside(self, text: str, i: int) -> bool:
+        """Take in text[i]; True when it belongs to a string (its quotes included)."""
+        ch = text[i]
+        if self.quote:
+            if self._escape:
+                self._escape = False
+            elif ch == "\\":
+                self._escape = True
+            elif ch == self.quote:
+                self.quote = None
+            return True
+        if ch not in "\"'":
+            return False
+        # with prose_apostrophes, an apostrophe inside a word is prose, not a quote
+        if self._prose_apostrophes and ch == "'" and 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum():
+            return False
+        self.quote = ch
+        return True
+
+
 def _scan_balanced(text: str, start: int) -> int | None:
     """Index just past the bracket that closes text[start], or None if it never closes."""
     stack: list[str] = []
-    quote: str | None = None
-    escape = False
-    pairs = {"[": "]", "{": "}"}
+    strings = _Strings(prose_apostrophes=True)
     for i in range(start, len(text)):
-        ch = text[i]
-        if quote:
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == quote:
-                quote = None
+        if strings.inside(text, i):
             continue
-        if ch in "\"'":
-            # an apostrophe inside a word is prose, not a quote
-            if ch == "'" and i > 0 and text[i - 1].isalnum() and i + 1 < len(text) and text[i + 1].isalnum():
-                continue
-            quote = ch
-        elif ch in pairs:
-            stack.append(pairs[ch])
+        ch = text[i]
+        if ch in _PAIRS:
+            stack.append(_PAIRS[ch])
         elif ch in "]}":
             if not stack or stack[-1] != ch:
                 return None
@@ -111,23 +130,13 @@ def _repair_truncated(text: str) -> tuple[str, bool]:
     Returns (repaired text, whether a partial element was dropped).
     """
     stack: list[str] = []
-    quote: str | None = None
-    escape = False
-    pairs = {"[": "]", "{": "}"}
+    strings = _Strings()
     cuts: list[tuple[int, tuple[str, ...]]] = []  # (position of a comma, stack there)
     for i, ch in enumerate(text):
-        if quote:
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == quote:
-                quote = None
+        if strings.inside(text, i):
             continue
-        if ch in "\"'":
-            quote = ch
-        elif ch in pairs:
-            stack.append(pairs[ch])
+        if ch in _PAIRS:
+            stack.append(_PAIRS[ch])
             cuts.append((i + 1, tuple(stack)))  # just after an opener: an empty container
         elif ch in "]}":
             if stack:
@@ -136,7 +145,7 @@ def _repair_truncated(text: str) -> tuple[str, bool]:
             cuts.append((i, tuple(stack)))
     body = text.rstrip()
     dropped = False
-    if quote or body.endswith(":") or _ends_inside_key(body, stack):
+    if strings.quote or body.endswith(":") or _ends_inside_key(body, stack):
         if not cuts:
             return text, False
         position, closers = cuts[-1]
@@ -158,38 +167,20 @@ def _ends_inside_key(body: str, stack: list[str]) -> bool:
 
 def _pythonize(text: str) -> str:
     """JSON literals true/false/null → Python, outside strings, for ast.literal_eval."""
-    out: list[str] = []
-    quote: str | None = None
-    escape = False
-    i = 0
     words = {"true": "True", "false": "False", "null": "None"}
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            out.append(ch)
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == quote:
-                quote = None
-            i += 1
+    out: list[str] = []
+    word: list[str] = []  # the word being read (starts with a letter, outside strings)
+    strings = _Strings()
+    for i, ch in enumerate(text):
+        if not strings.inside(text, i) and (ch.isalpha() or (word and (ch.isalnum() or ch == "_"))):
+            word.append(ch)
             continue
-        if ch in "\"'":
-            quote = ch
-            out.append(ch)
-            i += 1
-            continue
-        if ch.isalpha():
-            j = i
-            while j < len(text) and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            word = text[i:j]
-            out.append(words.get(word, word))
-            i = j
-            continue
+        if word:
+            out.append(words.get("".join(word), "".join(word)))
+            word = []
         out.append(ch)
-        i += 1
+    if word:
+        out.append(words.get("".join(word), "".join(word)))
     return "".join(out)
 
 
