@@ -7,8 +7,9 @@ Retries reuse the LLM layer's policy (`deepsearcher.llm._retry`): 429 and 5xx an
 timeouts and dropped connections are retried with exponential backoff, honouring a
 server's Retry-After. That loop is async, and embedding calls are synchronous (the
 ingestion pipeline runs them in a plain thread), so `call_sync` runs each blocking
-attempt in a worker thread under `call_with_retries` on the LLM layer's private event
-loop — which also works when the caller itself sits inside a running event loop.
+attempt in a worker thread under `call_with_retries` on the shared background event loop
+(`deepsearcher.utils.sync_bridge`), which also works when the caller itself sits inside a
+running event loop.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ import httpx
 from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.llm._retry import Failure, GiveUp, RetryPolicy, call_with_retries
-from deepsearcher.llm._sync import run_sync
 from deepsearcher.llm.errors import failure_message
 from deepsearcher.types import DeepSearcherError
+from deepsearcher.utils.sync_bridge import run_sync
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

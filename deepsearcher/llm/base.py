@@ -34,10 +34,10 @@ from deepsearcher.llm._retry import (
     format_seconds,
 )
 from deepsearcher.llm._retry import timeout_after as _timeout
-from deepsearcher.llm._sync import iterate_sync, run_sync
 from deepsearcher.llm.errors import LLMError
 from deepsearcher.llm.parsing import literal_eval as _literal_eval
 from deepsearcher.llm.parsing import remove_think as _remove_think
+from deepsearcher.utils.sync_bridge import iterate_sync, run_sync
 
 Message = dict[str, Any]
 Messages = Union[list[Message], str]

@@ -1,0 +1,1 @@
+"""Small helpers below every other layer (no deepsearcher imports)."""
