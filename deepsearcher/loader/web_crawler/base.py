@@ -23,9 +23,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, AsyncIterator, Iterable, Iterator, NamedTuple, Union
 
 from deepsearcher.loader.web_crawler._errors import URLRefusedError
-from deepsearcher.loader.web_crawler._runner import iterate_sync, run_sync
 from deepsearcher.loader.web_crawler._urls import normalize_url, url_key
 from deepsearcher.types import Document
+from deepsearcher.utils.sync_bridge import iterate_isolated, run_isolated
 
 logger = logging.getLogger(__name__)
 
@@ -161,18 +161,7 @@ class BaseCrawler(ABC):
         """
         report = CrawlReport()
         queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=32)
-        sink = CrawlSink(report, queue, keep_documents=keep_documents)
-        started = time.monotonic()
-
-        async def work() -> None:
-            try:
-                start = await self._prepare(urls, sink)
-                if start:
-                    await self._run(start, sink, **kwargs)
-            finally:
-                report.stats.elapsed_s = time.monotonic() - started
-
-        task = asyncio.ensure_future(work())
+        task = asyncio.ensure_future(self._crawl_into(urls, CrawlSink(report, queue, keep_documents=keep_documents), kwargs))
         try:
             while True:
                 if task.done() and queue.empty():
@@ -185,25 +174,19 @@ class BaseCrawler(ABC):
                     getter.cancel()
             task.result()  # re-raise what the crawl raised (configuration errors)
         finally:
-            if not task.done():
+            if not task.done():  # the consumer stopped early: stop the crawl and wait until it has
                 task.cancel()
-                try:
-                    await task
-                except (asyncio.CancelledError, Exception):  # noqa: BLE001 - the consumer stopped early
-                    pass
+                await asyncio.wait({task})
+                if not task.cancelled() and task.exception() is not None:
+                    logger.debug("%s: the crawl failed while stopping early: %r", type(self).__name__, task.exception())
             self.last_report = report
 
     async def acrawl(self, urls: str | Iterable[str], **kwargs: Any) -> CrawlReport:
         """Crawl and return the full report (documents, failures, skipped, stats)."""
         report = CrawlReport()
-        sink = CrawlSink(report)
-        started = time.monotonic()
         try:
-            start = await self._prepare(urls, sink)
-            if start:
-                await self._run(start, sink, **kwargs)
+            await self._crawl_into(urls, CrawlSink(report), kwargs)
         finally:
-            report.stats.elapsed_s = time.monotonic() - started
             self.last_report = report
         return report
 
@@ -211,13 +194,13 @@ class BaseCrawler(ABC):
 
     def crawl(self, urls: str | Iterable[str], **kwargs: Any) -> CrawlReport:
         """Sync `acrawl`: the full report. Works inside a running event loop too."""
-        report = run_sync(lambda: self.acrawl(urls, **kwargs))
+        report = run_isolated(lambda: self.acrawl(urls, **kwargs))
         self.last_report = report
         return report
 
     def stream(self, urls: str | Iterable[str], *, keep_documents: bool = False, **kwargs: Any) -> Iterator[CrawlEvent]:
         """Sync `astream`: items as they are crawled (the crawl runs on a private loop thread)."""
-        yield from iterate_sync(lambda: self.astream(urls, keep_documents=keep_documents, **kwargs))
+        yield from iterate_isolated(lambda: self.astream(urls, keep_documents=keep_documents, **kwargs))
 
     def crawl_urls(self, urls: list[str], **crawl_kwargs: Any) -> list[Document]:
         """Documents of every URL; failures are logged one warning each and kept in `last_report`."""
@@ -233,6 +216,16 @@ class BaseCrawler(ABC):
         return self.crawl_urls([url], **crawl_kwargs)
 
     # -- helpers ----------------------------------------------------------------------------
+
+    async def _crawl_into(self, urls: str | Iterable[str], sink: CrawlSink, kwargs: dict[str, Any]) -> None:
+        """Check the start URLs and crawl them into `sink`, timing the whole."""
+        started = time.monotonic()
+        try:
+            start = await self._prepare(urls, sink)
+            if start:
+                await self._run(start, sink, **kwargs)
+        finally:
+            sink.stats.elapsed_s = time.monotonic() - started
 
     async def _prepare(self, urls: str | Iterable[str], sink: CrawlSink) -> list[str]:
         """Normalise the start URLs; refuse non-http(s) ones and drop repeats."""
