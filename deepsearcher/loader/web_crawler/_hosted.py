@@ -1,14 +1,18 @@
-"""Shared by the hosted-service adapters (FireCrawl, Jina Reader): keys, errors, fan-out."""
+"""Shared by the hosted-service adapters (FireCrawl, Jina Reader): keys, errors, fan-out,
+and their base class `HostedCrawler`."""
 
 from __future__ import annotations
 
 import asyncio
+from abc import abstractmethod
 from datetime import datetime, timezone
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any, Awaitable, Callable, ClassVar, Iterable
 
 import httpx
 
+from deepsearcher import __version__
 from deepsearcher.config.api_keys import resolve_api_key as _resolve
+from deepsearcher.loader.web_crawler.base import BaseCrawler, CrawlSink
 from deepsearcher.types import ConfigurationError
 
 # Keyword arguments any crawler accepts per call (the pipeline and CLI pass them generically).
@@ -75,3 +79,58 @@ async def for_each(items: list[str], limit: int, work: Callable[[str], Awaitable
             await work(item)
 
     await asyncio.gather(*(one(item) for item in items))
+
+
+class ServiceError(Exception):
+    """One URL failed at the service; the message is the failure reason recorded for it."""
+
+
+class HostedCrawler(BaseCrawler):
+    """Base of the adapters for services that fetch the pages for us.
+
+    It resolves the API key (config `api_key`, else the `api_key_env` variables), opens one
+    HTTP client with the service's headers, and runs `_fetch` for `max_connections` URLs
+    at a time; a ServiceError or a transport error becomes that URL's failure.
+    """
+
+    #: The service's name in failure reasons ("FireCrawl: HTTP 402 ...").
+    service: ClassVar[str] = ""
+    #: Environment variables tried for the key, in order (the first is named when none is set).
+    api_key_env: ClassVar[tuple[str, ...]] = ()
+    #: Per-call options this service accepts besides CRAWL_KWARGS.
+    extra_options: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, api_key: str | None, timeout: float, max_connections: int) -> None:
+        super().__init__()
+        self.api_key = resolve_api_key(type(self).__name__, api_key, self.api_key_env)
+        self.timeout = float(timeout)
+        self.max_connections = int(max_connections)
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "Authorization": f"Bearer {self.api_key}",
+            "User-Agent": f"DeepSearcher/{__version__}",
+            "Accept": "application/json",
+        }
+
+    def _options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The per-call options, checked (ConfigurationError for unknown ones)."""
+        return check_crawl_kwargs(type(self).__name__, kwargs, extra=self.extra_options)
+
+    @abstractmethod
+    async def _fetch(self, client: httpx.AsyncClient, url: str, options: dict[str, Any], sink: CrawlSink) -> None:
+        """Get `url`'s documents from the service into `sink` (raise ServiceError when it fails)."""
+
+    async def _run(self, urls: list[str], sink: CrawlSink, **kwargs: Any) -> None:
+        options = self._options(kwargs)
+        async with httpx.AsyncClient(headers=self._headers(), timeout=self.timeout, trust_env=True) as client:
+
+            async def one(url: str) -> None:
+                try:
+                    await self._fetch(client, url, options, sink)
+                except ServiceError as error:
+                    await sink.failure(url, str(error))
+                except (httpx.HTTPError, asyncio.TimeoutError) as exc:
+                    await sink.failure(url, describe_transport_error(self.service, exc, self.timeout))
+
+            await for_each(urls, self.max_connections, one)

@@ -16,17 +16,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from deepsearcher import __version__
 from deepsearcher.config.registry import register_provider
-from deepsearcher.loader.web_crawler._hosted import (
-    api_error,
-    check_crawl_kwargs,
-    describe_transport_error,
-    for_each,
-    now_iso,
-    resolve_api_key,
-)
-from deepsearcher.loader.web_crawler.base import BaseCrawler, CrawlSink
+from deepsearcher.loader.web_crawler._hosted import HostedCrawler, ServiceError, api_error, now_iso
+from deepsearcher.loader.web_crawler.base import CrawlSink
 from deepsearcher.types import Document
 
 logger = logging.getLogger(__name__)
@@ -36,12 +28,8 @@ SERVICE = "FireCrawl"
 FINISHED = frozenset({"completed", "failed", "cancelled"})
 
 
-class _Fail(Exception):
-    pass
-
-
 @register_provider("web_crawler", env_var="FIRECRAWL_API_KEY")
-class FireCrawlCrawler(BaseCrawler):
+class FireCrawlCrawler(HostedCrawler):
     """Pages as Markdown from FireCrawl.
 
     `crawl_url(url)` scrapes one page; with `max_depth >= 1` it starts a FireCrawl crawl
@@ -49,6 +37,10 @@ class FireCrawlCrawler(BaseCrawler):
     become includePaths/excludePaths) and polls it every `poll_interval` seconds for at
     most `max_wait` seconds.
     """
+
+    service = SERVICE
+    api_key_env = ("FIRECRAWL_API_KEY",)
+    extra_options = ("allow_backward_links",)
 
     def __init__(
         self,
@@ -60,37 +52,18 @@ class FireCrawlCrawler(BaseCrawler):
         max_connections: int = 4,
         only_main_content: bool = True,
     ) -> None:
-        super().__init__()
-        self.api_key = resolve_api_key("FireCrawlCrawler", api_key, ["FIRECRAWL_API_KEY"])
+        super().__init__(api_key, timeout, max_connections)
         self.api_url = (api_url or os.environ.get("FIRECRAWL_API_URL") or DEFAULT_API_URL).rstrip("/")
-        self.timeout = float(timeout)
         self.poll_interval = float(poll_interval)
         self.max_wait = float(max_wait)
-        self.max_connections = int(max_connections)
         self.only_main_content = bool(only_main_content)
 
-    async def _run(self, urls: list[str], sink: CrawlSink, **kwargs: Any) -> None:
-        options = check_crawl_kwargs("FireCrawlCrawler", kwargs, extra=("allow_backward_links",))
-        headers = {
-            "Authorization": f"Bearer {self.api_key}",
-            "User-Agent": f"DeepSearcher/{__version__}",
-            "Accept": "application/json",
-        }
+    async def _fetch(self, client: httpx.AsyncClient, url: str, options: dict[str, Any], sink: CrawlSink) -> None:
         depth = int(options.get("max_depth") or 0)
-        async with httpx.AsyncClient(headers=headers, timeout=self.timeout, trust_env=True) as client:
-
-            async def one(url: str) -> None:
-                try:
-                    if depth > 0:
-                        await self._crawl(client, url, depth, options, sink)
-                    else:
-                        await self._scrape(client, url, sink)
-                except _Fail as fail:
-                    await sink.failure(url, str(fail))
-                except (httpx.HTTPError, asyncio.TimeoutError) as exc:
-                    await sink.failure(url, describe_transport_error(SERVICE, exc, self.timeout))
-
-            await for_each(urls, self.max_connections, one)
+        if depth > 0:
+            await self._crawl(client, url, depth, options, sink)
+        else:
+            await self._scrape(client, url, sink)
 
     # -- scrape ----------------------------------------------------------------------------
 
@@ -99,10 +72,10 @@ class FireCrawlCrawler(BaseCrawler):
         payload = await self._call(client, "POST", f"{self.api_url}/v1/scrape", sink, json=body)
         data = payload.get("data")
         if not isinstance(data, dict):
-            raise _Fail(f"{SERVICE}: response without data")
+            raise ServiceError(f"{SERVICE}: response without data")
         problem, document = self._document(data, url, depth=0)
         if problem:
-            raise _Fail(problem)
+            raise ServiceError(problem)
         sink.stats.pages_fetched += 1
         await sink.document(document)
 
@@ -126,7 +99,7 @@ class FireCrawlCrawler(BaseCrawler):
         started = await self._call(client, "POST", f"{self.api_url}/v1/crawl", sink, json=body)
         job = started.get("id")
         if not job:
-            raise _Fail(f"{SERVICE}: crawl started without a job id")
+            raise ServiceError(f"{SERVICE}: crawl started without a job id")
         deadline = time.monotonic() + self.max_wait
         status_url = f"{self.api_url}/v1/crawl/{job}"
         while True:
@@ -135,11 +108,11 @@ class FireCrawlCrawler(BaseCrawler):
             if state in FINISHED:
                 break
             if time.monotonic() >= deadline:
-                raise _Fail(f"{SERVICE}: crawl job {job} not finished after {self.max_wait:g} s (status {state or 'unknown'})")
+                raise ServiceError(f"{SERVICE}: crawl job {job} not finished after {self.max_wait:g} s (status {state or 'unknown'})")
             await asyncio.sleep(self.poll_interval)
         if state != "completed":
             error = status.get("error") or state
-            raise _Fail(f"{SERVICE}: crawl job {job} {state}: {error}")
+            raise ServiceError(f"{SERVICE}: crawl job {job} {state}: {error}")
         produced = 0
         page: dict[str, Any] | None = status
         while page is not None:
@@ -157,7 +130,7 @@ class FireCrawlCrawler(BaseCrawler):
             following = page.get("next")
             page = await self._call(client, "GET", self._rebase(following), sink) if following else None
         if produced == 0:
-            raise _Fail(f"{SERVICE}: crawl job {job} completed without pages")
+            raise ServiceError(f"{SERVICE}: crawl job {job} completed without pages")
 
     def _rebase(self, url: str) -> str:
         """FireCrawl's `next` link, sent to our api_url (the key goes nowhere else)."""
@@ -171,15 +144,15 @@ class FireCrawlCrawler(BaseCrawler):
         sink.stats.requests += 1
         response = await client.request(method, url, **kwargs)
         if response.status_code >= 400:
-            raise _Fail(api_error(SERVICE, response))
+            raise ServiceError(api_error(SERVICE, response))
         try:
             payload = response.json()
         except ValueError:
-            raise _Fail(f"{SERVICE}: response is not JSON") from None
+            raise ServiceError(f"{SERVICE}: response is not JSON") from None
         if not isinstance(payload, dict):
-            raise _Fail(f"{SERVICE}: unexpected response")
+            raise ServiceError(f"{SERVICE}: unexpected response")
         if payload.get("success") is False:
-            raise _Fail(f"{SERVICE}: {payload.get('error') or 'request failed'}")
+            raise ServiceError(f"{SERVICE}: {payload.get('error') or 'request failed'}")
         return payload
 
     def _document(self, data: dict[str, Any], url: str, depth: int | None) -> tuple[str | None, Document | None]:

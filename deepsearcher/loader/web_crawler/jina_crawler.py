@@ -7,24 +7,15 @@ scheme is checked here. Reads single pages: `max_depth` is not supported by the 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from typing import Any
 
 import httpx
 
-from deepsearcher import __version__
 from deepsearcher.config.registry import register_provider
-from deepsearcher.loader.web_crawler._hosted import (
-    api_error,
-    check_crawl_kwargs,
-    describe_transport_error,
-    for_each,
-    now_iso,
-    resolve_api_key,
-)
-from deepsearcher.loader.web_crawler.base import BaseCrawler, CrawlSink
+from deepsearcher.loader.web_crawler._hosted import HostedCrawler, ServiceError, api_error, now_iso
+from deepsearcher.loader.web_crawler.base import CrawlSink
 from deepsearcher.types import ConfigurationError, Document
 
 logger = logging.getLogger(__name__)
@@ -35,8 +26,11 @@ _TARGET_ERROR = re.compile(r"returned error (\d{3})", re.IGNORECASE)
 
 
 @register_provider("web_crawler", env_var="JINA_API_KEY")
-class JinaCrawler(BaseCrawler):
+class JinaCrawler(HostedCrawler):
     """Pages as Markdown from Jina Reader. `response_format`: "json" (default) or "text"."""
+
+    service = SERVICE
+    api_key_env = ("JINA_API_KEY", "JINA_API_TOKEN", "JINAAI_API_KEY")
 
     def __init__(
         self,
@@ -47,50 +41,37 @@ class JinaCrawler(BaseCrawler):
         max_connections: int = 4,
         headers: dict[str, str] | None = None,
     ) -> None:
-        super().__init__()
         if response_format not in ("json", "text"):
             raise ConfigurationError(
                 f"JinaCrawler response_format must be 'json' or 'text', got {response_format!r} "
                 "(provide_settings.web_crawler.config.response_format)."
             )
-        self.api_key = resolve_api_key("JinaCrawler", api_key, ["JINA_API_KEY", "JINA_API_TOKEN", "JINAAI_API_KEY"])
+        super().__init__(api_key, timeout, max_connections)
         self.base_url = base_url.rstrip("/")
         self.response_format = response_format
-        self.timeout = float(timeout)
-        self.max_connections = int(max_connections)
         self.headers = dict(headers or {})
 
-    async def _run(self, urls: list[str], sink: CrawlSink, **kwargs: Any) -> None:
-        options = check_crawl_kwargs("JinaCrawler", kwargs)
+    def _headers(self) -> dict[str, str]:
+        accept = "application/json" if self.response_format == "json" else "text/plain"
+        return {**super()._headers(), "Accept": accept, **self.headers}
+
+    def _options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        options = super()._options(kwargs)
         if int(options.get("max_depth") or 0) > 0:
             logger.warning("JinaCrawler reads single pages: max_depth=%s is ignored", options["max_depth"])
-        headers = {
-            "Authorization": f"Bearer {self.api_key}",
-            "Accept": "application/json" if self.response_format == "json" else "text/plain",
-            "User-Agent": f"DeepSearcher/{__version__}",
-            **self.headers,
-        }
-        async with httpx.AsyncClient(headers=headers, timeout=self.timeout, trust_env=True) as client:
+        return options
 
-            async def one(url: str) -> None:
-                try:
-                    sink.stats.requests += 1
-                    response = await client.get(f"{self.base_url}/{url}")
-                except (httpx.HTTPError, asyncio.TimeoutError) as exc:
-                    await sink.failure(url, describe_transport_error(SERVICE, exc, self.timeout))
-                    return
-                if response.status_code >= 400:
-                    await sink.failure(url, api_error(SERVICE, response))
-                    return
-                problem, document = self._document(response, url)
-                if problem:
-                    await sink.failure(url, problem)
-                else:
-                    sink.stats.pages_fetched += 1
-                    sink.stats.bytes_received += len(response.content)
-                    await sink.document(document)
-
-            await for_each(urls, self.max_connections, one)
+    async def _fetch(self, client: httpx.AsyncClient, url: str, options: dict[str, Any], sink: CrawlSink) -> None:
+        sink.stats.requests += 1
+        response = await client.get(f"{self.base_url}/{url}")
+        if response.status_code >= 400:
+            raise ServiceError(api_error(SERVICE, response))
+        problem, document = self._document(response, url)
+        if problem:
+            raise ServiceError(problem)
+        sink.stats.pages_fetched += 1
+        sink.stats.bytes_received += len(response.content)
+        await sink.document(document)
 
     def _document(self, response: httpx.Response, url: str) -> tuple[str | None, Document | None]:
         content_type = response.headers.get("content-type", "")
