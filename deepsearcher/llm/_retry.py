@@ -102,10 +102,9 @@ def parse_retry_after(value: str | None) -> float | None:
     value = str(value).strip()
     if not value:
         return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
+    seconds = _as_float(value)
+    if seconds is not None:
+        return max(0.0, seconds)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
@@ -119,13 +118,18 @@ def retry_after_from_headers(headers: Mapping[str, str] | None) -> float | None:
     """Retry-After from response headers ('retry-after-ms' first, as OpenAI sends both)."""
     if not headers or not hasattr(headers, "get"):
         return None
-    try:
-        ms = headers.get("retry-after-ms")
-        if ms is not None:
-            return max(0.0, float(ms) / 1000.0)
-    except (TypeError, ValueError):
-        pass
+    ms = _as_float(headers.get("retry-after-ms"))
+    if ms is not None:
+        return max(0.0, ms / 1000.0)
     return parse_retry_after(headers.get("retry-after"))
+
+
+def _as_float(value: Any) -> float | None:
+    """`value` as a number; None when it is missing or not a number."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 if sys.version_info >= (3, 11):

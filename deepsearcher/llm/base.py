@@ -15,8 +15,8 @@ retry_*, max_retry_after, supports_json_mode) and sends the rest with every requ
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
+import logging
 import threading
 import weakref
 from abc import ABC, abstractmethod
@@ -38,6 +38,8 @@ from deepsearcher.llm.errors import LLMError
 from deepsearcher.llm.parsing import literal_eval as _literal_eval
 from deepsearcher.llm.parsing import remove_think as _remove_think
 from deepsearcher.utils.sync_bridge import iterate_sync, run_sync
+
+logger = logging.getLogger(__name__)
 
 Message = dict[str, Any]
 Messages = Union[list[Message], str]
@@ -264,7 +266,8 @@ class BaseLLM(ABC):
             return exc.failure
         try:
             failure = self._classify_error(exc)
-        except Exception:  # noqa: BLE001 - an SDK whose errors look unexpected: use the generic rules
+        except Exception as bug:  # noqa: BLE001 - an SDK whose errors look unexpected: use the generic rules
+            logger.debug("%s: could not classify %r (%r); using the generic rules", self.name, exc, bug)
             failure = None
         if failure is not None:
             return failure
@@ -430,8 +433,10 @@ class BaseLLM(ABC):
                     self._on_retry(failure, delay)
                     await asyncio.sleep(delay)
                 finally:
-                    with contextlib.suppress(Exception):
+                    try:
                         await source.aclose()
+                    except Exception as exc:  # noqa: BLE001 - the call's own outcome (above) is what counts
+                        logger.debug("%s: closing the stream failed: %r", self.name, exc)
             result.done = True
             self._record(result.usage)
         finally:

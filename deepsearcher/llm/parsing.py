@@ -189,11 +189,26 @@ def _loads(text: str) -> Any:
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
-        pass
+        return _python_literal(text)
+
+
+def _python_literal(text: str) -> Any:
     try:
         return ast.literal_eval(_pythonize(text))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
         raise ValueError(str(exc)) from None
+
+
+#: What `_read` returns for a text that is neither JSON nor a Python literal.
+_UNREADABLE = object()
+
+
+def _read(text: str) -> Any:
+    """`_loads(text)`, or _UNREADABLE."""
+    try:
+        return _loads(text)
+    except ValueError:
+        return _UNREADABLE
 
 
 def _structures(text: str, openers: str = "[{", limit: int = 20) -> list[tuple[Any, bool]]:
@@ -203,26 +218,21 @@ def _structures(text: str, openers: str = "[{", limit: int = 20) -> list[tuple[A
     for start in starts:
         end = _scan_balanced(text, start)
         if end is not None:
-            try:
-                found.append((_loads(text[start:end]), False))
-            except ValueError:
-                continue
+            piece, dropped = text[start:end], False
         else:
-            repaired, dropped = _repair_truncated(text[start:])
-            try:
-                found.append((_loads(repaired), dropped))
-            except ValueError:
-                continue
+            piece, dropped = _repair_truncated(text[start:])
+        value = _read(piece)
+        if value is not _UNREADABLE:
+            found.append((value, dropped))
     return found
 
 
 def parse_json(text: str, step: str = "parse_json") -> Any:
     """The first JSON (or Python-literal) list or object in a reply."""
     for candidate in _candidates(text):
-        try:
-            return _loads(candidate)
-        except ValueError:
-            pass
+        value = _read(candidate)
+        if value is not _UNREADABLE:
+            return value
         for value, _ in _structures(candidate):
             return value
     raise LLMOutputError(step, text, "no JSON list or object found")
