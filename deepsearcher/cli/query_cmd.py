@@ -71,7 +71,7 @@ def query(
         console.print("\n[bold]Sources[/]")
         for source in cited:
             title = f" ({source.title})" if source.title else ""
-            console.print(f"[{source.index}] {source.reference}{title}", highlight=False, markup=False)
+            console.print(f"[{source.index}] {source.reference}{title}", highlight=False, markup=False, soft_wrap=True)
     usage = result.usage
     console.print(f"\n[dim]{result.agent} · {usage.calls} LLM calls · {usage.total_tokens} tokens · {result.wall_seconds:.1f} s[/]")
 

@@ -22,18 +22,22 @@ whitespace-separated words.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
+import logging
 import re
 import threading
-import urllib.parse
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Callable, Union
 
 from deepsearcher.llm._messages import text_of
 
 __all__ = ["Fail", "RecordedRequest", "Reply", "Rule", "ScriptedLLMServer", "scripted_llm_fixture"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -418,17 +422,16 @@ class ScriptedLLMServer:
                 keep_alive = await self._dispatch(request, writer)
                 if not keep_alive:
                     break
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
-            pass
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
+            # A client that hangs up or sends a malformed request ends its connection only.
+            logger.debug("scripted LLM server: connection ended: %r", exc)
         except asyncio.CancelledError:
-            pass
+            logger.debug("scripted LLM server: connection cancelled at shutdown")
         finally:
             if task is not None:
                 self._tasks.discard(task)
-            try:
+            with contextlib.suppress(OSError, RuntimeError):  # the transport may already be gone
                 writer.close()
-            except Exception:  # noqa: BLE001
-                pass
 
     async def _read_request(self, reader: asyncio.StreamReader) -> _Request | None:
         line = await reader.readline()
