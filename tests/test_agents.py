@@ -74,6 +74,9 @@ def test_deep_search_answers_with_citations_and_accounts_usage(server, store, em
     assert result.llm_calls == server.call_count == llm.calls
     assert result.total_tokens == llm.usage_total.total_tokens > 0
     assert result.wall_seconds > 0
+    sub_query_request = next(r for r in server.requests if SUB_QUERIES in r.last_user_message)
+    assert sub_query_request.json_mode is True  # list steps use the provider's JSON mode
+    assert not any(r.json_mode for r in server.requests if JUDGE in r.last_user_message)
 
 
 def test_deep_search_runs_one_iterations_searches_and_judgements_concurrently(server, store, embedding) -> None:

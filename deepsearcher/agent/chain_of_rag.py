@@ -46,7 +46,7 @@ class ChainOfRAG(RAGAgent):
             results = await self.retriever.asearch(followup, collections, top_k=top_k) if collections else []
             passages = "\n\n".join(f"[{i}] {result.text}" for i, result in enumerate(results))
             answer = (await ctx.chat(self.llm, [{"role": "user", "content": prompts.INTERMEDIATE_ANSWER.format(query=followup, passages=passages or "(none)")}], "intermediate_answer")).strip()
-            chosen = await ctx.structured(self.llm, prompts.SUPPORTING_DOCS.format(query=followup, answer=answer, passages=passages or "(none)"), _indices, "supporting_docs") if results else []
+            chosen = await ctx.structured(self.llm, prompts.SUPPORTING_DOCS.format(query=followup, answer=answer, passages=passages or "(none)"), _indices, "supporting_docs", json_mode=True) if results else []
             kept = [results[i] for i in dict.fromkeys(chosen) if 0 <= i < len(results)]
             supporting.extend(kept)
             findings.append(f"Follow-up question {hop}: {followup}\nAnswer {hop}: {answer}")

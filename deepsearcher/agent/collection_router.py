@@ -43,7 +43,7 @@ class CollectionRouter:
             ctx.emit("collections", collections=chosen, routed=False)
             return chosen
         listing = "\n".join(f"- {info.collection_name}: {info.description or '(no description)'}" for info in infos)
-        picked = await ctx.structured(self.llm, prompts.COLLECTION_ROUTER.format(query=query, collections=listing), parse_list, "collection_routing", json_mode=False)
+        picked = await ctx.structured(self.llm, prompts.COLLECTION_ROUTER.format(query=query, collections=listing), parse_list, "collection_routing", json_mode=True)
         known = {info.collection_name for info in infos}
         chosen: list[str] = []
         for name in picked:

@@ -81,7 +81,11 @@ class RunContext:
         return llm.remove_think(response.content)
 
     async def structured(self, llm: Any, prompt: str, parser: Callable[[str], Any], step: str, json_mode: bool = False) -> Any:
-        """One prompt → parsed value (lists, numbers, yes/no), with the parser's repair retry."""
+        """One prompt → parsed value (lists, numbers, yes/no), with the parser's repair retry.
+
+        List steps pass json_mode=True: providers with a JSON mode then return an object
+        wrapping the list, which the list parser unwraps; the others ignore it.
+        """
         value, usage = await structured_call(llm, [{"role": "user", "content": prompt}], parser, step=step, json_mode=json_mode)
         self.record(step, usage)
         return value

@@ -33,7 +33,7 @@ class DeepSearch(RAGAgent):
     async def _retrieve(self, query: str, ctx: RunContext, collections: list[str]) -> list[RetrievalResult]:
         max_iter = ctx.option("max_iter", self.max_iter)
         top_k = ctx.option("top_k", self.top_k)
-        sub_queries = await ctx.structured(self.llm, prompts.SUB_QUERIES.format(query=query, max_queries=MAX_SUB_QUERIES), parse_list, "sub_queries")
+        sub_queries = await ctx.structured(self.llm, prompts.SUB_QUERIES.format(query=query, max_queries=MAX_SUB_QUERIES), parse_list, "sub_queries", json_mode=True)
         queries = _unique(sub_queries)[:MAX_SUB_QUERIES] or [query]
         ctx.emit("sub_queries", queries=queries)
         if not collections:
@@ -81,7 +81,7 @@ class DeepSearch(RAGAgent):
     async def _reflect(self, question: str, searched: list[str], accepted: list[RetrievalResult], ctx: RunContext, iteration: int) -> list[str]:
         chunks = "\n".join(f"- {result.text[:500]}" for result in accepted) or "(none)"
         prompt = prompts.REFLECT.format(queries="\n".join(f"- {q}" for q in searched), chunks=chunks, question=question, max_queries=MAX_GAP_QUERIES)
-        gaps = await ctx.structured(self.llm, prompt, parse_list, "reflection")
+        gaps = await ctx.structured(self.llm, prompt, parse_list, "reflection", json_mode=True)
         fresh = [q for q in _unique(gaps) if q not in searched][:MAX_GAP_QUERIES]
         ctx.emit("reflection", iteration=iteration, queries=fresh)
         return fresh
