@@ -100,6 +100,15 @@ def main() -> None:
                     f"{bound:>8.2f} {ratios[-1]:>6.2f} {bound_limited:>13.2f} {limited_ratios[-1]:>6.2f}"
                 )
             print(f"{agent.name:<11} mean wall/critical-path ratio {statistics.mean(ratios):.2f} (under the concurrency limit {statistics.mean(limited_ratios):.2f})")
+        # Baseline in the same run: the same agent with one LLM call at a time, which is how
+        # the original DeepSearch runs (it awaits every search and judgement in turn).
+        sequential = DeepSearch(server.llm(max_concurrency=1), embedding, store, max_iter=3)
+        ours = [agents[0][0].query_result(q.question, collections=["bench"], max_iter=3).wall_seconds for q in dataset.questions]
+        base = [sequential.query_result(q.question, collections=["bench"], max_iter=3).wall_seconds for q in dataset.questions]
+        print(
+            f"DeepSearch baseline, one LLM call at a time: mean {statistics.mean(base):.2f} s vs concurrent {statistics.mean(ours):.2f} s "
+            f"= {statistics.mean(base) / statistics.mean(ours):.2f}x faster"
+        )
         print(f"server saw at most {server.max_concurrency} concurrent requests")
         store.close()
 
