@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import math
 import re
 import statistics
@@ -41,7 +42,7 @@ def question_of(prompt: str) -> str:
 
 def script(server: ScriptedLLMServer) -> None:
     """Plausible replies: 3 sub-queries, ~half the chunks relevant, 2 gap queries per reflection."""
-    server.on("Break the question below", lambda r: str([question_of(r.last_user_message), "background of " + question_of(r.last_user_message)[:40], "dates and places"]).replace("'", '"'))
+    server.on("Break the question below", lambda r: json.dumps([question_of(r.last_user_message), "background of " + question_of(r.last_user_message)[:40], "dates and places"]))
     server.on("Does the passage below contain", lambda r: "YES" if hashlib.md5(r.last_user_message.encode()).digest()[0] % 2 else "NO")
     server.on("These queries were already searched", lambda r: f'["follow-up {r.last_user_message.count(chr(10) + "- ")} a", "follow-up {r.last_user_message.count(chr(10) + "- ")} b"]')
     server.on("single next follow-up question", lambda r: "Which fact is needed next for: " + question_of(r.last_user_message)[:60])
