@@ -141,7 +141,7 @@ def _build_agents(configuration: Configuration) -> tuple[Any, Any]:
         llm=llm,
         rag_agents=[
             DeepSearch(max_iter=max_iter, **common),
-            ChainOfRAG(max_iter=max_iter, **common),
+            ChainOfRAG(max_iter=max_iter, early_stopping=bool(configuration.query_settings.get("early_stopping", False)), **common),
         ],
     )
     naive = NaiveRAG(top_k=top_k, **common)

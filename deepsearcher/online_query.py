@@ -7,16 +7,18 @@ from typing import Any
 
 from deepsearcher import configuration
 from deepsearcher.agent.retriever import Retriever
+from deepsearcher.config.settings import AGENTS
 from deepsearcher.llm._sync import run_sync
 from deepsearcher.types import ConfigurationError, RetrievalResult
 
-AGENT_CHOICES = ("auto", "deep", "chain", "naive")
+AGENT_CHOICES = AGENTS
 
 
-def select_agent(agent: str = "auto") -> Any:
-    """The configured agent for `agent` (auto = the RAGRouter picks per question)."""
+def select_agent(agent: str | None = None) -> Any:
+    """The configured agent for `agent` (default: query_settings.agent; auto = the RAGRouter picks)."""
     configuration.ensure_initialized()
     configuration.require_llm()
+    agent = agent or configuration.config.query_settings.get("agent", "auto")
     router = configuration.default_searcher
     if agent == "auto":
         return router
@@ -29,12 +31,18 @@ def select_agent(agent: str = "auto") -> Any:
     raise ConfigurationError(f"Unknown agent '{agent}'. Allowed values: {', '.join(AGENT_CHOICES)}.")
 
 
-async def aquery_result(original_query: str, agent: str = "auto", **kwargs: Any) -> Any:
-    """Answer with the chosen agent; returns a QueryResult (answer, sources, usage, steps, time)."""
-    return await select_agent(agent).aquery(original_query, **kwargs)
+async def aquery_result(original_query: str, agent: str | None = None, **kwargs: Any) -> Any:
+    """Answer with the chosen agent; returns a QueryResult (answer, sources, usage, steps, time).
+
+    `max_tokens` defaults to query_settings.max_tokens (no budget when unset).
+    """
+    chosen = select_agent(agent)
+    if kwargs.get("max_tokens") is None:
+        kwargs["max_tokens"] = configuration.config.query_settings.get("max_tokens")
+    return await chosen.aquery(original_query, **kwargs)
 
 
-def query_result(original_query: str, agent: str = "auto", **kwargs: Any) -> Any:
+def query_result(original_query: str, agent: str | None = None, **kwargs: Any) -> Any:
     return run_sync(aquery_result(original_query, agent=agent, **kwargs))
 
 
@@ -46,7 +54,7 @@ def query(original_query: str, max_iter: int | None = None, **kwargs: Any) -> tu
 
 def retrieve(original_query: str, max_iter: int | None = None, **kwargs: Any) -> tuple[list[RetrievalResult], list[str], int]:
     """DeepSearcher's contract: (retrieved_results, [], consumed_tokens)."""
-    results, tokens, _ = select_agent("auto").retrieve(original_query, max_iter=max_iter, **kwargs)
+    results, tokens, _ = select_agent().retrieve(original_query, max_iter=max_iter, **kwargs)
     return results, [], tokens
 
 

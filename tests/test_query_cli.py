@@ -78,3 +78,19 @@ def test_online_query_keeps_deepsearchers_tuple(server, config_file: Path) -> No
     assert retrieved and all("Hopper" in r.text for r in retrieved)
     naive_answer, naive_results = naive_rag_query("Who built the first compiler?", collection="science")
     assert naive_answer.startswith("Grace Hopper") and len(naive_results) == 4
+
+
+def test_query_settings_choose_the_default_agent_and_budget(server, config_file: Path) -> None:
+    settings = yaml.safe_load(config_file.read_text())
+    settings["query_settings"] = {"agent": "deep", "max_tokens": 1, "max_iter": 3}
+    config_file.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    server.on("Break the question below", '["first compiler"]')
+    server.on("Does the passage below contain", lambda r: "YES" if "Hopper" in r.last_user_message else "NO")
+    server.on("These queries were already searched", '["more"]')
+    server.on("Answer the question using only the numbered sources", cite)
+    result = runner.invoke(app, ["query", "Who built the first compiler?", "--collection", "science", "-c", str(config_file), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["agent"] == "DeepSearch"  # from query_settings.agent, no --agent given
+    assert data["stopped_by_budget"] is True  # query_settings.max_tokens applied
+    assert {step.get("iteration") for step in data["steps"] if step["kind"] == "search"} == {1}

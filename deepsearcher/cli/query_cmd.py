@@ -40,7 +40,7 @@ def describe_step(event: Any) -> str | None:
 
 def query(
     question: Annotated[str, typer.Argument(help="The question to research.")],
-    agent: Annotated[str, typer.Option("--agent", help="auto | deep | chain | naive")] = "auto",
+    agent: Annotated[Optional[str], typer.Option("--agent", help="auto | deep | chain | naive (default: query_settings.agent, else auto)")] = None,
     max_iter: Annotated[Optional[int], typer.Option("--max-iter", help="Maximum research iterations.")] = None,
     collection: Annotated[Optional[list[str]], typer.Option("--collection", help="Search only this collection (repeatable).")] = None,
     max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", help="Stop searching after this many tokens and answer.")] = None,
@@ -51,7 +51,7 @@ def query(
     from deepsearcher import configuration
     from deepsearcher.online_query import AGENT_CHOICES, select_agent
 
-    if agent not in AGENT_CHOICES:
+    if agent is not None and agent not in AGENT_CHOICES:
         err_console.print(f"[red]Error:[/] unknown agent '{agent}'. Allowed values: {', '.join(AGENT_CHOICES)}.")
         raise typer.Exit(code=2)
     setup(config)
@@ -60,7 +60,8 @@ def query(
         raise typer.Exit(code=1)
     with handle_errors():
         chosen = select_agent(agent)
-        result = asyncio.run(_run(chosen, question, collection, max_iter, max_tokens, live=not as_json))
+        budget = max_tokens if max_tokens is not None else configuration.config.query_settings.get("max_tokens")
+        result = asyncio.run(_run(chosen, question, collection, max_iter, budget, live=not as_json))
     if as_json:
         print_json(result.to_dict())
         return

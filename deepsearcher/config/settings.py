@@ -13,8 +13,9 @@ import yaml
 from deepsearcher.types.errors import ConfigurationError
 
 FEATURES = ("llm", "embedding", "file_loader", "web_crawler", "vector_db")
-TOP_LEVEL_KEYS = ("provide_settings", "query_settings", "load_settings", "server", "eval")
+TOP_LEVEL_KEYS = ("provide_settings", "query_settings", "load_settings", "server")
 QUERY_KEYS = ("max_iter", "top_k", "agent", "max_tokens", "early_stopping")
+AGENTS = ("auto", "deep", "chain", "naive")
 LOAD_KEYS = ("chunk_size", "chunk_overlap", "batch_size", "window_size")
 _ENV_PATTERN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -63,7 +64,6 @@ class Configuration:
         self.query_settings: dict[str, Any] = merged.get("query_settings", {})
         self.load_settings: dict[str, Any] = merged.get("load_settings", {})
         self.server_settings: dict[str, Any] = merged.get("server", {}) or {}
-        self.eval_settings: dict[str, Any] = merged.get("eval", {}) or {}
 
     def load_config_from_yaml(self, config_path: str) -> dict[str, Any]:
         """DeepSearcher-compatible helper: the raw mapping of a YAML file."""
@@ -136,8 +136,11 @@ def _validate(data: dict[str, Any], source: str) -> None:
         if key in load and (not isinstance(load[key], int) or load[key] < (0 if key == "chunk_overlap" else 1)):
             raise ConfigurationError(f"'load_settings.{key}'{where} must be a positive integer, got {load[key]!r}.")
     query = data.get("query_settings") or {}
-    if "max_iter" in query and (not isinstance(query["max_iter"], int) or query["max_iter"] < 1):
-        raise ConfigurationError(f"'query_settings.max_iter'{where} must be an integer >= 1, got {query['max_iter']!r}.")
+    for key in ("max_iter", "top_k", "max_tokens"):
+        if query.get(key) is not None and (not isinstance(query[key], int) or query[key] < 1):
+            raise ConfigurationError(f"'query_settings.{key}'{where} must be an integer >= 1, got {query[key]!r}.")
+    if "agent" in query and query["agent"] not in AGENTS:
+        raise ConfigurationError(f"'query_settings.agent'{where} must be one of {', '.join(AGENTS)}, got {query['agent']!r}.")
 
 
 def _validate_section(data: dict[str, Any], section: str, allowed: tuple[str, ...], where: str) -> None:
