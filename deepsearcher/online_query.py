@@ -58,12 +58,23 @@ def retrieve(original_query: str, max_iter: int | None = None, **kwargs: Any) ->
     return results, [], tokens
 
 
+_cached_retriever: Retriever | None = None
+
+
+def _retriever() -> Retriever:
+    """One Retriever per configured embedding + store, so its collection checks are done once."""
+    global _cached_retriever
+    configuration.ensure_initialized()
+    cached = _cached_retriever
+    if cached is None or cached.embedding_model is not configuration.embedding_model or cached.vector_db is not configuration.vector_db:
+        cached = _cached_retriever = Retriever(configuration.embedding_model, configuration.vector_db)
+    return cached
+
+
 def naive_retrieve(query: str, collection: str | None = None, top_k: int = 10) -> list[RetrievalResult]:
     """Retrieval only (no LLM): the best `top_k` chunks of `collection` (default collection when None)."""
-    configuration.ensure_initialized()
-    vector_db = configuration.vector_db
-    retriever = Retriever(configuration.embedding_model, vector_db)
-    return retriever.search(query, [collection or vector_db.default_collection], top_k=top_k)
+    retriever = _retriever()
+    return retriever.search(query, [collection or retriever.vector_db.default_collection], top_k=top_k)
 
 
 def naive_rag_query(query: str, collection: str | None = None, top_k: int = 10) -> tuple[str, list[RetrievalResult]]:

@@ -6,7 +6,6 @@ Agents are long-lived (built once by init_config) and may serve many queries at 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections import defaultdict
@@ -103,7 +102,3 @@ class RunContext:
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
 
-
-async def gather_limited(*coroutines: Any) -> list[Any]:
-    """Run coroutines concurrently (the LLM's own limit bounds the calls in flight)."""
-    return list(await asyncio.gather(*coroutines))
