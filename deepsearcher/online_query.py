@@ -61,7 +61,7 @@ def retrieve(original_query: str, max_iter: int | None = None, **kwargs: Any) ->
 _cached_retriever: Retriever | None = None
 
 
-def _retriever() -> Retriever:
+def configured_retriever() -> Retriever:
     """One Retriever per configured embedding + store, so its collection checks are done once."""
     global _cached_retriever
     configuration.ensure_initialized()
@@ -73,7 +73,7 @@ def _retriever() -> Retriever:
 
 def naive_retrieve(query: str, collection: str | None = None, top_k: int = 10) -> list[RetrievalResult]:
     """Retrieval only (no LLM): the best `top_k` chunks of `collection` (default collection when None)."""
-    retriever = _retriever()
+    retriever = configured_retriever()
     return retriever.search(query, [collection or retriever.vector_db.default_collection], top_k=top_k)
 
 

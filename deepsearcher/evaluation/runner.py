@@ -265,12 +265,9 @@ class EvalRunner:
         return self._row(spec, question, titles, time.perf_counter() - started, result=result)
 
     async def _naive(self, question: Question) -> list[str]:
-        from deepsearcher import configuration
-        from deepsearcher.agent.retriever import Retriever
+        from deepsearcher.online_query import configured_retriever
 
-        if not hasattr(self, "_retriever"):
-            self._retriever = Retriever(configuration.embedding_model, configuration.vector_db)
-        results = await self._retriever.asearch(question.question, [self.collection], top_k=self.naive_top_k)
+        results = await configured_retriever().asearch(question.question, [self.collection], top_k=self.naive_top_k)
         return [result.title or result.reference for result in results]
 
     def _agent(self, spec: RunSpec) -> Any:
