@@ -10,7 +10,8 @@ import asyncio
 from typing import Iterable
 
 from deepsearcher.embedding.base import BaseEmbedding
-from deepsearcher.types import EmbeddingMismatchError, RetrievalResult, VectorStoreError, deduplicate_results
+from deepsearcher.types import EmbeddingMismatchError, RetrievalResult, deduplicate_results
+from deepsearcher.types.errors import CollectionNotFoundError
 from deepsearcher.vector_db.base import BaseVectorDB
 
 
@@ -29,7 +30,7 @@ class Retriever:
         info = self.vector_db.get_collection_info(collection)
         if info is None:
             existing = ", ".join(c.collection_name for c in self.vector_db.list_collections()) or "none"
-            raise VectorStoreError(f"Collection '{collection}' does not exist (existing: {existing}). Load documents into it first.")
+            raise CollectionNotFoundError(f"Collection '{collection}' does not exist (existing: {existing}). Load documents into it first.")
         model = self.embedding_model.model_name
         if (info.embedding_model and model and info.embedding_model != model) or (info.dim and info.dim != self.embedding_model.dimension):
             raise EmbeddingMismatchError(
