@@ -15,7 +15,7 @@ from typing import Any
 
 from deepsearcher.config import Configuration
 from deepsearcher.config.registry import ProviderRegistry
-from deepsearcher.types.errors import DeepSearcherError
+from deepsearcher.types.errors import ConfigurationError, DeepSearcherError
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +83,8 @@ web_crawler: Any = None
 web_crawler_error: DeepSearcherError | None = None
 default_searcher: Any = None
 naive_rag: Any = None
+#: Every registered agent by name ("auto", "deep", "chain", "naive", ...); empty without an LLM.
+agents: dict[str, Any] = {}
 
 _built: dict[str, tuple[str, Any]] = {}
 
@@ -107,7 +109,11 @@ def _build(factory: ModuleFactory, feature: str) -> Any:
 def init_config(configuration: Configuration) -> None:
     """Build every configured component and the agents; safe to call again to switch."""
     global config, module_factory, llm, llm_error, embedding_model, file_loader
-    global vector_db, web_crawler, web_crawler_error, default_searcher, naive_rag
+    global vector_db, web_crawler, web_crawler_error, default_searcher, naive_rag, agents
+    from deepsearcher.agent.catalog import check_agent
+
+    if configuration.query_settings.get("agent") is not None:
+        check_agent(configuration.query_settings["agent"], "query_settings.agent", ConfigurationError)
     config = configuration
     module_factory = ModuleFactory(configuration)
     embedding_model = _build(module_factory, "embedding")
@@ -117,7 +123,8 @@ def init_config(configuration: Configuration) -> None:
     # their error when they are first needed instead of blocking everything else.
     llm, llm_error = _build_optional(module_factory, "llm")
     web_crawler, web_crawler_error = _build_optional(module_factory, "web_crawler")
-    default_searcher, naive_rag = _build_agents(configuration)
+    agents = _build_agents(configuration)
+    default_searcher, naive_rag = agents.get("auto"), agents.get("naive")
 
 
 def _build_optional(factory: ModuleFactory, feature: str) -> tuple[Any, DeepSearcherError | None]:
@@ -129,23 +136,13 @@ def _build_optional(factory: ModuleFactory, feature: str) -> tuple[Any, DeepSear
         return None, exc
 
 
-def _build_agents(configuration: Configuration) -> tuple[Any, Any]:
+def _build_agents(configuration: Configuration) -> dict[str, Any]:
     if llm is None:
-        return None, None
-    from deepsearcher.agent import ChainOfRAG, DeepSearch, NaiveRAG, RAGRouter
+        return {}
+    from deepsearcher.agent.catalog import build_agents
 
-    max_iter = configuration.query_settings.get("max_iter", 3)
-    top_k = configuration.query_settings.get("top_k", 10)
-    common = {"llm": llm, "embedding_model": embedding_model, "vector_db": vector_db}
-    searcher = RAGRouter(
-        llm=llm,
-        rag_agents=[
-            DeepSearch(max_iter=max_iter, **common),
-            ChainOfRAG(max_iter=max_iter, early_stopping=bool(configuration.query_settings.get("early_stopping", False)), **common),
-        ],
-    )
-    naive = NaiveRAG(top_k=top_k, **common)
-    return searcher, naive
+    settings = {"max_iter": 3, "top_k": 10, **configuration.query_settings}
+    return build_agents(llm, embedding_model, vector_db, settings)
 
 
 def require_web_crawler() -> Any:

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import logging
 import os
 import sys
 import threading
+import typing
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Literal, Optional
 
 from deepsearcher.types.errors import DeepSearcherError, MissingDependencyError, report
 
@@ -31,7 +33,6 @@ logger = logging.getLogger(__name__)
 __all__ = ["build_server", "run_stdio"]
 
 SERVER_NAME = "deepsearcher"
-AGENTS = ("auto", "deep", "chain", "naive")
 NO_LLM_HINT = (
     "No LLM is configured, so deep_search cannot answer (search, list_collections and load still work). "
     "Set OPENAI_API_KEY for the server, or point provide_settings.llm.config.base_url at an OpenAI-compatible "
@@ -123,20 +124,24 @@ class DeepSearcherTools:
             ],
         }
 
-    def deep_search(self, question: str, agent: str = "auto", max_iter: Optional[int] = None, collections: Optional[list[str]] = None) -> dict[str, Any]:
+    def deep_search(
+        self, question: str, agent: Optional[str] = None, max_iter: Optional[int] = None, collections: Optional[list[str]] = None
+    ) -> dict[str, Any]:
         """Research `question` over the loaded documents with an LLM agent and return a cited answer.
 
-        agent: auto (a router picks), deep (decompose, search, judge, reflect), chain (multi-hop
-        follow-up questions) or naive (one retrieval, one answer). max_iter caps research rounds.
+        agent (default: the server's query_settings.agent, else auto): auto (a router picks), deep
+        (decompose, search, judge, reflect), chain (multi-hop follow-up questions), naive (one retrieval,
+        one answer), or another registered agent. max_iter caps research rounds.
         collections limits the search (default: the agent picks). The answer cites sources as [n];
         `sources` lists them with index, reference, title, text and whether they were cited."""
         from deepsearcher import configuration
+        from deepsearcher.agent.catalog import check_agent
         from deepsearcher.online_query import query_result
 
         if not question.strip():
             raise DeepSearcherError("question is empty.")
-        if agent not in AGENTS:
-            raise DeepSearcherError(f"Unknown agent '{agent}'. Allowed values: {', '.join(AGENTS)}.")
+        if agent is not None:
+            check_agent(agent)
         if max_iter is not None and max_iter < 1:
             raise DeepSearcherError(f"max_iter must be at least 1, got {max_iter}.")
         if configuration.llm is None:
@@ -233,6 +238,17 @@ class DeepSearcherTools:
         }
 
 
+def _agent_choices(tool: Callable[..., Any]) -> None:
+    """Let the tool's input schema list the registered agents (the registry, not a copy of it)."""
+    from deepsearcher.agent.catalog import agent_names
+
+    signature = inspect.signature(tool)
+    hints = typing.get_type_hints(tool)
+    hints["agent"] = Optional[Literal[tuple(agent_names())]]  # type: ignore[valid-type]
+    parameters = [parameter.replace(annotation=hints[name]) for name, parameter in signature.parameters.items()]
+    tool.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+
+
 def build_server(tools: DeepSearcherTools | None = None) -> Any:
     """The MCP server with DeepSearcher's tools; call after `init_config`.
 
@@ -254,6 +270,8 @@ def build_server(tools: DeepSearcherTools | None = None) -> Any:
             except Exception as exc:  # noqa: BLE001 - every failure becomes a tool error (unexpected ones logged)
                 raise ToolError(report(exc, logger, f"tool {method.__name__}").message) from exc
 
+        if method.__name__ == "deep_search":
+            _agent_choices(tool)
         server.tool()(tool)
 
     for method in (tools.search, tools.deep_search, tools.list_collections, tools.load):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Iterable
+from typing import Any, AsyncIterator, Iterable, Mapping, Sequence
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.collection_router import CollectionRouter
@@ -55,6 +55,14 @@ class RAGAgent(BaseAgent):
 
     answer_style = prompts.ANSWER_STYLE_SHORT
     max_sources = 30
+    #: What the registry needs to build and list the agent (see deepsearcher/agent/catalog.py):
+    #: the query_settings keys it is built with, whether max_iter means anything to it, its
+    #: place in the RAGRouter's list (None: the router never picks it), a label for the web page.
+    settings_keys: tuple[str, ...] = ()
+    iterative = False
+    route_rank: int | None = None
+    routes_agents = False
+    label = ""
 
     def __init__(self, llm: Any, embedding_model: Any, vector_db: Any, top_k: int = 10, **kwargs: Any) -> None:
         self.llm = llm
@@ -63,6 +71,14 @@ class RAGAgent(BaseAgent):
         self.top_k = top_k
         self.retriever = Retriever(embedding_model, vector_db)
         self.collection_router = CollectionRouter(llm=llm, vector_db=vector_db, dim=embedding_model.dimension)
+
+    @classmethod
+    def from_settings(
+        cls, llm: Any, embedding_model: Any, vector_db: Any, settings: Mapping[str, Any], agents: Sequence["RAGAgent"] = ()
+    ) -> "RAGAgent":
+        """The agent configured by `settings` (query_settings); routers also get the routable `agents`."""
+        options = {key: settings[key] for key in cls.settings_keys if settings.get(key) is not None}
+        return cls(llm=llm, embedding_model=embedding_model, vector_db=vector_db, **options)
 
     @property
     def name(self) -> str:

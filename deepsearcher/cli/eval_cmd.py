@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from typing_extensions import Annotated
 
-from deepsearcher.cli.common import ConfigOption, console, err_console, handle_errors, setup
+from deepsearcher.cli.common import ConfigOption, console, err_console, fail, handle_errors, setup
 
 AGENT_HELP = "naive (retrieval only, no LLM) | deep | chain | all, or a comma list such as naive,chain."
 
@@ -26,15 +26,15 @@ def _ints(option: str, text: str) -> list[int]:
 
 
 def _agents(text: str) -> list[str]:
-    from deepsearcher.evaluation.runner import AGENTS
+    from deepsearcher.evaluation.runner import eval_agents
 
+    allowed = eval_agents()
     names = [part.strip().lower() for part in text.split(",") if part.strip()]
     if "all" in names:
-        names = list(AGENTS)
-    unknown = [name for name in names if name not in AGENTS]
+        names = allowed
+    unknown = [name for name in names if name not in allowed]
     if not names or unknown:
-        err_console.print(f"[red]Error:[/] unknown agent '{(unknown or [text])[0]}'. Allowed values: {', '.join(AGENTS)}, all.", highlight=False)
-        raise typer.Exit(code=2)
+        fail(f"unknown agent '{(unknown or [text])[0]}'. Allowed values: {', '.join(allowed)}, all.", 2)
     return list(dict.fromkeys(names))
 
 

@@ -93,11 +93,15 @@ def create_app(config: Configuration | None = None) -> FastAPI:
     async def health() -> dict[str, Any]:
         from deepsearcher import configuration
 
+        from deepsearcher.agent.catalog import agent_infos
+
         return {
             "status": "ok" if state.ready else "starting",
             "version": deepsearcher.__version__,
             "llm": configuration.llm is not None if state.ready else None,
             "auth": state.settings.auth_enabled,
+            "agents": [info.to_dict() for info in agent_infos()],
+            "default_agent": state.config.query_settings.get("agent") or "auto",
         }
 
     @app.get("/", include_in_schema=False)
