@@ -104,8 +104,15 @@ def _build(factory: ModuleFactory, feature: str) -> Any:
     return component
 
 
-def init_config(configuration: Configuration) -> None:
-    """Build every configured component and the agents; safe to call again to switch."""
+def init_config(config: Configuration | None = None) -> None:
+    """Build every configured component and the agents; safe to call again to switch.
+
+    `init_config(config=...)` as in DeepSearcher; None means the built-in defaults.
+    """
+    _init_config(config if config is not None else Configuration())
+
+
+def _init_config(configuration: Configuration) -> None:
     global config, module_factory, llm, llm_error, embedding_model, file_loader
     global vector_db, web_crawler, web_crawler_error, default_searcher, naive_rag
     config = configuration

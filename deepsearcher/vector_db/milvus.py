@@ -146,9 +146,14 @@ class Milvus(BaseVectorDB):
         ranker: str = "weighted",
         weights: tuple[float, float] | list[float] = (0.6, 0.4),
         index_params: dict[str, Any] | None = None,
+        return_embedding: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(default_collection)
+        #: Put each hit's stored vector in RetrievalResult.embedding (as DeepSearcher did);
+        #: off by default (384+ floats per hit); `search_data(..., with_embedding=True)` asks per call.
+        self.return_embedding = _as_bool(return_embedding)
+        self._metrics: dict[str, str] = {}
         self.hybrid = _as_bool(hybrid)
         self.analyzer = analyzer
         self.rrf_k = int(rrf_k)
@@ -237,6 +242,7 @@ class Milvus(BaseVectorDB):
             self._lite_path = None
         self._loaded.clear()
         self._fields.clear()
+        self._metrics.clear()
 
     def _client(self) -> Any:
         if self.client is None:
@@ -368,11 +374,15 @@ class Milvus(BaseVectorDB):
         with self._op("create_index", name):
             self._client().create_index(name, index, sync=False)
         self._fields.pop(name, None)
+        self._metrics.pop(name, None)
         self._require(name, "open the collection")
 
     def _open_existing(self, name: str, dim: int, description: str, embedding_model: str | None) -> None:
         info = self._read_info(name)
         common.check_embedding(info, dim, embedding_model)
+        if info.embedding_model is None and embedding_model:
+            logger.warning("Collection '%s' records no embedding model (built by DeepSearcher or another tool): "
+                           "unknown model, assuming its %s-dim vectors come from '%s'.", name, info.dim, embedding_model)
         updates = {INFO_PROPERTIES[key]: value for key, value in common.info_updates(info, description, embedding_model).items()}
         if updates:
             with self._op("alter_collection_properties", name):
@@ -391,6 +401,7 @@ class Milvus(BaseVectorDB):
                 self._client().drop_collection(name)
         self._loaded.discard(name)
         self._fields.pop(name, None)
+        self._metrics.pop(name, None)
 
     # ------------------------------------------------------------------ data
 
@@ -475,8 +486,17 @@ class Milvus(BaseVectorDB):
     def _candidates(self, top_k: int) -> int:
         return self.candidates_per_side or max(top_k * 2, 20)
 
-    def _dense_params(self, limit: int) -> dict[str, Any]:
-        params: dict[str, Any] = {"metric_type": "COSINE"}
+    def _metric(self, name: str) -> str:
+        """The metric of the collection's vector index: COSINE for ours, L2 for DeepSearcher's."""
+        if name not in self._metrics:
+            with self._op("describe_index", name):
+                indexes = self._client().list_indexes(name, field_name=EMBEDDING)
+                described = self._client().describe_index(name, indexes[0]) if indexes else {}
+            self._metrics[name] = str(described.get("metric_type") or "COSINE").upper()
+        return self._metrics[name]
+
+    def _dense_params(self, limit: int, metric: str = "COSINE") -> dict[str, Any]:
+        params: dict[str, Any] = {"metric_type": metric}
         if self.index_type.startswith("HNSW"):
             params["params"] = {"ef": max(64, limit)}
         return params
@@ -499,7 +519,9 @@ class Milvus(BaseVectorDB):
                 reason = "no query_text was given" if not text else f"collection '{name}' has no BM25 field"
                 raise VectorStoreError(f"Cannot run a BM25 (sparse) search: {reason}.")
             mode = "dense"
-        output = [TEXT, REFERENCE, METADATA]
+        with_embedding = _as_bool(kwargs.get("with_embedding", self.return_embedding))
+        output = [TEXT, REFERENCE, METADATA] + ([EMBEDDING] if with_embedding else [])
+        metric = self._metric(name)
         expr = filter or ""
         client = self._client()
         with self._op(f"{mode} search", name):
@@ -511,7 +533,7 @@ class Milvus(BaseVectorDB):
                     limit=top_k,
                     filter=expr,
                     output_fields=output,
-                    search_params=self._dense_params(top_k),
+                    search_params=self._dense_params(top_k, metric),
                 )[0]
             elif mode == "sparse":
                 hits = client.search(
@@ -528,7 +550,7 @@ class Milvus(BaseVectorDB):
                 limit = max(self._candidates(top_k), top_k)
                 requests = [
                     pm.AnnSearchRequest(
-                        data=[list(vector)], anns_field=EMBEDDING, param=self._dense_params(limit), limit=limit, expr=expr or None
+                        data=[list(vector)], anns_field=EMBEDDING, param=self._dense_params(limit, metric), limit=limit, expr=expr or None
                     ),
                     pm.AnnSearchRequest(
                         data=[text], anns_field=SPARSE, param={"metric_type": "BM25"}, limit=limit, expr=expr or None
@@ -540,7 +562,12 @@ class Milvus(BaseVectorDB):
             score = float(hit.get("distance", 0.0))
             if mode == "sparse":
                 score = abs(score)  # Milvus Lite returns BM25 scores negated (order is right)
-            results.append(common.stored_result(hit.get("entity") or {}, score))
+            elif mode == "dense" and metric == "L2":
+                score = 1.0 - score / 2.0  # squared L2 → cosine for unit vectors; higher is better
+            result = common.stored_result(hit.get("entity") or {}, score)
+            if with_embedding:
+                result.embedding = [float(x) for x in (hit.get("entity") or {}).get(EMBEDDING) or []]
+            results.append(result)
         return results
 
 
