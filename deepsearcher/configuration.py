@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from typing import Any
 
 from deepsearcher.config import Configuration
@@ -88,7 +89,9 @@ _built: dict[str, tuple[str, Any]] = {}
 
 
 def _settings_key(configuration: Configuration, feature: str) -> str:
-    return json.dumps(configuration.get_provider_config(feature), sort_keys=True, default=str)
+    # The working directory is part of the key: uri "./milvus.db" names another file elsewhere.
+    setting = {"cwd": os.getcwd(), **configuration.get_provider_config(feature)}
+    return json.dumps(setting, sort_keys=True, default=str)
 
 
 def _build(factory: ModuleFactory, feature: str) -> Any:
