@@ -36,30 +36,37 @@ def test_every_upstream_public_name_imports(module: str, names: list[str]) -> No
     assert missing == [], f"{module} lacks {missing}"
 
 
-def test_log_helpers_behave_like_deepsearchers(caplog: pytest.LogCaptureFixture) -> None:
+def test_log_helpers_behave_like_deepsearchers() -> None:
     from deepsearcher.utils import log
 
-    for name in ("dev", "progress"):
-        logging.getLogger(name).propagate = True  # let caplog see the records
+    class Recorder(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__(logging.DEBUG)
+            self.seen: list[tuple[str, str, str]] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.seen.append((record.name, record.levelname, record.getMessage()))
+
+    recorder = Recorder()
+    for logger in (log.dev_logger, log.progress_logger):
+        logger.addHandler(recorder)
     try:
-        with caplog.at_level(logging.DEBUG):
-            log.set_dev_mode(False)
-            log.info("hidden info")
-            log.warning("hidden warning")
-            log.color_print("progress line")
-            log.set_dev_mode(True)
-            log.set_level(logging.DEBUG)
-            log.debug("shown debug")
-            log.error("shown error")
-            with pytest.raises(RuntimeError, match="fatal thing"):
-                log.critical("fatal thing")
+        log.set_dev_mode(False)
+        log.info("hidden info")
+        log.warning("hidden warning")
+        log.color_print("progress line")
+        log.set_dev_mode(True)
+        log.set_level(logging.DEBUG)
+        log.debug("shown debug")
+        log.error("shown error")
+        with pytest.raises(RuntimeError, match="fatal thing"):
+            log.critical("fatal thing")
     finally:
         log.set_dev_mode(False)
         log.set_level(logging.INFO)
-        for name in ("dev", "progress"):
-            logging.getLogger(name).propagate = False
-    seen = [(record.name, record.levelname, record.getMessage()) for record in caplog.records]
-    assert seen == [
+        for logger in (log.dev_logger, log.progress_logger):
+            logger.removeHandler(recorder)
+    assert recorder.seen == [
         ("progress", "INFO", "progress line"),
         ("dev", "DEBUG", "shown debug"),
         ("dev", "ERROR", "shown error"),
