@@ -25,8 +25,7 @@ import httpx
 from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.llm._retry import Failure, GiveUp, RetryPolicy, call_with_retries
-from deepsearcher.llm.errors import failure_message
-from deepsearcher.types import DeepSearcherError
+from deepsearcher.types.errors import ProviderError, failure_message
 from deepsearcher.utils.sync_bridge import run_sync
 
 logger = logging.getLogger(__name__)
@@ -40,8 +39,10 @@ EMPTY_TEXT = " "
 _PROBE_TEXT = "dimension probe"
 
 
-class EmbeddingError(DeepSearcherError):
+class EmbeddingError(ProviderError):
     """An embedding request failed for good; one line naming provider, model, server and cause."""
+
+    error_kind = "embedding"
 
     def __init__(self, provider: str, model: str, where: str | None, reason: str, *, status: int | None = None, hint: str = "") -> None:
         super().__init__(failure_message(provider, model, where, reason, hint))

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable
 from deepsearcher.offline_loading.pipeline import ProgressCallback
 from deepsearcher.offline_loading.sources import LoadedSource
 from deepsearcher.offline_loading.summary import LoadSummary
-from deepsearcher.types.errors import DeepSearcherError
+from deepsearcher.types.errors import DeepSearcherError, report
 
 logger = logging.getLogger("deepsearcher.server.jobs")
 
@@ -187,12 +187,8 @@ class JobManager:
                 summary = work(on_progress)
             status, error = status_of(summary)
             results = summary_results(summary)
-        except DeepSearcherError as exc:
-            status, error = "failed", str(exc)
         except Exception as exc:  # noqa: BLE001 - a job must end with a status, never vanish
-            error_id = uuid.uuid4().hex[:12]
-            logger.error("job %s failed unexpectedly (error id %s)", job.id, error_id, exc_info=True)
-            status, error = "failed", f"Internal error (error id {error_id}): {type(exc).__name__}; the details are in the server log."
+            status, error = "failed", report(exc, logger, f"job {job.id}").message
         finally:
             if cleanup is not None:
                 try:

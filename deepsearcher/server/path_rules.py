@@ -18,7 +18,7 @@ from typing import Iterable, Iterator
 
 from deepsearcher.loader.file_loader.base import BaseLoader, iter_files
 from deepsearcher.offline_loading.sources import LoadedSource, iter_file_sources
-from deepsearcher.types.errors import DeepSearcherError
+from deepsearcher.types.errors import BadInputError
 
 NO_ROOTS = (
     "Loading local paths is disabled: list the folders clients may load from in server.allowed_roots "
@@ -26,7 +26,7 @@ NO_ROOTS = (
 )
 
 
-class PathRefusedError(DeepSearcherError):
+class PathRefusedError(BadInputError):
     """A path a client asked to load is refused.
 
     `forbidden`: True when it names a place the client may not read (no roots
@@ -38,6 +38,7 @@ class PathRefusedError(DeepSearcherError):
         super().__init__(message)
         self.message = message
         self.forbidden = forbidden
+        self.http_status = 403 if forbidden else 400
 
 
 def within(path: Path, roots: Iterable[Path]) -> bool:
