@@ -295,7 +295,7 @@ async def list_collections(principal: Principal = Depends(require_principal)) ->
 
 def _drop(state: ServerState, principal: Principal, name: str) -> dict[str, Any]:
     name = services.require_existing(principal, name)
-    with state.job_manager().collection_lock(name):
+    with state.job_manager().write_lock(name):
         services.components().vector_db.clear_db(name)
     return {"deleted": name}
 
@@ -328,7 +328,7 @@ class DeleteSourceRequest(BaseModel):
 
 def _delete_source(state: ServerState, principal: Principal, collection: str, reference: str) -> dict[str, Any]:
     name = services.require_existing(principal, collection)
-    with state.job_manager().collection_lock(name):
+    with state.job_manager().write_lock(name):
         removed = services.components().vector_db.delete_by_reference(name, reference)
     if removed == 0:
         raise APIError(404, f"No source '{reference}' in collection '{name}' (see GET /v1/collections/{name}/sources).")
