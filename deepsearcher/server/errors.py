@@ -47,11 +47,14 @@ def error_response(status: int, error: str, headers: dict[str, str] | None = Non
 
 def status_for(exc: DeepSearcherError) -> int:
     """The HTTP status of a DeepSearcher error (their messages are written for users)."""
+    from deepsearcher.agent.context import QueryTimeoutError
     from deepsearcher.llm.errors import LLMError
     from deepsearcher.server.jobs import CollectionBusyError
 
     if isinstance(exc, LLMError):
         return 502
+    if isinstance(exc, QueryTimeoutError):
+        return 504
     if isinstance(exc, (kinds.StoreInUseError, kinds.MissingDependencyError)):
         return 503
     if isinstance(exc, (kinds.EmbeddingMismatchError, CollectionBusyError)):

@@ -249,6 +249,7 @@ class QueryRequest(BaseModel):
     max_iter: Optional[int] = Field(None, ge=1, le=20, description="Reflection rounds at most.")
     collections: Optional[List[str]] = Field(None, max_length=100, description="Search only these (default: the collection router chooses).")
     max_tokens: Optional[int] = Field(None, ge=1, description="Token budget of the whole query.")
+    timeout: Optional[float] = Field(None, gt=0, le=3600, description="Overall deadline in seconds (default: query_settings.timeout, else 300).")
 
 
 @router.post(
@@ -259,7 +260,7 @@ class QueryRequest(BaseModel):
 async def query(body: QueryRequest, request: Request, principal: Principal = Depends(require_principal)) -> Any:
     agent = services.agent_for(body.agent)
     collections = await services.query_collections(principal, body.collections)
-    kwargs = services.query_kwargs(principal, collections, body.max_iter, body.max_tokens)
+    kwargs = services.query_kwargs(principal, collections, body.max_iter, body.max_tokens, body.timeout)
     if wants_event_stream(request.headers.get("accept")):
         frames = stream_agent_run(lambda on_event: agent.aquery(body.question, on_event=on_event, **kwargs))
         return StreamingResponse(frames, media_type="text/event-stream", headers=SSE_HEADERS)
