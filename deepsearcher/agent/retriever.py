@@ -11,7 +11,8 @@ import logging
 from typing import Iterable
 
 from deepsearcher.embedding.base import BaseEmbedding
-from deepsearcher.types import EmbeddingMismatchError, RetrievalResult, VectorStoreError, deduplicate_results
+from deepsearcher.types import EmbeddingMismatchError, RetrievalResult, deduplicate_results
+from deepsearcher.types.errors import CollectionNotFoundError
 from deepsearcher.vector_db.base import BaseVectorDB
 
 logger = logging.getLogger(__name__)
@@ -32,7 +33,7 @@ class Retriever:
         info = self.vector_db.get_collection_info(collection)
         if info is None:
             existing = ", ".join(c.collection_name for c in self.vector_db.list_collections()) or "none"
-            raise VectorStoreError(f"Collection '{collection}' does not exist (existing: {existing}). Load documents into it first.")
+            raise CollectionNotFoundError(f"Collection '{collection}' does not exist (existing: {existing}). Load documents into it first.")
         model = self.embedding_model.model_name
         if info.embedding_model is None:
             logger.warning("Collection '%s' records no embedding model (built by DeepSearcher or another tool): "
