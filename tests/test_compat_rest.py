@@ -91,7 +91,7 @@ def test_upstream_load_and_query_shapes(keyed, llm) -> None:
             "paths": [str(keyed.base / "docs")], "collection_name": "upstream_docs",
             "collection_description": "Loaded the DeepSearcher way", "batch_size": 256,
         })
-        assert files.status_code == 200 and files.json()["message"].startswith("Files loaded successfully")
+        assert files.status_code == 200 and files.json()["message"].startswith("Files loaded successfully"), files.text
         with LocalServer({"/lichen": Reply(page)}) as site:
             website = admin.post("/load-website/", json={"urls": [site.url("/lichen")], "collection_name": "upstream_web"})
         assert website.status_code == 200 and website.json()["message"].startswith("Website loaded successfully")
