@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import math
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from stand_in import JSONHandler, StandIn
 
 KEY = "azure-test-key"
 _EQ = re.compile(r"^(\w+) eq '((?:[^']|'')*)'$")
@@ -22,17 +22,17 @@ def _cosine(a: list[float], b: list[float]) -> float:
     return dot / norm if norm else 0.0
 
 
-class AzureSearchStandIn:
+class AzureSearchStandIn(StandIn):
     def __init__(self) -> None:
         self.indexes: dict[str, dict[str, Any]] = {}
         self.docs: dict[str, dict[str, dict[str, Any]]] = {}
         self.requests: list[tuple[str, str]] = []
         stand_in = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JSONHandler):
             def _serve(self, method: str) -> None:
                 parts = urlsplit(self.path)
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                raw = self.body()
                 stand_in.requests.append((method, parts.path))
                 if self.headers.get("api-key") != KEY:
                     return self.reply(403, {"error": {"message": "Invalid api-key"}})
@@ -53,24 +53,7 @@ class AzureSearchStandIn:
             def do_DELETE(self) -> None:
                 self._serve("DELETE")
 
-            def reply(self, status: int, payload: Any) -> None:
-                data = b"" if payload is None else json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
     # ------------------------------------------------------------------ the API
 

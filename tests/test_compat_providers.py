@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from stand_in import JSONHandler, StandIn
 from test_embedding_providers import api_factory, openai_reply, vector_for  # noqa: F401 - fixture reused
 from deepsearcher.cli.providers_cmd import collect
 from deepsearcher.embedding import registry as embedding_registry
@@ -74,7 +73,7 @@ def test_jiekouai_llm_and_its_readme_spelling(monkeypatch, server):
     assert server.requests[-1].authorization == "Bearer jk-key"
 
 
-class WatsonXStandIn:
+class WatsonXStandIn(StandIn):
     """IBM Cloud IAM (/identity/token) and watsonx.ai (/ml/v1/text/chat, /ml/v1/text/embeddings)."""
 
     def __init__(self) -> None:
@@ -82,9 +81,9 @@ class WatsonXStandIn:
         self.tokens_issued = 0
         stand_in = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JSONHandler):
             def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                raw = self.body()
                 parts = urlsplit(self.path)
                 headers = {key.lower(): value for key, value in self.headers.items()}
                 if parts.path == "/identity/token":
@@ -110,24 +109,7 @@ class WatsonXStandIn:
                     return self.reply(200, {"model_id": body["model_id"], "results": results, "input_token_count": 3})
                 return self.reply(404, {"errors": [{"message": "no such path"}]})
 
-            def reply(self, status: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 @pytest.fixture

@@ -33,20 +33,8 @@ class WatsonXEmbedding(RemoteEmbedding):
     max_batch: ClassVar[int] = 1000  # the service's documented maximum of inputs per request
     requires_api_key: ClassVar[bool] = False  # resolved by watsonx_account (key, URL and project together)
 
-    def __init__(
-        self,
-        model: str | None = None,
-        api_key: str | None = None,
-        url: str | None = None,
-        project_id: str | None = None,
-        space_id: str | None = None,
-        iam_url: str | None = None,
-        version: str | None = None,
-        max_tokens: int = 512,
-        **kwargs: Any,
-    ) -> None:
-        base_url = kwargs.pop("base_url", None)
-        self.account = watsonx_account("embedding", api_key, url or base_url, project_id, space_id, iam_url, version)
+    def __init__(self, model: str | None = None, max_tokens: int = 512, **kwargs: Any) -> None:
+        self.account = watsonx_account("embedding", kwargs)
         self.max_tokens = int(max_tokens)
         super().__init__(model, None, self.account.url, **kwargs)
 

@@ -12,6 +12,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
@@ -42,16 +43,14 @@ class WatsonXAccount:
         return f"{self.url}/ml/v1/{path}?version={self.version}"
 
 
-def watsonx_account(
-    section: str,
-    api_key: str | None,
-    url: str | None,
-    project_id: str | None,
-    space_id: str | None,
-    iam_url: str | None,
-    version: str | None,
-) -> WatsonXAccount:
-    """Config values, else $WATSONX_APIKEY / $WATSONX_URL / $WATSONX_PROJECT_ID (as DeepSearcher)."""
+def watsonx_account(section: str, options: dict[str, Any]) -> WatsonXAccount:
+    """Take api_key, url (or base_url), project_id, space_id, iam_url and version out of a
+    provider's `options`, else $WATSONX_APIKEY / $WATSONX_URL / $WATSONX_PROJECT_ID (as DeepSearcher)."""
+    api_key = options.pop("api_key", None)
+    url = options.pop("url", None) or options.pop("base_url", None)
+    options.pop("base_url", None)
+    project_id, space_id = options.pop("project_id", None), options.pop("space_id", None)
+    iam_url, version = options.pop("iam_url", None), options.pop("version", None)
     key = resolve_api_key("WatsonX", api_key, ["WATSONX_APIKEY", "WATSONX_API_KEY"], section=section)
     url = url or os.environ.get("WATSONX_URL")
     if not url:

@@ -21,19 +21,8 @@ class WatsonX(BaseLLM):
     $WATSONX_PROJECT_ID) or space_id, iam_url, version; other keys (max_tokens,
     temperature, ...) are sent with every request."""
 
-    def __init__(
-        self,
-        model: str = "ibm/granite-3-3-8b-instruct",
-        api_key: str | None = None,
-        url: str | None = None,
-        project_id: str | None = None,
-        space_id: str | None = None,
-        iam_url: str | None = None,
-        version: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        base_url = kwargs.pop("base_url", None)  # our other providers' name for the service URL
-        self.account = watsonx_account("llm", api_key, url or base_url, project_id, space_id, iam_url, version)
+    def __init__(self, model: str = "ibm/granite-3-3-8b-instruct", **kwargs: Any) -> None:
+        self.account = watsonx_account("llm", kwargs)
         super().__init__(model, base_url=self.account.url, **kwargs)
 
     def _make_client(self) -> Any:
