@@ -38,7 +38,9 @@ class AzureSearchStandIn(StandIn):
                     return self.reply(403, {"error": {"message": "Invalid api-key"}})
                 if "api-version" not in parse_qs(parts.query):
                     return self.reply(400, {"error": {"message": "api-version is missing"}})
-                status, payload = stand_in.handle(method, parts.path.strip("/").split("/"), json.loads(raw) if raw else None)
+                status, payload = stand_in.handle(
+                    method, parts.path.strip("/").split("/"), json.loads(raw) if raw else None
+                )
                 self.reply(status, payload)
 
             def do_GET(self) -> None:
@@ -107,7 +109,9 @@ class AzureSearchStandIn(StandIn):
         text = body.get("search")
         if text and text != "*":
             words = set(re.findall(r"\w+", text.lower()))
-            scored = [(float(len(words & set(re.findall(r"\w+", doc.get("content", "").lower())))), doc) for doc in candidates]
+            scored = [
+                (float(len(words & set(re.findall(r"\w+", doc.get("content", "").lower())))), doc) for doc in candidates
+            ]
             rankings.append(sorted([pair for pair in scored if pair[0] > 0], key=lambda pair: -pair[0]))
         if not rankings:
             ranked = [(1.0, doc) for doc in candidates]

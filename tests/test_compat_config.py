@@ -16,12 +16,37 @@ from deepsearcher.types import DeepSearcherError
 
 LINES = json.loads((Path(__file__).parent / "compat_data" / "readme_provider_configs.json").read_text())["lines"]
 KEY_VARS = (
-    "OPENAI_API_KEY", "OPENAI_BASE_URL", "DASHSCOPE_API_KEY", "DEEPSEEK_API_KEY", "SILICONFLOW_API_KEY", "TOGETHER_API_KEY",
-    "XAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "PPIO_API_KEY", "JIEKOU_API_KEY",
-    "VOLCENGINE_API_KEY", "ARK_API_KEY", "GLM_API_KEY", "ZHIPUAI_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-    "AWS_PROFILE", "WATSONX_APIKEY", "WATSONX_URL", "WATSONX_PROJECT_ID", "NOVITA_API_KEY", "AZURE_OPENAI_API_KEY",
-    "AZURE_OPENAI_ENDPOINT", "VOYAGE_API_KEY", "JINA_API_KEY", "JINAAI_API_KEY", "FIRECRAWL_API_KEY",
-    "AZURE_SEARCH_API_KEY", "UNSTRUCTURED_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "DASHSCOPE_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "SILICONFLOW_API_KEY",
+    "TOGETHER_API_KEY",
+    "XAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "PPIO_API_KEY",
+    "JIEKOU_API_KEY",
+    "VOLCENGINE_API_KEY",
+    "ARK_API_KEY",
+    "GLM_API_KEY",
+    "ZHIPUAI_API_KEY",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_PROFILE",
+    "WATSONX_APIKEY",
+    "WATSONX_URL",
+    "WATSONX_PROJECT_ID",
+    "NOVITA_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_ENDPOINT",
+    "VOYAGE_API_KEY",
+    "JINA_API_KEY",
+    "JINAAI_API_KEY",
+    "FIRECRAWL_API_KEY",
+    "AZURE_SEARCH_API_KEY",
+    "UNSTRUCTURED_API_KEY",
 )
 
 
@@ -33,8 +58,12 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize(("feature", "provider", "settings"), LINES, ids=[f"{f}-{p}-{i}" for i, (f, p, _) in enumerate(LINES)])
-def test_readme_line_resolves_to_a_registered_provider(clean_env: Path, feature: str, provider: str, settings: dict) -> None:
+@pytest.mark.parametrize(
+    ("feature", "provider", "settings"), LINES, ids=[f"{f}-{p}-{i}" for i, (f, p, _) in enumerate(LINES)]
+)
+def test_readme_line_resolves_to_a_registered_provider(
+    clean_env: Path, feature: str, provider: str, settings: dict
+) -> None:
     config = Configuration()
     config.set_provider_config(feature, provider, settings)
     cls = _registries()[feature].get(provider)  # never "Unknown provider"
@@ -59,9 +88,15 @@ def test_upstream_config_yaml_loads_unchanged(clean_env: Path, monkeypatch: pyte
             "embedding": {"provider": "OpenAIEmbedding", "config": {"model": "text-embedding-ada-002"}},
             "file_loader": {"provider": "PDFLoader", "config": {}},
             "web_crawler": {"provider": "FireCrawlCrawler", "config": {}},
-            "vector_db": {"provider": "Milvus", "config": {
-                "default_collection": "deepsearcher", "uri": "./milvus.db", "token": "root:Milvus", "db": "default",
-            }},
+            "vector_db": {
+                "provider": "Milvus",
+                "config": {
+                    "default_collection": "deepsearcher",
+                    "uri": "./milvus.db",
+                    "token": "root:Milvus",
+                    "db": "default",
+                },
+            },
         },
         "query_settings": {"max_iter": 3},
         "load_settings": {"chunk_size": 1500, "chunk_overlap": 100},

@@ -33,7 +33,10 @@ def build_upstream_collection(uri: str, embedding, texts: list[str]) -> None:
     index.add_index(field_name="embedding", index_type="AUTOINDEX", metric_type="L2")
     client.create_collection("support", schema=schema, index_params=index, consistency_level="Strong")
     vectors = embedding.embed_documents(texts)
-    client.insert("support", [{"embedding": v, "text": t, "reference": "notes.txt", "metadata": {}} for v, t in zip(vectors, texts)])
+    client.insert(
+        "support",
+        [{"embedding": v, "text": t, "reference": "notes.txt", "metadata": {}} for v, t in zip(vectors, texts)],
+    )
     client.flush("support")
     assert client.describe_collection("support")["properties"] == {}
     client.close()
@@ -45,7 +48,9 @@ def upstream_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedding) -
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     build_upstream_collection(str(tmp_path / "milvus.db"), embedding, [TARGET, *DISTRACTORS])
     path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump({"provide_settings": {"vector_db": {"provider": "Milvus", "config": {"uri": "./milvus.db"}}}}))
+    path.write_text(
+        yaml.safe_dump({"provide_settings": {"vector_db": {"provider": "Milvus", "config": {"uri": "./milvus.db"}}}})
+    )
     configuration.init_config(config=Configuration(config_path="config.yaml"))
     yield tmp_path
     configuration.vector_db.close()
@@ -74,7 +79,9 @@ def test_ours_loads_into_the_upstream_collection(upstream_store: Path) -> None:
     from deepsearcher.online_query import naive_retrieve
 
     docs = make_docs(upstream_store / "docs")
-    summary = load_from_local_files(paths_or_directory=str(docs / "volcano.md"), collection_name="support", batch_size=16)
+    summary = load_from_local_files(
+        paths_or_directory=str(docs / "volcano.md"), collection_name="support", batch_size=16
+    )
     assert summary.ok and summary.chunks_inserted == 1
     store = configuration.vector_db
     assert store.count("support") == 1 + 1 + len(DISTRACTORS)

@@ -29,7 +29,13 @@ server = scripted_llm_fixture(name="server", fallback="answer from the stand-in"
 
 COMPATIBLE_EMBEDDINGS = [
     ("PPIOEmbedding", "PPIO_API_KEY", "baai/bge-m3", 1024, "https://api.ppinfra.com/v3/openai"),
-    ("VolcengineEmbedding", "VOLCENGINE_API_KEY", "doubao-embedding-large-text-240915", 4096, "https://ark.cn-beijing.volces.com/api/v3"),
+    (
+        "VolcengineEmbedding",
+        "VOLCENGINE_API_KEY",
+        "doubao-embedding-large-text-240915",
+        4096,
+        "https://ark.cn-beijing.volces.com/api/v3",
+    ),
     ("GLMEmbedding", "GLM_API_KEY", "embedding-3", 2048, "https://open.bigmodel.cn/api/paas/v4"),
     ("JiekouAIEmbedding", "JIEKOU_API_KEY", "qwen/qwen3-embedding-8b", 4096, "https://api.jiekou.ai/openai/v1"),
 ]
@@ -38,8 +44,18 @@ WATSONX_ENV = ("WATSONX_APIKEY", "WATSONX_API_KEY", "WATSONX_URL", "WATSONX_PROJ
 
 @pytest.fixture(autouse=True)
 def no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (*WATSONX_ENV, "JIEKOU_API_KEY", "PPIO_API_KEY", "VOLCENGINE_API_KEY", "ARK_API_KEY", "GLM_API_KEY",
-                 "ZHIPUAI_API_KEY", "JINA_API_KEY", "JINAAI_API_KEY", "OPENAI_API_KEY"):
+    for name in (
+        *WATSONX_ENV,
+        "JIEKOU_API_KEY",
+        "PPIO_API_KEY",
+        "VOLCENGINE_API_KEY",
+        "ARK_API_KEY",
+        "GLM_API_KEY",
+        "ZHIPUAI_API_KEY",
+        "JINA_API_KEY",
+        "JINAAI_API_KEY",
+        "OPENAI_API_KEY",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -89,21 +105,35 @@ class WatsonXStandIn(StandIn):
                 if parts.path == "/identity/token":
                     form = {key: values[0] for key, values in parse_qs(raw.decode()).items()}
                     stand_in.requests.append({"path": parts.path, "form": form})
-                    if form.get("apikey") != "ibm-key" or form.get("grant_type") != "urn:ibm:params:oauth:grant-type:apikey":
+                    if (
+                        form.get("apikey") != "ibm-key"
+                        or form.get("grant_type") != "urn:ibm:params:oauth:grant-type:apikey"
+                    ):
                         return self.reply(400, {"errorMessage": "Provided API key could not be found."})
                     stand_in.tokens_issued += 1
                     return self.reply(200, {"access_token": f"tok-{stand_in.tokens_issued}", "expires_in": 3600})
                 body = json.loads(raw)
-                stand_in.requests.append({"path": parts.path, "query": parse_qs(parts.query), "body": body, "headers": headers})
+                stand_in.requests.append(
+                    {"path": parts.path, "query": parse_qs(parts.query), "body": body, "headers": headers}
+                )
                 if not headers.get("authorization", "").startswith("Bearer tok-"):
                     return self.reply(401, {"errors": [{"message": "token missing"}]})
                 if parts.path == "/ml/v1/text/chat":
                     text = body["messages"][-1]["content"]
-                    return self.reply(200, {
-                        "model_id": body["model_id"],
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content": f"echo: {text}"}, "finish_reason": "stop"}],
-                        "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
-                    })
+                    return self.reply(
+                        200,
+                        {
+                            "model_id": body["model_id"],
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "message": {"role": "assistant", "content": f"echo: {text}"},
+                                    "finish_reason": "stop",
+                                }
+                            ],
+                            "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
+                        },
+                    )
                 if parts.path == "/ml/v1/text/embeddings":
                     results = [{"embedding": vector_for(text)} for text in body["inputs"]]
                     return self.reply(200, {"model_id": body["model_id"], "results": results, "input_token_count": 3})
@@ -170,7 +200,9 @@ def test_milvus_embedding_default_is_the_bundled_model_said_once(caplog):
 
 
 def test_milvus_embedding_model_not_on_this_machine_says_no_download():
-    with pytest.raises(OSError, match=r"(?s)Cannot load the sentence-transformers model 'BAAI/bge-base-en-v1\.5'.*allow_download"):
+    with pytest.raises(
+        OSError, match=r"(?s)Cannot load the sentence-transformers model 'BAAI/bge-base-en-v1\.5'.*allow_download"
+    ):
         embedding_registry.get("MilvusEmbedding")(model="BAAI/bge-base-en-v1.5")
 
 

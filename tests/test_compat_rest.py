@@ -29,7 +29,10 @@ def start(base: Path, llm: Any, server_section: dict[str, Any]) -> ServerThread:
         "provide_settings": {
             "llm": llm.llm_config(retry_base_delay=0.01, max_retries=0),
             "vector_db": {"provider": "Milvus", "config": {"uri": str(base / "milvus.db")}},
-            "web_crawler": {"provider": "HttpCrawler", "config": {"allow_private_network": True, "respect_robots": False}},
+            "web_crawler": {
+                "provider": "HttpCrawler",
+                "config": {"allow_private_network": True, "respect_robots": False},
+            },
         },
         "server": {"allowed_roots": [str(base)], "data_dir": str(base / "data"), **server_section},
     }
@@ -54,7 +57,11 @@ def client(server: Any, key: str | None) -> httpx.Client:
 
 
 def test_set_provider_config_needs_the_admin_key(keyed, llm) -> None:
-    body = {"feature": "llm", "provider": "OpenAI", "config": {"model": "switched-model", "api_key": "sk-secret-value", "base_url": llm.base_url}}
+    body = {
+        "feature": "llm",
+        "provider": "OpenAI",
+        "config": {"model": "switched-model", "api_key": "sk-secret-value", "base_url": llm.base_url},
+    }
     with client(keyed, None) as anonymous, client(keyed, READER) as reader, client(keyed, ADMIN) as admin:
         assert anonymous.post("/set-provider-config/", json=body).status_code == 401
         refused = reader.post("/set-provider-config/", json=body)
@@ -85,15 +92,22 @@ def test_set_provider_config_needs_the_admin_key(keyed, llm) -> None:
 
 
 def test_upstream_load_and_query_shapes(keyed, llm) -> None:
-    page = "<html><head><title>Lichen</title></head><body><p>Lichens are a partnership of a fungus and an alga.</p></body></html>"
+    page = "<html><head><title>Lichen</title></head><body><p>Lichens pair a fungus with an alga.</p></body></html>"
     with client(keyed, ADMIN) as admin:
-        files = admin.post("/load-files/", json={
-            "paths": [str(keyed.base / "docs")], "collection_name": "upstream_docs",
-            "collection_description": "Loaded the DeepSearcher way", "batch_size": 256,
-        })
+        files = admin.post(
+            "/load-files/",
+            json={
+                "paths": [str(keyed.base / "docs")],
+                "collection_name": "upstream_docs",
+                "collection_description": "Loaded the DeepSearcher way",
+                "batch_size": 256,
+            },
+        )
         assert files.status_code == 200 and files.json()["message"].startswith("Files loaded successfully"), files.text
         with LocalServer({"/lichen": Reply(page)}) as site:
-            website = admin.post("/load-website/", json={"urls": [site.url("/lichen")], "collection_name": "upstream_web"})
+            website = admin.post(
+                "/load-website/", json={"urls": [site.url("/lichen")], "collection_name": "upstream_web"}
+            )
         assert website.status_code == 200 and website.json()["message"].startswith("Website loaded successfully")
         listed = {c["name"]: c for c in admin.get("/v1/collections").json()}
         assert listed["upstream_docs"]["description"] == "Loaded the DeepSearcher way"
@@ -102,7 +116,11 @@ def test_upstream_load_and_query_shapes(keyed, llm) -> None:
 def test_without_keys_a_loopback_server_may_switch(tmp_path: Path, llm) -> None:
     with start(tmp_path, llm, {}) as running:
         with client(running, None) as local:
-            body = {"feature": "llm", "provider": "OpenAI", "config": {"model": "loopback-model", "api_key": "x", "base_url": llm.base_url}}
+            body = {
+                "feature": "llm",
+                "provider": "OpenAI",
+                "config": {"model": "loopback-model", "api_key": "x", "base_url": llm.base_url},
+            }
             switched = local.post("/set-provider-config/", json=body)
             assert switched.status_code == 200, switched.text
             assert configuration.config.get_provider_config("llm")["config"]["model"] == "loopback-model"

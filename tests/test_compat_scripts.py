@@ -17,7 +17,7 @@ from deepsearcher.testing import scripted_llm_fixture
 
 server = scripted_llm_fixture(name="server", fallback="NO")
 
-BASIC_EXAMPLE = '''
+BASIC_EXAMPLE = """
 import logging
 import os
 
@@ -60,12 +60,13 @@ retrieved, _, retrieve_tokens = retrieve(question, max_iter=1)
 chunks = naive_retrieve(question, collection="science", top_k=2)
 naive_answer, naive_refs = naive_rag_query(question, collection="science", top_k=3)
 RESULTS = {
-    "answer": answer, "refs": refs, "tokens": consumed_tokens, "retrieved": retrieved, "retrieve_tokens": retrieve_tokens,
+    "answer": answer, "refs": refs, "tokens": consumed_tokens,
+    "retrieved": retrieved, "retrieve_tokens": retrieve_tokens,
     "chunks": chunks, "naive_answer": naive_answer, "naive_refs": naive_refs,
 }
-'''
+"""
 
-WEBSITE_EXAMPLE = '''
+WEBSITE_EXAMPLE = """
 from deepsearcher.configuration import Configuration, init_config
 from deepsearcher.offline_loading import load_from_website
 from deepsearcher.online_query import query
@@ -80,7 +81,7 @@ website_url = "@SITE@"
 load_from_website(urls=website_url, collection_name="moss", collection_description="Mosses", force_new_collection=True)
 
 result = query("How much water can sphagnum hold?", max_iter=1)
-'''
+"""
 
 
 def run_script(tmp_path: Path, text: str, **values: str) -> dict:
@@ -124,7 +125,7 @@ def test_basic_example_runs_unchanged(workdir: Path, server) -> None:
 
 
 def test_website_example_runs_unchanged(workdir: Path, server) -> None:
-    page = "<html><head><title>Moss</title></head><body><p>Sphagnum moss can hold twenty times its weight in water.</p></body></html>"
+    page = "<html><head><title>Moss</title></head><body><p>Sphagnum moss can hold twenty times its weight in water.</p>"
     server.on("You route a question", "1")
     server.on("Break the question below", '["sphagnum water"]')
     server.on("Does the passage below contain", lambda r: "YES" if "Sphagnum" in r.last_user_message else "NO")

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from azure_search_server import KEY, AzureSearchStandIn
-from helpers import DISTRACTORS, MODEL, QUERY, TARGET, RenamedEmbedding, loaded, make_chunks
+from helpers import DISTRACTORS, MODEL, QUERY, TARGET, loaded, make_chunks
 from deepsearcher.llm.errors import MissingAPIKeyError
 from deepsearcher.types import ConfigurationError, EmbeddingMismatchError, MissingDependencyError, VectorStoreError
 from deepsearcher.vector_db import registry
@@ -33,7 +33,12 @@ def test_azure_search_store_round_trip(azure, embedding) -> None:
     chunks = loaded(store, embedding, description="Laptop notes")
     assert "docs" in azure.indexes and azure.indexes["docs"]["fields"][2]["dimensions"] == 384
     [info] = store.list_collections()
-    assert (info.collection_name, info.description, info.dim, info.embedding_model) == ("docs", "Laptop notes", 384, MODEL)
+    assert (info.collection_name, info.description, info.dim, info.embedding_model) == (
+        "docs",
+        "Laptop notes",
+        384,
+        MODEL,
+    )
 
     dense = store.search_data("docs", embedding.embed_query(TARGET), top_k=2, mode="dense")
     assert dense[0].text == TARGET and dense[0].reference == "doc.txt" and dense[0].score > dense[1].score
@@ -44,7 +49,9 @@ def test_azure_search_store_round_trip(azure, embedding) -> None:
     filtered = store.search_data("docs", embedding.embed_query(TARGET), top_k=5, filter="reference eq 'other.txt'")
     assert filtered == []
 
-    more = make_chunks(embedding, ["A second file about keyboards."], reference="other.txt", source_hash="h2", source_chunks=1)
+    more = make_chunks(
+        embedding, ["A second file about keyboards."], reference="other.txt", source_hash="h2", source_chunks=1
+    )
     assert store.insert_data("docs", more) == 1
     sources = store.list_sources("docs")
     assert sorted(sources) == ["doc.txt", "other.txt"] and sources["doc.txt"].chunk_count == len(chunks)
@@ -61,14 +68,23 @@ def test_azure_search_store_round_trip(azure, embedding) -> None:
 
 def test_an_index_made_by_deepsearcher_is_searched(azure, embedding) -> None:
     """DeepSearcher's AzureSearch made indexes with id, content and content_vector only."""
-    azure.handle("PUT", ["indexes", "legacy"], {"name": "legacy", "fields": [
-        {"name": "id", "type": "Edm.String", "key": True},
-        {"name": "content", "type": "Edm.String", "searchable": True},
-        {"name": "content_vector", "type": "Collection(Edm.Single)", "dimensions": 384},
-    ]})
+    azure.handle(
+        "PUT",
+        ["indexes", "legacy"],
+        {
+            "name": "legacy",
+            "fields": [
+                {"name": "id", "type": "Edm.String", "key": True},
+                {"name": "content", "type": "Edm.String", "searchable": True},
+                {"name": "content_vector", "type": "Collection(Edm.Single)", "dimensions": 384},
+            ],
+        },
+    )
     texts = [TARGET, *DISTRACTORS]
-    docs = [{"@search.action": "upload", "id": f"doc-{i}", "content": text, "content_vector": vector}
-            for i, (text, vector) in enumerate(zip(texts, embedding.embed_documents(texts)))]
+    docs = [
+        {"@search.action": "upload", "id": f"doc-{i}", "content": text, "content_vector": vector}
+        for i, (text, vector) in enumerate(zip(texts, embedding.embed_documents(texts)))
+    ]
     azure.handle("POST", ["indexes", "legacy", "docs", "index"], {"value": docs})
     store = open_store(azure, index_name="legacy", vector_field="")
     info = store.get_collection_info("legacy")

@@ -119,7 +119,9 @@ def _rewrite(args: list[str], command: Any) -> list[str]:
                     out += [secondary[0]] if secondary else []
                 continue
             if eq:
-                raise UpstreamArgvError(f"Error: {name} is a flag: give it alone, or followed by True or False (got {value!r}).", 2)
+                raise UpstreamArgvError(
+                    f"Error: {name} is a flag: give it alone, or followed by True or False (got {value!r}).", 2
+                )
             out.append(name)
             continue
         out.append(f"{name}={value}" if eq else name)

@@ -95,7 +95,9 @@ def iam_token(account: WatsonXAccount, timeout: float = 30.0) -> str:
                 timeout=timeout,
             )
         except httpx.HTTPError as exc:
-            raise DeepSearcherError(f"WatsonX: cannot reach IBM Cloud IAM at {where}: {exc}. Check the network or iam_url.") from exc
+            raise DeepSearcherError(
+                f"WatsonX: cannot reach IBM Cloud IAM at {where}: {exc}. Check the network or iam_url."
+            ) from exc
         if response.status_code != 200:
             raise DeepSearcherError(
                 f"WatsonX: IBM Cloud IAM at {where} refused the API key (HTTP {response.status_code}: "

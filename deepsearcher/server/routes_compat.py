@@ -1,6 +1,6 @@
 """DeepSearcher's original endpoints, with its request and response shapes.
 
-    POST /set-provider-config/ {feature, provider, config}                               → {"message", "provider", "config"}
+    POST /set-provider-config/ {feature, provider, config}            → {"message", "provider", "config"}
     POST /load-files/    {paths, collection_name?, collection_description?, batch_size?} → {"message"}
     POST /load-website/  {urls, collection_name?, collection_description?, batch_size?}  → {"message"}
     GET  /query/?original_query=…&max_iter=…                                           → {"result", "consume_token"}
@@ -61,7 +61,9 @@ class ProviderConfigRequest(BaseModel):
 
     feature: str = Field(description="llm, embedding, file_loader, web_crawler or vector_db.", examples=["llm"])
     provider: str = Field(description="A provider name (see `deepsearcher providers`).", examples=["OpenAI"])
-    config: Dict[str, Any] = Field(default_factory=dict, description="The provider's settings.", examples=[{"model": "gpt-4o-mini"}])
+    config: Dict[str, Any] = Field(
+        default_factory=dict, description="The provider's settings.", examples=[{"model": "gpt-4o-mini"}]
+    )
 
 
 def redacted(value: Any) -> Any:
@@ -81,7 +83,9 @@ def _require_admin(request: Request, principal: Principal) -> None:
         return
     listener = request.scope.get("server")
     if not listener or not is_loopback(str(listener[0])):
-        raise APIError(403, "Changing providers without API keys is allowed only on a loopback listener; add server.api_keys.")
+        raise APIError(
+            403, "Changing providers without API keys is allowed only on a loopback listener; add server.api_keys."
+        )
 
 
 def _busy(state: Any) -> bool:
@@ -89,7 +93,9 @@ def _busy(state: Any) -> bool:
 
 
 @router.post("/set-provider-config/", summary="Switch one feature to another provider (admin).")
-async def set_provider_config(body: ProviderConfigRequest, request: Request, principal: Principal = Depends(require_principal)) -> dict:
+async def set_provider_config(
+    body: ProviderConfigRequest, request: Request, principal: Principal = Depends(require_principal)
+) -> dict:
     from deepsearcher import configuration
 
     _require_admin(request, principal)

@@ -77,18 +77,24 @@ class AzureSearch(BaseVectorDB):
 
     # ------------------------------------------------------------------ HTTP
 
-    def _call(self, method: str, path: str, operation: str, collection: str | None = None, **kwargs: Any) -> httpx.Response:
+    def _call(
+        self, method: str, path: str, operation: str, collection: str | None = None, **kwargs: Any
+    ) -> httpx.Response:
         params = {"api-version": self.api_version, **kwargs.pop("params", {})}
         try:
             response = self._http.request(method, path, params=params, **kwargs)
         except httpx.HTTPError as exc:
-            raise common.operation_failed("AzureSearch", operation, collection, self.endpoint, str(exc) or type(exc).__name__) from exc
+            raise common.operation_failed(
+                "AzureSearch", operation, collection, self.endpoint, str(exc) or type(exc).__name__
+            ) from exc
         if response.status_code >= 400 and response.status_code != 404:
             try:
                 detail = response.json().get("error", {}).get("message") or response.text
             except ValueError:
                 detail = response.text
-            raise common.operation_failed("AzureSearch", operation, collection, self.endpoint, f"HTTP {response.status_code}: {detail[:300]}")
+            raise common.operation_failed(
+                "AzureSearch", operation, collection, self.endpoint, f"HTTP {response.status_code}: {detail[:300]}"
+            )
         return response
 
     def _index(self, name: str) -> dict[str, Any] | None:
@@ -136,12 +142,19 @@ class AzureSearch(BaseVectorDB):
             extra={"fields": list(self._fields(name))},
         )
 
-    def _create_collection(self, name: str, dim: int, description: str, embedding_model: str | None, **kwargs: Any) -> None:
+    def _create_collection(
+        self, name: str, dim: int, description: str, embedding_model: str | None, **kwargs: Any
+    ) -> None:
         fields = [
             {"name": "id", "type": "Edm.String", "key": True, "filterable": True},
             {"name": "content", "type": "Edm.String", "searchable": True},
-            {"name": self.vector_field, "type": "Collection(Edm.Single)", "searchable": True, "dimensions": dim,
-             "vectorSearchProfile": "deepsearcher"},
+            {
+                "name": self.vector_field,
+                "type": "Collection(Edm.Single)",
+                "searchable": True,
+                "dimensions": dim,
+                "vectorSearchProfile": "deepsearcher",
+            },
             {"name": common.REFERENCE, "type": "Edm.String", "filterable": True},
             {"name": common.METADATA, "type": "Edm.String"},
             {"name": common.SOURCE_HASH, "type": "Edm.String", "filterable": True},
@@ -182,7 +195,9 @@ class AzureSearch(BaseVectorDB):
         self._indexes.pop(name, None)
         action = {"@search.action": "delete", "id": index_name(name)}
         if self._call("GET", f"/indexes/{META_INDEX}", "describe index").status_code == 200:
-            self._call("POST", f"/indexes/{META_INDEX}/docs/index", "delete collection info", name, json={"value": [action]})
+            self._call(
+                "POST", f"/indexes/{META_INDEX}/docs/index", "delete collection info", name, json={"value": [action]}
+            )
 
     # ------------------------------------------------------------------ data
 
@@ -204,16 +219,28 @@ class AzureSearch(BaseVectorDB):
         fields = self._fields(name)
         inserted = 0
         for batch in common.batches(chunks, min(batch_size, PAGE)):
-            documents = [{k: v for k, v in self._document(chunk, dim).items() if k.startswith("@") or k in fields} for chunk in batch]
-            reply = self._call("POST", f"/indexes/{index_name(name)}/docs/index", "insert", name, json={"value": documents})
+            documents = [
+                {k: v for k, v in self._document(chunk, dim).items() if k.startswith("@") or k in fields}
+                for chunk in batch
+            ]
+            reply = self._call(
+                "POST", f"/indexes/{index_name(name)}/docs/index", "insert", name, json={"value": documents}
+            )
             failed = [item for item in reply.json().get("value", []) if not item.get("status", True)]
             if failed:
-                raise VectorStoreError(f"AzureSearch refused {len(failed)} of {len(documents)} chunks in '{name}': {failed[0].get('errorMessage')}")
+                raise VectorStoreError(
+                    f"AzureSearch refused {len(failed)} of {len(documents)} chunks in '{name}': "
+                    f"{failed[0].get('errorMessage')}"
+                )
             inserted += len(documents)
         return inserted
 
     def _hits(self, name: str, body: dict[str, Any], operation: str) -> list[dict[str, Any]]:
-        return self._call("POST", f"/indexes/{index_name(name)}/docs/search", operation, name, json=body).json().get("value", [])
+        return (
+            self._call("POST", f"/indexes/{index_name(name)}/docs/search", operation, name, json=body)
+            .json()
+            .get("value", [])
+        )
 
     def _result(self, hit: dict[str, Any], fields: dict[str, Any]) -> RetrievalResult:
         metadata: Any = hit.get(common.METADATA) or "{}"
@@ -225,13 +252,20 @@ class AzureSearch(BaseVectorDB):
         stored = {common.TEXT: hit.get("content", ""), common.REFERENCE: reference or "", common.METADATA: metadata}
         return common.stored_result(stored, float(hit.get("@search.score", 0.0)))
 
-    def _search(self, name: str, vector: list[float], top_k: int, text: str, filter: Any, mode: str | None, **kwargs: Any) -> list[RetrievalResult]:
+    def _search(
+        self, name: str, vector: list[float], top_k: int, text: str, filter: Any, mode: str | None, **kwargs: Any
+    ) -> list[RetrievalResult]:
         """`filter` is an OData expression (e.g. "reference eq 'a.txt'")."""
         fields = self._fields(name)
         mode = mode or ("hybrid" if self.hybrid and text else "dense")
-        body: dict[str, Any] = {"top": top_k, "select": ",".join(f for f in ("id", "content", common.REFERENCE, common.METADATA) if f in fields)}
+        body: dict[str, Any] = {
+            "top": top_k,
+            "select": ",".join(f for f in ("id", "content", common.REFERENCE, common.METADATA) if f in fields),
+        }
         if mode in ("dense", "hybrid"):
-            body["vectorQueries"] = [{"kind": "vector", "vector": list(vector), "fields": self.vector_field, "k": top_k}]
+            body["vectorQueries"] = [
+                {"kind": "vector", "vector": list(vector), "fields": self.vector_field, "k": top_k}
+            ]
         if mode in ("sparse", "hybrid"):
             if not text:
                 raise VectorStoreError("Cannot run a BM25 (sparse) search: no query_text was given.")
@@ -244,7 +278,12 @@ class AzureSearch(BaseVectorDB):
         fields = self._fields(name)
         skip = 0
         while True:
-            body: dict[str, Any] = {"search": "*", "top": PAGE, "skip": skip, "select": ",".join(f for f in select if f in fields)}
+            body: dict[str, Any] = {
+                "search": "*",
+                "top": PAGE,
+                "skip": skip,
+                "select": ",".join(f for f in select if f in fields),
+            }
             if filter:
                 body["filter"] = filter
             hits = self._hits(name, body, "list documents")

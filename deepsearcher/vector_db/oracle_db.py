@@ -57,11 +57,20 @@ class OracleDB(BaseVectorDB):
         super().__init__(default_collection)
         oracledb = require("oracledb", extra="oracledb", feature="the OracleDB vector store")
         oracledb.defaults.fetch_lobs = False
-        options = {key: value for key, value in {"config_dir": config_dir, "wallet_location": wallet_location,
-                                                  "wallet_password": wallet_password}.items() if value}
+        options = {
+            key: value
+            for key, value in {
+                "config_dir": config_dir,
+                "wallet_location": wallet_location,
+                "wallet_password": wallet_password,
+            }.items()
+            if value
+        }
         self.dsn = dsn
         try:
-            self.pool = oracledb.create_pool(user=user, password=password, dsn=dsn, min=min, max=max, increment=increment, **options)
+            self.pool = oracledb.create_pool(
+                user=user, password=password, dsn=dsn, min=min, max=max, increment=increment, **options
+            )
             self._ensure_tables()
         except oracledb.Error as exc:
             raise common.operation_failed("OracleDB", "connect", None, dsn, str(exc)) from exc
@@ -78,7 +87,9 @@ class OracleDB(BaseVectorDB):
 
     def _ensure_tables(self) -> None:
         names = ",".join(f"'{name}'" for name in CREATE)
-        existing = {row[0] for row in self._run(f"SELECT table_name FROM user_tables WHERE table_name IN ({names})", fetch=True)}
+        existing = {
+            row[0] for row in self._run(f"SELECT table_name FROM user_tables WHERE table_name IN ({names})", fetch=True)
+        }
         for name, statement in CREATE.items():
             if name not in existing:
                 self._run(statement)
@@ -89,24 +100,36 @@ class OracleDB(BaseVectorDB):
 
     def _require(self, name: str, operation: str) -> None:
         if not self._exists(name):
-            raise common.missing_collection(operation, name, self.dsn, [info.collection_name for info in self.list_collections()])
+            raise common.missing_collection(
+                operation, name, self.dsn, [info.collection_name for info in self.list_collections()]
+            )
 
     def _read_info(self, name: str) -> CollectionInfo:
-        rows = self._run(f"SELECT description FROM {INFO} WHERE collection = :c AND status = 1", {"c": name}, fetch=True)
-        dims = self._run(f"SELECT MAX(VECTOR_DIMENSION_COUNT(embedding)) FROM {ITEM} WHERE collection = :c AND status = 1",
-                         {"c": name}, fetch=True)
+        rows = self._run(
+            f"SELECT description FROM {INFO} WHERE collection = :c AND status = 1", {"c": name}, fetch=True
+        )
+        dims = self._run(
+            f"SELECT MAX(VECTOR_DIMENSION_COUNT(embedding)) FROM {ITEM} WHERE collection = :c AND status = 1",
+            {"c": name},
+            fetch=True,
+        )
         dim = int(dims[0][0]) if dims and dims[0][0] else None
         return CollectionInfo(collection_name=name, description=(rows[0][0] or "") if rows else "", dim=dim)
 
-    def _create_collection(self, name: str, dim: int, description: str, embedding_model: str | None, **kwargs: Any) -> None:
+    def _create_collection(
+        self, name: str, dim: int, description: str, embedding_model: str | None, **kwargs: Any
+    ) -> None:
         self._run(f"INSERT INTO {INFO} (collection, description) VALUES (:c, :d)", {"c": name, "d": description})
 
     def _open_existing(self, name: str, dim: int, description: str, embedding_model: str | None) -> None:
         info = self._read_info(name)
         common.check_embedding(info, dim, embedding_model)
         if description and description != info.description:
-            self._run(f"UPDATE {INFO} SET description = :d, updatetime = CURRENT_TIMESTAMP WHERE collection = :c AND status = 1",
-                      {"c": name, "d": description})
+            self._run(
+                f"UPDATE {INFO} SET description = :d, updatetime = CURRENT_TIMESTAMP "
+                "WHERE collection = :c AND status = 1",
+                {"c": name, "d": description},
+            )
 
     def list_collections(self, dim: int | None = None) -> list[CollectionInfo]:
         names = [row[0] for row in self._run(f"SELECT collection FROM {INFO} WHERE status = 1", fetch=True)]
@@ -115,42 +138,68 @@ class OracleDB(BaseVectorDB):
     def clear_db(self, collection: str | None = None) -> None:
         name = self._collection(collection)
         for table in (INFO, ITEM):
-            self._run(f"UPDATE {table} SET status = 0, updatetime = CURRENT_TIMESTAMP WHERE collection = :c AND status = 1", {"c": name})
+            self._run(
+                f"UPDATE {table} SET status = 0, updatetime = CURRENT_TIMESTAMP WHERE collection = :c AND status = 1",
+                {"c": name},
+            )
 
     def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: Any) -> int:
         dim = self._read_info(name).dim
         sql = f"INSERT INTO {ITEM} (collection, embedding, text, reference, metadata) VALUES (:1, :2, :3, :4, :5)"
         for batch in common.batches(chunks, batch_size):
-            rows = [(name, array.array("f", common.checked_vector(chunk, dim)), chunk.text, chunk.reference,
-                     json.dumps(common.plain_json(chunk.metadata or {}), ensure_ascii=False)) for chunk in batch]
+            rows = [
+                (
+                    name,
+                    array.array("f", common.checked_vector(chunk, dim)),
+                    chunk.text,
+                    chunk.reference,
+                    json.dumps(common.plain_json(chunk.metadata or {}), ensure_ascii=False),
+                )
+                for chunk in batch
+            ]
             self._run(sql, rows, many=True)
         return len(chunks)
 
-    def _search(self, name: str, vector: list[float], top_k: int, text: str, filter: Any, mode: str | None, **kwargs: Any) -> list[RetrievalResult]:
+    def _search(
+        self, name: str, vector: list[float], top_k: int, text: str, filter: Any, mode: str | None, **kwargs: Any
+    ) -> list[RetrievalResult]:
         """Dense (COSINE) only: `filter` and BM25 are not supported by this store."""
-        sql = (f"SELECT text, reference, metadata, VECTOR_DISTANCE(embedding, :v, COSINE) AS distance FROM {ITEM} "
-               "WHERE collection = :c AND status = 1 ORDER BY distance FETCH FIRST :k ROWS ONLY")
+        sql = (
+            f"SELECT text, reference, metadata, VECTOR_DISTANCE(embedding, :v, COSINE) AS distance FROM {ITEM} "
+            "WHERE collection = :c AND status = 1 ORDER BY distance FETCH FIRST :k ROWS ONLY"
+        )
         rows = self._run(sql, {"v": array.array("f", vector), "c": name, "k": top_k}, fetch=True)
         results = []
         for text_value, reference, metadata, distance in rows:
-            fields = {common.TEXT: text_value or "", common.REFERENCE: reference or "", common.METADATA: json.loads(metadata or "{}")}
+            fields = {
+                common.TEXT: text_value or "",
+                common.REFERENCE: reference or "",
+                common.METADATA: json.loads(metadata or "{}"),
+            }
             results.append(common.stored_result(fields, 1.0 - float(distance)))
         return results
 
     def delete_by_reference(self, collection: str | None, reference: str) -> int:
         name = self._collection(collection)
         self._require(name, "delete")
-        rows = self._run(f"SELECT COUNT(*) FROM {ITEM} WHERE collection = :c AND reference = :r AND status = 1",
-                         {"c": name, "r": reference}, fetch=True)
-        self._run(f"UPDATE {ITEM} SET status = 0 WHERE collection = :c AND reference = :r AND status = 1", {"c": name, "r": reference})
+        rows = self._run(
+            f"SELECT COUNT(*) FROM {ITEM} WHERE collection = :c AND reference = :r AND status = 1",
+            {"c": name, "r": reference},
+            fetch=True,
+        )
+        self._run(
+            f"UPDATE {ITEM} SET status = 0 WHERE collection = :c AND reference = :r AND status = 1",
+            {"c": name, "r": reference},
+        )
         return int(rows[0][0]) if rows else 0
 
     def list_sources(self, collection: str | None) -> dict[str, SourceRecord]:
         name = self._collection(collection)
         self._require(name, "list sources")
         tally = common.SourceTally()
-        for reference, metadata in self._run(f"SELECT reference, metadata FROM {ITEM} WHERE collection = :c AND status = 1",
-                                             {"c": name}, fetch=True):
+        for reference, metadata in self._run(
+            f"SELECT reference, metadata FROM {ITEM} WHERE collection = :c AND status = 1", {"c": name}, fetch=True
+        ):
             meta = json.loads(metadata or "{}")
             tally.add(reference or "", meta.get(common.SOURCE_HASH), meta.get(common.SOURCE_CHUNKS))
         return tally.records()
