@@ -1,6 +1,6 @@
 """DeepSearcher's vector stores we lacked: AzureSearch against a local stand-in of the Azure AI
-Search REST API (real HTTP, real MiniLM vectors), and OracleDB's registration and extra
-(no Oracle database can run here)."""
+Search REST API (real HTTP, real MiniLM vectors), and OracleDB: its extra, and its flow through
+a stand-in driver (no Oracle database can run here: the one mocked part, see fake_oracledb)."""
 
 from __future__ import annotations
 
@@ -112,3 +112,43 @@ def test_oracle_db_is_registered_and_names_its_extra(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "oracledb", None)  # as here: the driver is not installed
     with pytest.raises(MissingDependencyError, match=r"deepsearcher\[oracledb\]"):
         registry.get("OracleDB")(user="u", password="p", dsn="localhost/FREEPDB1")
+
+
+def test_oracle_db_flow_on_a_stand_in_driver(monkeypatch, tmp_path, embedding) -> None:
+    """No Oracle database can run here: `oracledb` is replaced by fake_oracledb (SQLite behind
+    the driver's API), so this checks the store's flow in DeepSearcher's tables, not Oracle."""
+    import fake_oracledb
+
+    fake = fake_oracledb.module(str(tmp_path / "oracle.sqlite"))
+    monkeypatch.setitem(sys.modules, "oracledb", fake)
+    store = registry.get("OracleDB")(user="u", password="p", dsn="localhost/FREEPDB1", wallet_location="/w")
+    assert fake.pools[0].options == {
+        "user": "u",
+        "password": "p",
+        "dsn": "localhost/FREEPDB1",
+        "min": 1,
+        "max": 10,
+        "increment": 1,
+        "wallet_location": "/w",
+    }
+    assert fake.defaults.fetch_lobs is False
+    chunks = loaded(store, embedding, description="Laptop notes")
+    [info] = store.list_collections()
+    assert (info.collection_name, info.description, info.dim, info.embedding_model) == (
+        "docs",
+        "Laptop notes",
+        384,
+        None,
+    )
+    hits = store.search_data("docs", embedding.embed_query(TARGET), top_k=2)
+    assert hits[0].text == TARGET and hits[0].reference == "doc.txt" and hits[0].score > hits[1].score
+    assert store.list_sources("docs")["doc.txt"].chunk_count == len(chunks)
+    more = make_chunks(embedding, ["A second file about keyboards."], reference="other.txt")
+    store.insert_data("docs", more)
+    assert store.delete_by_reference("docs", "other.txt") == 1 and sorted(store.list_sources("docs")) == ["doc.txt"]
+    store.clear_db("docs")
+    assert store.list_collections() == [] and not store.has_collection("docs")
+    store.init_collection(384, "docs")  # a new collection of the same name starts empty (old rows stay soft-deleted)
+    assert store.list_sources("docs") == {}
+    store.close()
+    assert fake.pools[0].closed

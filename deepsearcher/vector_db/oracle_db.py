@@ -9,8 +9,9 @@ its metadata JSON; the embedding model is not recorded (those tables have no col
 it), so the model guard sees "unknown model" and compares dimensions only.
 
 Needs the `oracledb` extra (python-oracledb, thin mode: no Oracle client install).
-No Oracle database can run in this project's test environment: this store is checked
-for registration and its extra only.
+No Oracle database can run in this project's test environment: the tests run this store
+through a stand-in driver (SQLite behind python-oracledb's API), which checks its flow
+but not Oracle's SQL dialect.
 """
 
 from __future__ import annotations
