@@ -4,7 +4,7 @@ OpenAI-compatible embeddings (PPIO, Volcengine, GLM, Jiekou.AI) run against the 
 embeddings server of test_embedding_providers; JiekouAI's chat against the scripted LLM
 server; watsonx.ai against a stand-in speaking IBM Cloud IAM (form-encoded token
 exchange) and the watsonx.ai REST API. Docling is an optional extra not installed here:
-its missing-extra error is what is tested.
+its missing-extra error is tested, and DoclingCrawler's flow with a stand-in converter.
 """
 
 from __future__ import annotations
@@ -232,3 +232,45 @@ def test_new_names_are_listed_with_their_extra_and_env_var():
     assert rows[("embedding", "WatsonXEmbedding")]["env_var"] == "WATSONX_APIKEY"
     assert rows[("embedding", "MilvusEmbedding")]["installed"] is True
     assert rows[("web_crawler", "DoclingCrawler")]["extra"] == "docling"
+
+
+def test_docling_crawler_flow_with_a_stand_in_converter(monkeypatch):
+    """docling is not installed here: a stand-in DocumentConverter (the one mocked part)
+    returns a stand-in DoclingDocument for one URL and fails for another."""
+    import sys
+    import types
+
+    from test_unstructured_docling import StandInDoclingDocument
+
+    converted: list[str] = []
+
+    class DocumentConverter:
+        def __init__(self, **options: Any) -> None:
+            self.options = options
+
+        def convert(self, source: str) -> Any:
+            converted.append(source)
+            if "broken" in source:
+                raise RuntimeError("HTTP 404 for the page")
+            return types.SimpleNamespace(document=StandInDoclingDocument({1: "# Moss\n\nSphagnum holds water."}))
+
+    package = types.ModuleType("docling")
+    submodule = types.ModuleType("docling.document_converter")
+    submodule.DocumentConverter = DocumentConverter
+    monkeypatch.setitem(sys.modules, "docling", package)
+    monkeypatch.setitem(sys.modules, "docling.document_converter", submodule)
+    from deepsearcher.loader.web_crawler import registry
+
+    crawler = registry.get("DoclingCrawler")()
+    report = crawler.crawl(["https://example.org/moss", "https://example.org/broken"])
+    assert sorted(converted) == ["https://example.org/broken", "https://example.org/moss"]
+    [document] = report.documents
+    assert (
+        document.metadata["reference"] == "https://example.org/moss"
+        and "Sphagnum holds water." in document.page_content
+    )
+    assert document.metadata["section"] == "Moss"
+    [failure] = report.failures
+    assert failure.url == "https://example.org/broken" and "Docling could not convert it: HTTP 404" in failure.reason
+    with pytest.raises(ConfigurationError, match="max_depth_typo"):
+        crawler.crawl(["https://example.org/moss"], max_depth_typo=1)
