@@ -19,7 +19,7 @@ from typing import Callable, Iterable
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.loader.splitter import split_docs_to_chunks
 from deepsearcher.offline_loading.sources import LoadedSource
-from deepsearcher.offline_loading.summary import LoadSummary, SourceFailure
+from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.types import Chunk
 from deepsearcher.vector_db.base import BaseVectorDB, normalize_collection_name
 
@@ -87,6 +87,7 @@ class IngestionPipeline:
             if inserting is not None:
                 summary.chunks_inserted += inserting.result()
         summary.seconds = time.perf_counter() - started
+        summary.finish()
         self.on_progress("done", {"summary": summary})
         return summary
 
@@ -94,11 +95,11 @@ class IngestionPipeline:
         """Decide what to do with one source and return the chunks to embed (maybe none)."""
         reference = source.reference
         if source.unsupported:
-            summary.unsupported.append(reference)
+            summary.skip_unsupported(reference, source.skip_reason or "unsupported file type")
             self.on_progress("unsupported", {"source": reference})
             return []
         if source.skip_reason is not None:
-            summary.skipped.append(SourceFailure(reference, source.skip_reason, fatal=False))
+            summary.add(reference, "skipped", source.skip_reason, fatal=False)
             self.on_progress("unsupported", {"source": reference})
             return []
         if source.error is not None:
@@ -112,14 +113,14 @@ class IngestionPipeline:
         fingerprint = source_fingerprint(source)
         record = known.get(reference)
         if record is not None and record.source_hash == fingerprint and record.complete:
-            summary.skipped_unchanged.append(reference)
+            summary.add(reference, "unchanged")
             self.on_progress("skipped", {"source": reference})
             return []
         if record is not None:
             self.vector_db.delete_by_reference(collection, reference)
-            summary.replaced.append(reference)
+            summary.add(reference, "replaced")
         else:
-            summary.loaded.append(reference)
+            summary.add(reference, "loaded")
         chunks = split_docs_to_chunks(
             source.documents,
             chunk_size=self.chunk_size,

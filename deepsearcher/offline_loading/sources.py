@@ -38,17 +38,25 @@ def iter_file_sources(paths: Iterable[str | os.PathLike[str]], loader: BaseLoade
     for given in paths:
         path = Path(given).absolute()
         if path.is_dir():
+            empty = True
             for file_path in iter_files(path):
+                empty = False
                 yield folder_member(loader, file_path)
+            if empty:
+                yield LoadedSource(str(path), skip_reason="empty folder: no files in it (hidden files are not loaded)")
         elif (special := not_regular_reason(path)) is not None:
             yield LoadedSource(str(path), skip_reason=special)
         elif not path.exists():
             yield LoadedSource(str(path), error="no such file or directory")
         elif not loader.can_load(path):
-            supported = ", ".join(f".{ext}" for ext in sorted(loader.supported_file_types))
-            yield LoadedSource(str(path), error=f"unsupported file type '{path.suffix or '(none)'}' (supported: {supported})")
+            yield LoadedSource(str(path), error=unsupported_reason(loader, path))
         else:
             yield _load_one(loader, str(path))
+
+
+def unsupported_reason(loader: BaseLoader, path: Path) -> str:
+    supported = ", ".join(f".{ext}" for ext in sorted(loader.supported_file_types))
+    return f"unsupported file type '{path.suffix or '(none)'}' (supported: {supported})"
 
 
 def folder_member(loader: BaseLoader, file_path: Path, read_path: Path | None = None) -> LoadedSource:
@@ -58,7 +66,7 @@ def folder_member(loader: BaseLoader, file_path: Path, read_path: Path | None = 
     if special is not None:
         return LoadedSource(str(file_path), skip_reason=special)
     if not loader.can_load(file_path):
-        return LoadedSource(str(file_path), unsupported=True)
+        return LoadedSource(str(file_path), unsupported=True, skip_reason=unsupported_reason(loader, file_path))
     return _load_one(loader, str(read_path or file_path))
 
 

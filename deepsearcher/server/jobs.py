@@ -106,10 +106,13 @@ def summary_results(summary: LoadSummary) -> dict[str, Any]:
 
 
 def status_of(summary: LoadSummary) -> tuple[str, str | None]:
-    """succeeded (no failure), partial (some sources failed, others worked) or failed."""
+    """succeeded (no failure), partial (some sources failed, others worked) or failed
+    (nothing could be loaded, or nothing was found to load)."""
     if not summary.failed:
+        if summary.warnings:
+            return "failed", " ".join(summary.warnings)
         return "succeeded", None
-    worked = summary.loaded or summary.replaced or summary.skipped_unchanged
+    worked = summary.worked
     names = "; ".join(f"{failure.source}: {failure.reason}" for failure in summary.failed[:5])
     more = f" (and {len(summary.failed) - 5} more)" if len(summary.failed) > 5 else ""
     if worked:
