@@ -44,7 +44,30 @@ def write_corpus(folder: Path, passages: int, per_file: int = 50, seed: int = 7)
     return folder
 
 
-def run_once(corpus: Path, api, concurrency: int, batch_size: int) -> dict:
+class StandInProcess:
+    """The stand-in API in a child process (its JSON work must not share our GIL)."""
+
+    def __init__(self, latency: float, dim: int) -> None:
+        import subprocess
+
+        command = [sys.executable, "-m", "deepsearcher.testing.embedding_server", "--latency", str(latency), "--dim", str(dim)]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        self.url = (self.process.stdout.readline() or "").strip()
+        if not self.url.startswith("http://127.0.0.1:"):
+            self.process.kill()
+            raise SystemExit("the stand-in embedding server did not start")
+
+    def stats(self, reset: bool = False) -> dict:
+        import httpx
+
+        return httpx.get(self.url.removesuffix("/v1") + "/stats" + ("?reset" if reset else "")).json()
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def run_once(corpus: Path, api: StandInProcess, concurrency: int, batch_size: int) -> dict:
     from deepsearcher.embedding.openai_embedding import OpenAIEmbedding
     from deepsearcher.loader.file_loader.file_loader import FileLoader
     from deepsearcher.offline_loading.pipeline import IngestionPipeline
@@ -53,8 +76,7 @@ def run_once(corpus: Path, api, concurrency: int, batch_size: int) -> dict:
 
     embedding = OpenAIEmbedding(model="stand-in", api_key="bench", base_url=api.url, max_concurrency=concurrency)
     embedding.dimension  # the probe request, outside the timing
-    api.peak_in_flight = 0
-    requests_before = api.requests
+    before = api.stats(reset=True)
     with tempfile.TemporaryDirectory() as db_dir, Milvus(uri=os.path.join(db_dir, "milvus.db")) as store:
         pipeline = IngestionPipeline(embedding, store, batch_size=batch_size)
         started = time.perf_counter()
@@ -67,8 +89,8 @@ def run_once(corpus: Path, api, concurrency: int, batch_size: int) -> dict:
         "stored": stored,
         "seconds": seconds,
         "rate": summary.chunks_inserted / seconds,
-        "requests": api.requests - requests_before,
-        "peak": api.peak_in_flight,
+        "requests": api.stats()["requests"] - before["requests"],
+        "peak": api.stats()["peak_in_flight"],
     }
 
 
@@ -81,10 +103,9 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=384)
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from deepsearcher.testing.embedding_server import StandInEmbeddingServer
-
     settings = [int(x) for x in args.concurrency.split(",")]
-    with tempfile.TemporaryDirectory() as tmp, StandInEmbeddingServer(latency=args.latency, dim=args.dim) as api:
+    api = StandInProcess(args.latency, args.dim)
+    with tempfile.TemporaryDirectory() as tmp:
         corpus = write_corpus(Path(tmp) / "corpus", args.passages)
         print(
             f"{args.passages} generated passages, {args.batch_size} per request, stand-in API with "
@@ -100,6 +121,7 @@ def main() -> None:
                 f"{label:>9} {row['chunks']:>7} {row['stored']:>7} {row['seconds']:>8.2f} {row['rate']:>11.1f} "
                 f"{row['requests']:>9} {row['peak']:>5} {row['rate'] / base:>8.2f}x"
             )
+    api.close()
 
 
 if __name__ == "__main__":

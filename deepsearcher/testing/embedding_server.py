@@ -29,7 +29,7 @@ def text_vector(text: str, dim: int) -> list[float]:
 class StandInEmbeddingServer:
     """OpenAI-compatible embeddings with `latency` seconds per request; use as a context manager."""
 
-    def __init__(self, latency: float = 0.2, dim: int = 8) -> None:
+    def __init__(self, latency: float = 0.2, dim: int = 8, port: int = 0) -> None:
         self.latency = latency
         self.dim = dim
         self.failures: list[tuple[int, dict[str, str]]] = []  # (status, headers) for the next requests
@@ -40,7 +40,7 @@ class StandInEmbeddingServer:
         self.peak_in_flight = 0
         self.statuses: list[int] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._server.serve_forever, name="stand-in-embeddings", daemon=True)
@@ -65,11 +65,29 @@ class StandInEmbeddingServer:
             with self._lock:
                 self.in_flight -= 1
 
+    def stats(self) -> dict[str, int]:
+        with self._lock:
+            return {"requests": self.requests, "texts": self.texts, "peak_in_flight": self.peak_in_flight}
+
+    def reset_peak(self) -> None:
+        with self._lock:
+            self.peak_in_flight = self.in_flight
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:  # GET /stats (?reset: peak from now): counters for another process
+                if "reset" in self.path:
+                    stand_in.reset_peak()
+                data = json.dumps(stand_in.stats()).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -97,3 +115,22 @@ class StandInEmbeddingServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+
+def main() -> None:
+    """Serve in a process of its own (so its JSON work does not share the client's GIL):
+    ``python -m deepsearcher.testing.embedding_server --latency 0.2 --port 8765``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--dim", type=int, default=384)
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    with StandInEmbeddingServer(args.latency, args.dim, args.port) as server:
+        print(server.url, flush=True)
+        server._thread.join()
+
+
+if __name__ == "__main__":
+    main()
