@@ -44,7 +44,7 @@ class IngestionPipeline:
         vector_db: BaseVectorDB,
         chunk_size: int = 1500,
         chunk_overlap: int = 100,
-        batch_size: int = 64,
+        batch_size: int = 256,
         window_size: int = 300,
         on_progress: ProgressCallback | None = None,
     ) -> None:
