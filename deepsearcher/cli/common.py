@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import typer
 from rich.console import Console
@@ -25,11 +26,34 @@ ConfigOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
 
 
+@contextmanager
+def model_spinner(description: str) -> Iterator[None]:
+    """A spinner on stderr while a model loads lazily (a plain line when a progress bar is live)."""
+    from rich.errors import LiveError
+
+    status = err_console.status(f"{description}…")
+    try:
+        status.start()
+    except LiveError:
+        err_console.print(f"{description}…", highlight=False)
+        yield
+        return
+    try:
+        yield
+    finally:
+        status.stop()
+
+
 def setup(config_path: Optional[Path]) -> None:
-    """Initialise DeepSearcher from `config_path` (or the defaults), reporting config errors cleanly."""
+    """Initialise DeepSearcher from `config_path` (or the defaults), reporting config errors cleanly.
+
+    Models load on first use, not here: commands that never embed never import a model library.
+    """
     from deepsearcher import configuration
     from deepsearcher.config import Configuration
+    from deepsearcher.embedding.base import set_model_load_notifier
 
+    set_model_load_notifier(model_spinner)
     with handle_errors():
         configuration.init_config(Configuration(config_path))
 
