@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -23,30 +22,11 @@ from deepsearcher.config import Configuration
 from deepsearcher.server.errors import install_error_handlers
 from deepsearcher.server.jobs import JobManager
 from deepsearcher.server.settings import ServerSettings
+from deepsearcher.server.state import ServerState
 
 logger = logging.getLogger("deepsearcher.server")
 
 STATIC_DIR = Path(__file__).with_name("static")
-
-
-@dataclass
-class ServerState:
-    """What the routes share, at `app.state.deepsearcher`."""
-
-    config: Configuration
-    settings: ServerSettings
-    jobs: JobManager | None = None
-    ready: bool = False
-
-    def job_manager(self) -> JobManager:
-        if self.jobs is None:
-            from deepsearcher.server.errors import APIError
-
-            raise APIError(503, "The server is still starting.")
-        return self.jobs
-
-    def upload_dir(self) -> Path:
-        return self.settings.resolved_data_dir() / "uploads"
 
 
 def create_app(config: Configuration | None = None) -> FastAPI:

@@ -27,7 +27,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from deepsearcher.agent.catalog import agent_names, check_agent
 from deepsearcher.offline_loading import configured_pipeline
 from deepsearcher.server import services
-from deepsearcher.server.app import ServerState
+from deepsearcher.server.state import ServerState
 from deepsearcher.server.auth import Principal, require_principal
 from deepsearcher.server.errors import APIError, JSONSafeResponse, SafeRoute
 from deepsearcher.server.jobs import iter_upload_sources, remove_dir, upload_reference

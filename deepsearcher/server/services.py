@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from deepsearcher.offline_loading import configured_pipeline, with_web_sources
 from deepsearcher.offline_loading.pipeline import ProgressCallback
 from deepsearcher.offline_loading.summary import LoadSummary
-from deepsearcher.server.app import ServerState
+from deepsearcher.server.state import ServerState
 from deepsearcher.server.auth import Principal
 from deepsearcher.server.errors import APIError
 from deepsearcher.server.jobs import Job
