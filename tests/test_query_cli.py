@@ -94,3 +94,22 @@ def test_query_settings_choose_the_default_agent_and_budget(server, config_file:
     assert data["agent"] == "DeepSearch"  # from query_settings.agent, no --agent given
     assert data["stopped_by_budget"] is True  # query_settings.max_tokens applied
     assert {step.get("iteration") for step in data["steps"] if step["kind"] == "search"} == {1}
+
+
+def test_a_query_with_nothing_loaded_is_an_error_not_an_answer(server, tmp_path: Path, milvus_uri: str) -> None:
+    settings = {
+        "provide_settings": {
+            "llm": server.llm_config(retry_base_delay=0.01),
+            "vector_db": {"provider": "Milvus", "config": {"uri": milvus_uri}},
+        }
+    }
+    path = tmp_path / "empty.yaml"
+    path.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    try:
+        for agent in ("deep", "naive", "chain"):
+            result = runner.invoke(app, ["query", "Who built the first compiler?", "--agent", agent, "-c", str(path)])
+            assert result.exit_code == 1, result.output
+            assert "Nothing to search" in result.output and "deepsearcher load" in result.output
+        assert server.call_count == 0  # no LLM call: nothing would ground its answer
+    finally:
+        configuration.vector_db.close()

@@ -15,6 +15,12 @@ from deepsearcher.agent.result import QueryResult, Source, apply_citations, numb
 from deepsearcher.agent.retriever import Retriever
 from deepsearcher.llm._sync import run_sync
 from deepsearcher.types import RetrievalResult, deduplicate_results
+from deepsearcher.types.errors import NoSearchableDataError
+
+NOTHING_TO_SEARCH = (
+    "Nothing to search: no collection this query may use holds documents. Load some first "
+    "(deepsearcher load PATH --collection NAME, or POST /v1/load), then ask again."
+)
 
 
 def describe_class(description: str):
@@ -100,8 +106,12 @@ class RAGAgent(BaseAgent):
         if collections:
             chosen = [c for c in collections if ctx.authorized_collections is None or c in ctx.authorized_collections]
             ctx.emit("collections", collections=chosen, routed=False)
-            return chosen
-        return await self.collection_router.aroute(query, ctx)
+        else:
+            chosen = await self.collection_router.aroute(query, ctx)
+        if not chosen:
+            # never answer from nothing: the LLM would make an answer up
+            raise NoSearchableDataError(NOTHING_TO_SEARCH)
+        return chosen
 
     async def _answer(self, question: str, results: list[RetrievalResult], ctx: RunContext, **extra: str) -> tuple[str, list[Source]]:
         shown = deduplicate_results(results)[: self.max_sources]
