@@ -7,6 +7,7 @@ from typing import Any, Optional
 
 import typer
 from rich.markdown import Markdown
+from rich.markup import escape
 from typing_extensions import Annotated
 
 from deepsearcher.cli.common import ConfigOption, JsonOption, console, err_console, handle_errors, print_json, setup
@@ -61,7 +62,7 @@ def query(
             check_agent(agent)
     setup(config)
     if configuration.llm is None:
-        err_console.print(f"[yellow]{configuration.llm_error or NO_LLM_HINT}[/]", highlight=False)
+        err_console.print(f"[yellow]{escape(str(configuration.llm_error or NO_LLM_HINT))}[/]", highlight=False)
         raise typer.Exit(code=1)
     with handle_errors():
         chosen = select_agent(agent)
