@@ -26,6 +26,7 @@ import typing
 from pathlib import Path
 from typing import Any, Callable, Literal, Optional
 
+from deepsearcher.app.collections import require_collections
 from deepsearcher.types.errors import DeepSearcherError, MissingDependencyError, report
 
 logger = logging.getLogger(__name__)
@@ -113,8 +114,7 @@ class DeepSearcherTools:
         if top_k < 1 or top_k > 100:
             raise DeepSearcherError(f"top_k must be between 1 and 100, got {top_k}.")
         name = collection or configuration.vector_db.default_collection
-        if not configuration.vector_db.has_collection(name):
-            raise DeepSearcherError(f"No collection named '{name}'. Call list_collections to see the loaded ones.")
+        require_collections(configuration.vector_db, [name])
         results = naive_retrieve(query, collection=name, top_k=top_k)
         return {
             "collection": name,
@@ -147,9 +147,7 @@ class DeepSearcherTools:
         if configuration.llm is None:
             reason = f" ({configuration.llm_error})" if configuration.llm_error else ""
             raise DeepSearcherError(NO_LLM_HINT + reason)
-        for name in collections or []:
-            if not configuration.vector_db.has_collection(name):
-                raise DeepSearcherError(f"No collection named '{name}'. Call list_collections to see the loaded ones.")
+        require_collections(configuration.vector_db, collections or [])
         result = query_result(question, agent=agent, max_iter=max_iter, collections=collections or None)
         usage = result.usage.to_dict()
         return {

@@ -124,7 +124,7 @@ async def test_tools_over_stdio(server, tmp_path: Path, milvus_uri: str) -> None
         found = payload(await session.call_tool("search", {"query": "vault code", "collection": "science", "top_k": 10}))
         assert all("1234" not in r["text"] for r in found["results"])
 
-        assert "No collection named 'nope'" in error_text(await session.call_tool("search", {"query": "x", "collection": "nope"}))
+        assert "Collection 'nope' does not exist" in error_text(await session.call_tool("search", {"query": "x", "collection": "nope"}))
 
         answer = payload(await session.call_tool("deep_search", {"question": "Who built the first compiler?", "agent": "naive", "collections": ["science"]}))
         assert answer["answer"].startswith("Grace Hopper built the first compiler [")

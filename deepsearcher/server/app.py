@@ -44,6 +44,7 @@ def create_app(config: Configuration | None = None) -> FastAPI:
         from deepsearcher import configuration
 
         await asyncio.to_thread(configuration.init_config, state.config)
+        state.components = configuration.current()
         state.jobs = JobManager(workers=state.settings.job_workers)
         state.ready = True
         if configuration.llm is None:

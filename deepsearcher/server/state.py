@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from deepsearcher.app import Components
 from deepsearcher.config import Configuration
 from deepsearcher.server.jobs import JobManager
 from deepsearcher.server.settings import ServerSettings
@@ -21,6 +22,8 @@ class ServerState:
     settings: ServerSettings
     jobs: JobManager | None = None
     ready: bool = False
+    #: What the app was started with; requests read `services.components()` (the current one).
+    components: Components | None = None
 
     def job_manager(self) -> JobManager:
         if self.jobs is None:
