@@ -21,12 +21,12 @@ import inspect
 import logging
 import os
 import sys
-import threading
 import typing
 from pathlib import Path
 from typing import Any, Callable, Literal, Optional
 
 from deepsearcher.app.collections import require_collections
+from deepsearcher.app.locks import collection_lock
 from deepsearcher.types.errors import DeepSearcherError, MissingDependencyError, report
 
 logger = logging.getLogger(__name__)
@@ -99,9 +99,6 @@ def _source_dict(source: Any) -> dict[str, Any]:
 
 class DeepSearcherTools:
     """The work behind each tool, synchronous and independent of the MCP SDK (easy to test)."""
-
-    def __init__(self) -> None:
-        self._load_lock = threading.Lock()
 
     def search(self, query: str, collection: Optional[str] = None, top_k: int = 5) -> dict[str, Any]:
         """Retrieval only (no LLM): the `top_k` passages of `collection` (default: the configured
@@ -216,7 +213,7 @@ class DeepSearcherTools:
         if max_pages is not None:
             crawl["max_pages"] = max_pages
 
-        with self._load_lock:
+        with collection_lock(collection or configuration.vector_db.default_collection):
             summary = configured_pipeline().run(
                 with_web_sources(_file_sources(paths, roots), urls, crawl),
                 collection_name=collection,

@@ -48,3 +48,30 @@ def test_init_config_swaps_one_immutable_object(tmp_path: Path, milvus_uri: str,
         assert all(agent.vector_db is second.vector_db for agent in second.agents.values())
     finally:
         second.vector_db.close()
+
+
+def test_every_writer_of_a_collection_takes_the_same_process_wide_lock(tmp_path: Path, milvus_uri: str) -> None:
+    from helpers import make_docs
+
+    from deepsearcher.app.locks import collection_lock
+    from deepsearcher.offline_loading import load_inputs
+    from deepsearcher.server.jobs import JobManager
+
+    manager = JobManager(workers=1)
+    try:
+        assert manager.collection_lock("shared") is collection_lock("shared")  # REST jobs and deletions
+    finally:
+        manager.shutdown()
+    configuration.init_config(_config(tmp_path, "locks", milvus_uri))
+    held: list[bool] = []
+    try:
+        # the CLI and library path (load_inputs) holds it while the pipeline writes
+        summary = load_inputs(
+            [str(make_docs(tmp_path / "docs"))],
+            collection_name="shared",
+            on_progress=lambda event, info: held.append(collection_lock("shared").locked()),
+        )
+        assert summary.chunks_inserted > 0 and held and all(held)
+        assert not collection_lock("shared").locked()
+    finally:
+        configuration.vector_db.close()
