@@ -152,25 +152,14 @@ def build_components(configuration: Configuration) -> Components:
     if configuration.query_settings.get("agent") is not None:
         check_agent(configuration.query_settings["agent"], "query_settings.agent", ConfigurationError)
     factory = ModuleFactory(configuration)
-    embedding_model = _build(factory, "embedding")
-    file_loader = _build(factory, "file_loader")
-    vector_db = _build(factory, "vector_db")
+    required = (("embedding_model", "embedding"), ("file_loader", "file_loader"), ("vector_db", "vector_db"))
+    parts: dict[str, Any] = {name: _build(factory, feature) for name, feature in required}
     # No API key is a normal state for file loading and retrieval: these two report
     # their error when they are first needed instead of blocking everything else.
-    llm, llm_error = _build_optional(factory, "llm")
-    web_crawler, web_crawler_error = _build_optional(factory, "web_crawler")
-    agents = _build_agents(configuration, llm, embedding_model, vector_db)
-    return Components(
-        config=configuration,
-        embedding_model=embedding_model,
-        file_loader=file_loader,
-        vector_db=vector_db,
-        llm=llm,
-        llm_error=llm_error,
-        web_crawler=web_crawler,
-        web_crawler_error=web_crawler_error,
-        agents=MappingProxyType(agents),
-    )
+    parts["llm"], parts["llm_error"] = _build_optional(factory, "llm")
+    parts["web_crawler"], parts["web_crawler_error"] = _build_optional(factory, "web_crawler")
+    agents = _build_agents(configuration, parts["llm"], parts["embedding_model"], parts["vector_db"])
+    return Components(config=configuration, agents=MappingProxyType(agents), **parts)
 
 
 def _build_optional(factory: ModuleFactory, feature: str) -> tuple[Any, DeepSearcherError | None]:
