@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Optional
 
 from deepsearcher.app.collections import require_collections
-from deepsearcher.app.locks import collection_lock
 from deepsearcher.types.errors import DeepSearcherError, MissingDependencyError, report
 
 logger = logging.getLogger(__name__)
@@ -62,8 +61,8 @@ def _sdk() -> tuple[type, type[Exception]]:
 
 
 # ---------------------------------------------------------------------------- paths
-# The REST API's rules apply here too (deepsearcher/server/path_rules.py, which needs no
-# FastAPI): the same config key, the same refusals.
+# `load` runs the load service (deepsearcher/app/loading.py) with the REST API's path rules:
+# the same config key, the same refusals.
 
 
 def allowed_roots(config: Any) -> list[Path]:
@@ -71,23 +70,6 @@ def allowed_roots(config: Any) -> list[Path]:
     from deepsearcher.server.settings import ServerSettings
 
     return ServerSettings.from_config(config).allowed_roots
-
-
-def check_path(given: str, roots: list[Path]) -> Path:
-    """The resolved `given` when it lies under an allowed root; PathRefusedError (a
-    DeepSearcherError) naming why not. Relative paths and `..` are refused; symlinks are
-    resolved before the check."""
-    from deepsearcher.server.path_rules import resolve_allowed
-
-    return resolve_allowed(given, roots)
-
-
-def _file_sources(paths: list[Path], roots: list[Path]) -> Any:
-    """Sources of the checked paths; a file inside a folder that links out of the roots fails."""
-    from deepsearcher import configuration
-    from deepsearcher.server.path_rules import iter_allowed_file_sources
-
-    return iter_allowed_file_sources(paths, configuration.file_loader, roots)
 
 
 # ---------------------------------------------------------------------------- tools
@@ -189,36 +171,11 @@ class DeepSearcherTools:
         Unchanged sources are skipped; every failed input is listed with its reason.
         max_depth/max_pages bound crawling from URLs."""
         from deepsearcher import configuration
-        from deepsearcher.offline_loading import configured_pipeline, is_url, with_web_sources
+        from deepsearcher.app.loading import LoadRequest, load
 
-        if not inputs:
-            raise DeepSearcherError("inputs is empty: give absolute file or folder paths, or http(s) URLs.")
-        roots = allowed_roots(configuration.config)
-        urls: list[str] = []
-        paths: list[Path] = []
-        for item in inputs:
-            if is_url(item.strip()):
-                urls.append(item.strip())
-            elif "://" in item:
-                raise DeepSearcherError(f"'{item}': only http:// and https:// URLs can be loaded.")
-            else:
-                paths.append(check_path(item, roots))
-        if not 0 <= max_depth <= 10:
-            raise DeepSearcherError(f"max_depth must be between 0 and 10, got {max_depth}.")
-        if max_pages is not None and max_pages < 1:
-            raise DeepSearcherError(f"max_pages must be at least 1, got {max_pages}.")
-        if urls:
-            configuration.require_web_crawler()  # no crawler (missing extra or key): say so before loading anything
-        crawl: dict[str, Any] = {"max_depth": max_depth}
-        if max_pages is not None:
-            crawl["max_pages"] = max_pages
-
-        with collection_lock(collection or configuration.vector_db.default_collection):
-            summary = configured_pipeline().run(
-                with_web_sources(_file_sources(paths, roots), urls, crawl),
-                collection_name=collection,
-                collection_description=description or "",
-            )
+        components = configuration.current()
+        request = LoadRequest(inputs, collection, description, max_depth=max_depth, max_pages=max_pages)
+        summary = load(components, request, roots=allowed_roots(components.config))
         data = summary.to_dict()
         return {
             "collection": data["collection"],

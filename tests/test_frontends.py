@@ -1,7 +1,8 @@
 """The same question through the CLI, the REST API and MCP: the same answer, defaults and errors.
 
 One config (query_settings: agent deep, max_tokens 1, max_iter 3), one store loaded once,
-the scripted LLM server answering; each front-end is a thin adapter over the same use case.
+the scripted LLM server answering; each front-end is a thin adapter over the same use cases
+(loading too: the same folder gives the same summary, the same bad input the same refusal).
 MCP is driven through its tool methods (the stdio transport is covered by test_mcp_server).
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +51,7 @@ def config_path(tmp_path_factory: pytest.TempPathFactory, llm) -> Path:
             "vector_db": {"provider": "Milvus", "config": {"uri": str(base / "milvus.db")}},
         },
         "query_settings": {"agent": "deep", "max_tokens": 1, "max_iter": 3},
-        "server": {"data_dir": str(base / "data")},
+        "server": {"data_dir": str(base / "data"), "allowed_roots": [str(base)]},
     }
     path = base / "config.yaml"
     path.write_text(yaml.safe_dump(settings), encoding="utf-8")
@@ -124,3 +126,56 @@ def test_the_same_missing_collection_gets_the_same_error(front_end: str, config_
         FRONT_ENDS[front_end](config_path, rest, ["nowhere"])
     assert refused.value.code == {"cli": 1, "rest": 404, "mcp": 1}[front_end]
     assert "nowhere" in refused.value.message and "science" in refused.value.message
+
+
+# ---------------------------------------------------------------------- loading
+
+
+def load_cli(config_path: Path, rest: Any, inputs: list[str], collection: str) -> dict[str, Any]:
+    result = runner.invoke(app, ["load", *inputs, "--collection", collection, "-c", str(config_path), "--json"])
+    if result.exit_code not in (0, 1) or not result.stdout.startswith("{"):
+        raise Refused(result.exit_code, result.output)
+    return json.loads(result.stdout)
+
+
+def load_rest(config_path: Path, rest: Any, inputs: list[str], collection: str) -> dict[str, Any]:
+    response = rest.post("/v1/load", json={"inputs": inputs, "collection": collection})
+    if response.status_code != 202:
+        raise Refused(response.status_code, response.json()["error"])
+    deadline = time.monotonic() + 120
+    while (job := rest.get(response.json()["status_url"]).json())["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline, job
+        time.sleep(0.1)
+    return job["results"]
+
+
+def load_mcp(config_path: Path, rest: Any, inputs: list[str], collection: str) -> dict[str, Any]:
+    configuration.init_config(Configuration(config_path))
+    try:
+        return DeepSearcherTools().load(inputs, collection=collection)
+    except DeepSearcherError as exc:
+        raise Refused(exc.exit_code, str(exc)) from exc
+
+
+LOADERS = {"cli": load_cli, "rest": load_rest, "mcp": load_mcp}
+
+
+@pytest.mark.parametrize("front_end", sorted(LOADERS))
+def test_the_same_folder_loads_the_same_way(front_end: str, config_path: Path, rest: Any) -> None:
+    docs = str(config_path.parent / "docs")
+    first = LOADERS[front_end](config_path, rest, [docs], f"load_{front_end}")
+    assert sorted(Path(source).name for source in first["loaded"]) == ["bread.txt", "records.jsonl", "volcano.md"]
+    assert first["chunks_inserted"] >= 3 and first["failed"] == []
+    again = LOADERS[front_end](config_path, rest, [docs], f"load_{front_end}")
+    assert again["loaded"] == [] and len(again["skipped_unchanged"]) == 3 and again["chunks_inserted"] == 0
+
+
+@pytest.mark.parametrize("front_end", sorted(LOADERS))
+def test_the_same_bad_input_gets_the_same_refusal(front_end: str, config_path: Path, rest: Any) -> None:
+    docs = str(config_path.parent / "docs")
+    with pytest.raises(Refused) as refused:
+        LOADERS[front_end](config_path, rest, [docs, "ftp://example.com/a.txt"], f"refused_{front_end}")
+    assert refused.value.code == {"cli": 2, "rest": 400, "mcp": 2}[front_end]
+    assert "Only http and https URLs can be loaded" in refused.value.message
+    configuration.init_config(Configuration(config_path))
+    assert not configuration.vector_db.has_collection(f"refused_{front_end}")  # refused before anything was read

@@ -150,8 +150,8 @@ async def test_deep_search_without_an_llm_is_a_clear_tool_error(tmp_path: Path, 
 
 
 def test_path_check_without_the_server_extra_keeps_the_same_rules(tmp_path: Path) -> None:
-    """The MCP server's path check: the REST API's rules (deepsearcher.server.path_rules), which need no FastAPI."""
-    from deepsearcher.mcp_server import check_path
+    """The load service's path check (deepsearcher.app.path_rules, MCP's and the REST API's), which needs no FastAPI."""
+    from deepsearcher.app.path_rules import resolve_allowed as check_path
     from deepsearcher.types.errors import DeepSearcherError
 
     root = (tmp_path / "root").resolve()

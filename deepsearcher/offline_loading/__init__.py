@@ -37,18 +37,9 @@ def configured_pipeline(
     """An IngestionPipeline with the configured embedding and store; sizes not given come
     from `load_settings` of the config."""
     from deepsearcher import configuration
+    from deepsearcher.app.loading import pipeline_for
 
-    configuration.ensure_initialized()
-    settings = configuration.config.load_settings
-    return IngestionPipeline(
-        embedding=configuration.embedding_model,
-        vector_db=configuration.vector_db,
-        chunk_size=chunk_size or settings.get("chunk_size", 1500),
-        chunk_overlap=chunk_overlap if chunk_overlap is not None else settings.get("chunk_overlap", 100),
-        batch_size=batch_size or settings.get("batch_size", 256),
-        window_size=settings.get("window_size", 300),
-        on_progress=on_progress,
-    )
+    return pipeline_for(configuration.current(), chunk_size, chunk_overlap, batch_size, on_progress)
 
 
 def with_web_sources(file_sources: Iterable[LoadedSource], urls: list[str], crawl_kwargs: dict[str, Any] | None = None) -> Iterator[LoadedSource]:
@@ -74,19 +65,24 @@ def _load(
     on_progress: ProgressCallback | None,
     crawl_kwargs: dict[str, Any],
 ) -> LoadSummary:
-    """One pipeline run over files first, then crawled pages, with the configured components."""
+    """The load service (`deepsearcher.app.loading`) with the configured components."""
     from deepsearcher import configuration
+    from deepsearcher.app.loading import LoadRequest, load
 
-    from deepsearcher.app.locks import collection_lock
-
-    pipeline = configured_pipeline(chunk_size, chunk_overlap, batch_size, on_progress)
-    with collection_lock(collection_name or configuration.vector_db.default_collection):
-        return pipeline.run(
-            with_web_sources(iter_file_sources(paths, configuration.file_loader), urls, crawl_kwargs),
-            collection_name=collection_name,
-            collection_description=collection_description or "",
-            force_new_collection=force_new_collection,
-        )
+    crawl = dict(crawl_kwargs)
+    request = LoadRequest(
+        [os.fspath(path) for path in paths] + list(urls),
+        collection_name,
+        collection_description,
+        force_new_collection,
+        chunk_size,
+        chunk_overlap,
+        batch_size,
+        max_depth=crawl.pop("max_depth", None) or 0,
+        max_pages=crawl.pop("max_pages", None),
+        crawl_options=crawl,
+    )
+    return load(configuration.current(), request, on_progress=on_progress)
 
 
 def load_from_local_files(
@@ -136,10 +132,7 @@ def load_inputs(
     **crawl_kwargs: Any,
 ) -> LoadSummary:
     """Files, folders and URLs mixed, in one run and one summary (what `deepsearcher load` calls)."""
-    inputs = list(inputs)
-    urls = [item for item in inputs if is_url(item)]
-    paths = [item for item in inputs if not is_url(item)]
-    return _load(paths, urls, collection_name, collection_description, force_new_collection, chunk_size, chunk_overlap, batch_size, on_progress, crawl_kwargs)
+    return _load(list(inputs), [], collection_name, collection_description, force_new_collection, chunk_size, chunk_overlap, batch_size, on_progress, crawl_kwargs)
 
 
 def delete_source(reference: str, collection_name: str | None = None) -> int:

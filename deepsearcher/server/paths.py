@@ -1,6 +1,6 @@
 """Which server-side paths and URLs a client may ask the server to load.
 
-The path rules are those of `deepsearcher.server.path_rules` (shared with the MCP server);
+The path rules are those of `deepsearcher.app.path_rules` (the load service's, shared with MCP);
 here a refused path answers 403, or 400 when the path is empty or relative. URLs must be
 http or https (the crawler applies its own private-address rule on top).
 """
@@ -8,11 +8,11 @@ http or https (the crawler applies its own private-address rule on top).
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from deepsearcher.server import path_rules
+from deepsearcher.app import loading, path_rules
 from deepsearcher.server.errors import APIError
-from deepsearcher.server.path_rules import PathRefusedError, iter_allowed_file_sources
+from deepsearcher.app.path_rules import PathRefusedError, iter_allowed_file_sources
+from deepsearcher.types.errors import BadInputError
 
 __all__ = ["NO_ROOTS", "check_url", "is_url_like", "iter_allowed_file_sources", "resolve_allowed"]
 
@@ -24,13 +24,11 @@ def is_url_like(text: str) -> bool:
 
 
 def check_url(url: str) -> str:
-    """`url` when it is an http(s) URL with a host, else 400."""
-    parts = urlsplit(url.strip())
-    if parts.scheme.lower() not in ("http", "https"):
-        raise APIError(400, f"Only http and https URLs can be loaded, got '{url}'.")
-    if not parts.hostname:
-        raise APIError(400, f"The URL '{url}' has no host name.")
-    return url.strip()
+    """`url` when it is an http(s) URL with a host, else 400 (the load service's rule)."""
+    try:
+        return loading.check_url(url)
+    except BadInputError as exc:
+        raise APIError(400, str(exc)) from exc
 
 
 def resolve_allowed(given: str, roots: list[Path]) -> Path:

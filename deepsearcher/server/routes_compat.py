@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Optional, Union
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from deepsearcher.app import loading
 from deepsearcher.server import services
 from deepsearcher.server.auth import Principal, require_principal
 from deepsearcher.server.errors import APIError, JSONSafeResponse, SafeRoute, error_response
@@ -140,26 +141,25 @@ def _loaded_response(job: dict, what: str) -> JSONSafeResponse:
 @router.post("/load-files/", summary="Load server-side files or folders and wait until they are in.")
 async def load_files(body: LoadFilesRequest, request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
     state = services.server_state(request)
-    collection = services.target_collection(principal, body.collection_name)
     given = _as_list(body.paths)
     if not given:
         return error_response(400, "No path given: send {\"paths\": [\"/path/on/the/server\"]}.")
-    paths, urls = services.split_inputs(given, state.settings.allowed_roots)
-    if urls:
+    load_request = loading.LoadRequest(given, body.collection_name, body.collection_description, batch_size=body.batch_size)
+    plan = services.plan_load(state, principal, load_request)
+    if plan.urls:
         return error_response(400, "/load-files/ takes server paths; load URLs with /load-website/.")
-    job = services.submit_load(state, principal, "load-files", collection, body.collection_description, paths, [], batch_size=body.batch_size)
+    job = services.submit_load(state, principal, "load-files", plan)
     return _loaded_response(await state.job_manager().wait(job.id), "Files")
 
 
 @router.post("/load-website/", summary="Crawl URLs and load the pages, waiting until they are in.")
 async def load_website(body: LoadWebsiteRequest, request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
     state = services.server_state(request)
-    collection = services.target_collection(principal, body.collection_name)
     urls = [check_url(url) for url in _as_list(body.urls)]
     if not urls:
         return error_response(400, "No URL given: send {\"urls\": [\"https://...\"]}.")
-    services.require_crawler_if(urls)
-    job = services.submit_load(state, principal, "load-website", collection, body.collection_description, [], urls, batch_size=body.batch_size)
+    load_request = loading.LoadRequest(urls, body.collection_name, body.collection_description, batch_size=body.batch_size)
+    job = services.submit_load(state, principal, "load-website", services.plan_load(state, principal, load_request))
     return _loaded_response(await state.job_manager().wait(job.id), "Website")
 
 

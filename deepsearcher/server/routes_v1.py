@@ -25,7 +25,7 @@ from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from deepsearcher.agent.catalog import agent_names, check_agent
-from deepsearcher.offline_loading import configured_pipeline
+from deepsearcher.app import loading
 from deepsearcher.server import services
 from deepsearcher.server.state import ServerState
 from deepsearcher.server.auth import Principal, require_principal
@@ -172,7 +172,7 @@ async def upload_documents(request: Request, principal: Principal = Depends(requ
         await form.close()
 
     def work(on_progress: Any) -> Any:
-        return configured_pipeline(on_progress=on_progress).run(
+        return loading.pipeline_for(services.components(), on_progress=on_progress).run(
             iter_upload_sources(saved, collection),
             collection_name=collection,
             collection_description=description or "",
@@ -201,21 +201,16 @@ class LoadRequest(BaseModel):
 @router.post("/load", status_code=202, summary="Load server paths and URLs in a background job.")
 async def load(body: LoadRequest, request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
     state = services.server_state(request)
-    collection = services.target_collection(principal, body.collection)
-    paths, urls = services.split_inputs(body.inputs, state.settings.allowed_roots)
-    services.require_crawler_if(urls)
-    job = services.submit_load(
-        state,
-        principal,
-        "load",
-        collection,
+    load_request = loading.LoadRequest(
+        body.inputs,
+        body.collection,
         body.description,
-        paths,
-        urls,
-        force_new_collection=body.force_new_collection,
+        body.force_new_collection,
         batch_size=body.batch_size,
-        crawl_kwargs={"max_depth": body.max_depth, "max_pages": body.max_pages},
+        max_depth=body.max_depth or 0,
+        max_pages=body.max_pages,
     )
+    job = services.submit_load(state, principal, "load", services.plan_load(state, principal, load_request))
     return _accepted(job)
 
 

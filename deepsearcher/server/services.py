@@ -6,7 +6,7 @@ Store calls block (Milvus, file reads, embeddings), so routes call them through
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import replace
 from typing import Any, Callable, TypeVar
 
 from fastapi import Request
@@ -14,7 +14,8 @@ from starlette.concurrency import run_in_threadpool
 
 from deepsearcher.app import Components
 from deepsearcher.app.collections import require_collections
-from deepsearcher.offline_loading import configured_pipeline, with_web_sources
+from deepsearcher.app import loading
+from deepsearcher.app.loading import LoadPlan, LoadRequest
 from deepsearcher.offline_loading.pipeline import ProgressCallback
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.server.state import ServerState
@@ -22,7 +23,7 @@ from deepsearcher.types.errors import NotReadyError
 from deepsearcher.server.auth import Principal
 from deepsearcher.server.errors import APIError
 from deepsearcher.server.jobs import Job
-from deepsearcher.server.paths import check_url, is_url_like, iter_allowed_file_sources, resolve_allowed
+from deepsearcher.server.paths import NO_ROOTS
 
 T = TypeVar("T")
 
@@ -61,55 +62,23 @@ def require_existing(principal: Principal, name: str) -> str:
 # ---------------------------------------------------------------------- loading
 
 
-def split_inputs(inputs: list[str], roots: list[Path]) -> tuple[list[Path], list[str]]:
-    """Server paths (each checked against the allowed roots) and http(s) URLs; any bad one refuses the request."""
-    paths: list[Path] = []
-    urls: list[str] = []
-    for item in inputs:
-        if is_url_like(item):
-            urls.append(check_url(item))
-        else:
-            paths.append(resolve_allowed(item, roots))
-    return paths, urls
+def plan_load(state: ServerState, principal: Principal, request: LoadRequest) -> LoadPlan:
+    """The load service's checks (inputs, path rules under server.allowed_roots, crawl bounds, a
+    crawler for URLs) on a request whose collection the key may write, before any job exists."""
+    collection = target_collection(principal, request.collection)
+    plan = loading.plan_load(
+        components(), replace(request, collection=collection), list(state.settings.allowed_roots), NO_ROOTS
+    )
+    return plan
 
 
-def require_crawler_if(urls: list[str]) -> None:
-    if not urls:
-        return
-    configuration = components()
-    if configuration.web_crawler is None:
-        reason = configuration.web_crawler_error or "no web crawler is configured"
-        raise APIError(503, f"Cannot load URLs: {reason}")
-
-
-def submit_load(
-    state: ServerState,
-    principal: Principal,
-    kind: str,
-    collection: str,
-    description: str | None,
-    paths: list[Path],
-    urls: list[str],
-    force_new_collection: bool = False,
-    batch_size: int | None = None,
-    crawl_kwargs: dict[str, Any] | None = None,
-) -> Job:
-    """Queue a job loading `paths` and `urls` into `collection`."""
-    roots = list(state.settings.allowed_roots)
-    crawl = {key: value for key, value in (crawl_kwargs or {}).items() if value is not None}
+def submit_load(state: ServerState, principal: Principal, kind: str, plan: LoadPlan) -> Job:
+    """Queue a job running the load service over `plan` (the job manager holds the collection's lock)."""
 
     def work(on_progress: ProgressCallback) -> LoadSummary:
-        configuration = components()
-        pipeline = configured_pipeline(batch_size=batch_size, on_progress=on_progress)
-        return pipeline.run(
-            with_web_sources(iter_allowed_file_sources(paths, configuration.file_loader, roots), urls, crawl),
-            collection_name=collection,
-            collection_description=description or "",
-            force_new_collection=force_new_collection,
-        )
+        return loading.run_load(components(), plan, on_progress)
 
-    inputs = [str(path) for path in paths] + urls
-    return state.job_manager().submit(kind, collection, inputs, work, owner=principal.label)
+    return state.job_manager().submit(kind, plan.collection, plan.inputs, work, owner=principal.label)
 
 
 # ---------------------------------------------------------------------- querying
