@@ -34,7 +34,7 @@ __all__ = ["build_server", "run_stdio"]
 
 SERVER_NAME = "deepsearcher"
 NO_LLM_HINT = (
-    "No LLM is configured, so deep_search cannot answer (search, list_collections and load still work). "
+    "deep_search cannot answer (search, list_collections and load still work). "
     "Set OPENAI_API_KEY for the server, or point provide_settings.llm.config.base_url at an OpenAI-compatible "
     "server (Ollama, llama.cpp, vLLM) in the --config file."
 )
@@ -114,20 +114,11 @@ class DeepSearcherTools:
         collections limits the search (default: the agent picks). The answer cites sources as [n];
         `sources` lists them with index, reference, title, text and whether they were cited."""
         from deepsearcher import configuration
-        from deepsearcher.agent.catalog import check_agent
-        from deepsearcher.online_query import query_result
+        from deepsearcher.app.querying import QueryRequest, ask, plan_query
+        from deepsearcher.llm._sync import run_sync
 
-        if not question.strip():
-            raise DeepSearcherError("question is empty.")
-        if agent is not None:
-            check_agent(agent)
-        if max_iter is not None and max_iter < 1:
-            raise DeepSearcherError(f"max_iter must be at least 1, got {max_iter}.")
-        if configuration.llm is None:
-            reason = f" ({configuration.llm_error})" if configuration.llm_error else ""
-            raise DeepSearcherError(NO_LLM_HINT + reason)
-        require_collections(configuration.vector_db, collections or [])
-        result = query_result(question, agent=agent, max_iter=max_iter, collections=collections or None)
+        request = QueryRequest(question, agent, collections or None, max_iter)
+        result = run_sync(ask(plan_query(configuration.current(), request, no_llm_hint=NO_LLM_HINT)))
         usage = result.usage.to_dict()
         return {
             "question": result.question,

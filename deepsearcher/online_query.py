@@ -11,16 +11,13 @@ from deepsearcher.llm._sync import run_sync
 from deepsearcher.agent.catalog import check_agent
 from deepsearcher.types import RetrievalResult
 
-#: A query's overall deadline (seconds) when neither the call nor query_settings.timeout sets one.
-DEFAULT_QUERY_TIMEOUT = 300.0
+from deepsearcher.app import querying
+from deepsearcher.app.querying import DEFAULT_QUERY_TIMEOUT
 
 
 def query_timeout(given: float | None = None) -> float:
     """The deadline of one query: `given`, else query_settings.timeout, else DEFAULT_QUERY_TIMEOUT."""
-    if given is not None:
-        return float(given)
-    configured = configuration.config.query_settings.get("timeout")
-    return float(configured) if configured is not None else DEFAULT_QUERY_TIMEOUT
+    return querying.query_timeout(configuration.current(), given)
 
 
 def select_agent(agent: str | None = None) -> Any:
@@ -37,11 +34,19 @@ async def aquery_result(original_query: str, agent: str | None = None, **kwargs:
     `max_tokens` defaults to query_settings.max_tokens (no budget when unset), `timeout`
     (the overall deadline) to `query_timeout()`.
     """
-    chosen = select_agent(agent)
-    if kwargs.get("max_tokens") is None:
-        kwargs["max_tokens"] = configuration.config.query_settings.get("max_tokens")
-    kwargs["timeout"] = query_timeout(kwargs.get("timeout"))
-    return await chosen.aquery(original_query, **kwargs)
+    on_event = kwargs.pop("on_event", None)
+    authorized = kwargs.pop("authorized_collections", None)
+    request = querying.QueryRequest(
+        original_query,
+        agent,
+        kwargs.pop("collections", None),
+        kwargs.pop("max_iter", None),
+        kwargs.pop("max_tokens", None),
+        kwargs.pop("timeout", None),
+        options=kwargs,
+    )
+    plan = querying.plan_query(configuration.current(), request, authorized)
+    return await querying.ask(plan, on_event=on_event)
 
 
 def query_result(original_query: str, agent: str | None = None, **kwargs: Any) -> Any:

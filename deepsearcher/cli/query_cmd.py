@@ -7,7 +7,6 @@ from typing import Any, Optional
 
 import typer
 from rich.markdown import Markdown
-from rich.markup import escape
 from typing_extensions import Annotated
 
 from deepsearcher.cli.common import ConfigOption, JsonOption, console, err_console, handle_errors, print_json, setup
@@ -46,7 +45,7 @@ def query(
     question: Annotated[str, typer.Argument(help="The question to research.")],
     agent: Annotated[Optional[str], typer.Option("--agent", help=AGENT_HELP)] = None,
     max_iter: Annotated[Optional[int], typer.Option("--max-iter", help="Maximum research iterations.")] = None,
-    collection: Annotated[Optional[list[str]], typer.Option("--collection", help="Search only this collection (repeatable).")] = None,
+    collection: Annotated[Optional[list[str]], typer.Option("--collection", "--collection-name", help="Search only this collection (repeatable).")] = None,
     max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", help="Stop searching after this many tokens and answer.")] = None,
     timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, help="Overall deadline in seconds (default: query_settings.timeout, else 300).")] = None,
     config: ConfigOption = None,
@@ -55,20 +54,16 @@ def query(
     """Research QUESTION over your collections and print a cited answer."""
     from deepsearcher import configuration
     from deepsearcher.agent.catalog import check_agent
-    from deepsearcher.online_query import query_timeout, select_agent
+    from deepsearcher.app.querying import QueryRequest, plan_query
 
     if agent is not None:
         with handle_errors():
-            check_agent(agent)
+            check_agent(agent)  # a wrong name is refused before any model loads
     setup(config)
-    if configuration.llm is None:
-        err_console.print(f"[yellow]{escape(str(configuration.llm_error or NO_LLM_HINT))}[/]", highlight=False)
-        raise typer.Exit(code=1)
     with handle_errors():
-        chosen = select_agent(agent)
-        budget = max_tokens if max_tokens is not None else configuration.config.query_settings.get("max_tokens")
-        options = {"max_iter": max_iter, "max_tokens": budget, "timeout": query_timeout(timeout)}
-        result = asyncio.run(_run(chosen, question, collection, options, live=not as_json))
+        request = QueryRequest(question, agent, collection, max_iter, max_tokens, timeout)
+        plan = plan_query(configuration.current(), request, no_llm_hint=NO_LLM_HINT)
+        result = asyncio.run(_run(plan, live=not as_json))
     if as_json:
         print_json(result.to_dict())
         return
@@ -84,10 +79,12 @@ def query(
     console.print(f"\n[dim]{result.agent} · {usage.calls} LLM calls · {usage.total_tokens} tokens · {result.wall_seconds:.1f} s[/]")
 
 
-async def _run(agent: Any, question: str, collections: list[str] | None, options: dict[str, Any], live: bool) -> Any:
+async def _run(plan: Any, live: bool) -> Any:
+    from deepsearcher.app.querying import ask_events
+
     result = None
     answering = False
-    async for event in agent.astream_events(question, collections=collections or None, **options):
+    async for event in ask_events(plan):
         if event.kind == "result":
             result = event.data["result"]
         elif live and event.kind == "answer_token":

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from deepsearcher.app import querying
 from deepsearcher.evaluation.dataset import Dataset, DatasetError, Question
 from deepsearcher.evaluation.scoring import all_found, exact_match, recall_at_k, strip_citations, token_f1
 from deepsearcher.offline_loading.pipeline import IngestionPipeline, ProgressCallback
@@ -274,7 +275,7 @@ class EvalRunner:
             if spec.agent == RETRIEVAL:
                 titles = await self._naive(question)
                 return self._row(spec, question, titles, time.perf_counter() - started)
-            result = await self._agent(spec).aquery(question.question, collections=[self.collection], max_iter=spec.max_iter)
+            result = await querying.ask(self._plan(spec, question))
         except DeepSearcherError as exc:
             return self._row(spec, question, [], time.perf_counter() - started, error=f"{type(exc).__name__}: {exc}")
         titles = [found.title or found.reference for found in result.retrieved_results]
@@ -286,10 +287,12 @@ class EvalRunner:
         results = await configured_retriever().asearch(question.question, [self.collection], top_k=self.naive_top_k)
         return [result.title or result.reference for result in results]
 
-    def _agent(self, spec: RunSpec) -> Any:
-        from deepsearcher.online_query import select_agent
+    def _plan(self, spec: RunSpec, question: Question) -> Any:
+        """The query service's plan for one question: the spec's agent over the eval collection."""
+        from deepsearcher import configuration
 
-        return select_agent(spec.agent)
+        request = querying.QueryRequest(question.question, spec.agent, [self.collection], spec.max_iter)
+        return querying.plan_query(configuration.current(), request)
 
     def _row(self, spec: RunSpec, question: Question, titles: list[str], seconds: float, result: Any = None, error: str | None = None) -> dict[str, Any]:
         gold = list(question.gold_titles)

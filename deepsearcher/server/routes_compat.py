@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional, Union
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from deepsearcher.app import loading
+from deepsearcher.app import loading, querying
 from deepsearcher.server import services
 from deepsearcher.server.auth import Principal, require_principal
 from deepsearcher.server.errors import APIError, JSONSafeResponse, SafeRoute, error_response
@@ -169,6 +169,6 @@ async def perform_query(
     max_iter: int = Query(3, ge=1, le=20, description="Reflection rounds at most."),
     principal: Principal = Depends(require_principal),
 ) -> dict:
-    agent = services.agent_for("auto")
-    result = await agent.aquery(original_query, **services.query_kwargs(principal, None, max_iter, None))
+    plan = await services.plan_query(principal, querying.QueryRequest(original_query, "auto", max_iter=max_iter))
+    result = await querying.ask(plan)
     return {"result": result.answer, "consume_token": result.total_tokens}

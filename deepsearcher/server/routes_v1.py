@@ -25,7 +25,7 @@ from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from deepsearcher.agent.catalog import agent_names, check_agent
-from deepsearcher.app import loading
+from deepsearcher.app import loading, querying
 from deepsearcher.server import services
 from deepsearcher.server.state import ServerState
 from deepsearcher.server.auth import Principal, require_principal
@@ -263,13 +263,14 @@ class QueryRequest(BaseModel):
     responses={200: {"content": {"application/json": {}, "text/event-stream": {"description": "event: step | token | result | error"}}}},
 )
 async def query(body: QueryRequest, request: Request, principal: Principal = Depends(require_principal)) -> Any:
-    agent = services.agent_for(body.agent)
-    collections = await services.query_collections(principal, body.collections)
-    kwargs = services.query_kwargs(principal, collections, body.max_iter, body.max_tokens, body.timeout)
+    query_request = querying.QueryRequest(
+        body.question, body.agent, body.collections, body.max_iter, body.max_tokens, body.timeout
+    )
+    plan = await services.plan_query(principal, query_request)
     if wants_event_stream(request.headers.get("accept")):
-        frames = stream_agent_run(lambda on_event: agent.aquery(body.question, on_event=on_event, **kwargs))
+        frames = stream_agent_run(lambda on_event: querying.ask(plan, on_event=on_event))
         return StreamingResponse(frames, media_type="text/event-stream", headers=SSE_HEADERS)
-    result = await agent.aquery(body.question, **kwargs)
+    result = await querying.ask(plan)
     return JSONSafeResponse(result.to_dict())
 
 

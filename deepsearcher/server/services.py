@@ -15,13 +15,14 @@ from starlette.concurrency import run_in_threadpool
 from deepsearcher.app import Components
 from deepsearcher.app.collections import require_collections
 from deepsearcher.app import loading
+from deepsearcher.app import querying
 from deepsearcher.app.loading import LoadPlan, LoadRequest
+from deepsearcher.app.querying import QueryPlan, QueryRequest
 from deepsearcher.offline_loading.pipeline import ProgressCallback
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.server.state import ServerState
 from deepsearcher.types.errors import NotReadyError
 from deepsearcher.server.auth import Principal
-from deepsearcher.server.errors import APIError
 from deepsearcher.server.jobs import Job
 from deepsearcher.server.paths import NO_ROOTS
 
@@ -84,46 +85,14 @@ def submit_load(state: ServerState, principal: Principal, kind: str, plan: LoadP
 # ---------------------------------------------------------------------- querying
 
 
-def agent_for(name: str) -> Any:
-    """The agent for `name`, or 503 naming how to configure an LLM."""
-    from deepsearcher.online_query import select_agent
-
-    configuration = components()
-    if configuration.llm is None:
-        reason = str(configuration.llm_error) if configuration.llm_error else "no LLM is configured"
-        raise APIError(
-            503,
-            f"Querying needs an LLM, and none is available: {reason} Configure one under provide_settings.llm "
-            "in the config file given to `deepsearcher serve --config`.",
-        )
-    return select_agent(name)
+NO_LLM_HINT = "Configure one under provide_settings.llm in the config file given to `deepsearcher serve --config`."
 
 
-async def query_collections(principal: Principal, collections: list[str] | None) -> list[str] | None:
-    """The caller's collections checked (403 / 404), or None to let the router choose."""
-    if not collections:
-        return None
-    names = principal.require_all(collections)
-    for name in names:
-        await in_thread(require_existing, principal, name)
-    return list(dict.fromkeys(names))
-
-
-def query_kwargs(
-    principal: Principal, collections: list[str] | None, max_iter: int | None, max_tokens: int | None, timeout: float | None = None
-) -> dict[str, Any]:
-    """The agent's arguments; `timeout` (the overall deadline) defaults to query_settings.timeout, else 300 s."""
-    from deepsearcher.online_query import query_timeout
-
-    kwargs: dict[str, Any] = {
-        "authorized_collections": principal.authorized_collections,
-        "collections": collections,
-        "timeout": query_timeout(timeout),
-    }
-    if max_iter is not None:
-        kwargs["max_iter"] = max_iter
-    if max_tokens is None:  # the same default as the CLI, MCP and online_query: query_settings.max_tokens
-        max_tokens = components().query_settings.get("max_tokens")
-    if max_tokens is not None:
-        kwargs["max_tokens"] = max_tokens
-    return kwargs
+async def plan_query(principal: Principal, request: QueryRequest) -> QueryPlan:
+    """The query service's checks and defaults for this key: collections it may not use are 403,
+    missing ones 404 (listing those it may see), no LLM 503; blocking store calls run in a thread."""
+    if request.collections:
+        request = replace(request, collections=principal.require_all(request.collections))
+    return await in_thread(
+        querying.plan_query, components(), request, principal.authorized_collections, no_llm_hint=NO_LLM_HINT
+    )
