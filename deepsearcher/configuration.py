@@ -19,7 +19,7 @@ from typing import Any
 
 from deepsearcher.app.components import Components
 from deepsearcher.config import Configuration
-from deepsearcher.config.registry import ProviderRegistry
+from deepsearcher.config.registry import ProviderRegistry, UnknownProviderError
 from deepsearcher.types.errors import ConfigurationError, DeepSearcherError
 
 logger = logging.getLogger(__name__)
@@ -165,6 +165,8 @@ def build_components(configuration: Configuration) -> Components:
 def _build_optional(factory: ModuleFactory, feature: str) -> tuple[Any, DeepSearcherError | None]:
     try:
         return _build(factory, feature), None
+    except UnknownProviderError:
+        raise  # a typo in the config is not "no LLM yet"
     except DeepSearcherError as exc:
         _built.pop(feature, None)
         logger.info("%s not available: %s", feature, exc)

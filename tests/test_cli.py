@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -98,3 +99,30 @@ def test_real_entry_point_runs_in_a_subprocess(tmp_path: Path, milvus_uri: str) 
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["chunks_inserted"] == 1
+
+
+def test_help_speaks_the_users_words_and_every_command_takes_collection() -> None:
+    """No Python types (`<list[str]>`, `<bool>`) or `{inputs}...` in help; --collection (and
+    its alias --collection-name) on every command that targets one collection."""
+    for command in (["load"], ["search"], ["query"], ["delete"], ["serve"], ["eval"], ["collections", "drop"]):
+        shown = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
+        assert shown.exit_code == 0, shown.output
+        assert not re.search(r"<(list\[|str>|int>|bool>|float>|path>)|\{\w+\}", shown.output), shown.output
+        if command[0] in ("load", "search", "query", "delete"):
+            assert "--collection,--collection-name" in shown.output
+    assert "Usage: root load [OPTIONS] INPUTS..." in runner.invoke(app, ["load", "--help"]).output.replace("deepsearcher", "root")
+
+
+def test_a_mistyped_provider_gets_the_closest_name_before_any_model_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from contextlib import nullcontext
+
+    from deepsearcher.cli import common
+
+    loads: list[str] = []
+    monkeypatch.setattr(common, "model_spinner", lambda description: loads.append(description) or nullcontext())
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("provide_settings:\n  llm:\n    provider: OpenAl\n")
+    result = invoke("query", "x", "-c", str(bad))
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "Unknown llm provider 'OpenAl'" in result.output and "Did you mean 'OpenAI'?" in " ".join(result.output.split())
+    assert loads == []  # refused while building the components: the embedding model never loaded

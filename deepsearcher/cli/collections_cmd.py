@@ -55,7 +55,7 @@ def drop_collection(
 
 def delete(
     source: Annotated[str, typer.Argument(help="The file path or URL that was loaded.")],
-    collection: Annotated[Optional[str], typer.Option("--collection", help="Collection (default: the configured default).")] = None,
+    collection: Annotated[Optional[str], typer.Option("--collection", "--collection-name", help="Collection (default: the configured default).")] = None,
     config: ConfigOption = None,
 ) -> None:
     """Remove one source's chunks from a collection."""

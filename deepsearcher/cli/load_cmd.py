@@ -15,7 +15,7 @@ from deepsearcher.offline_loading.summary import LoadSummary
 
 def load(
     inputs: Annotated[List[str], typer.Argument(help="Files, folders (recursive) or http(s) URLs.")],
-    collection_name: Annotated[Optional[str], typer.Option("--collection-name", "--collection", help="Target collection (default: the configured default).")] = None,
+    collection_name: Annotated[Optional[str], typer.Option("--collection", "--collection-name", help="Target collection (default: the configured default).")] = None,
     collection_desc: Annotated[Optional[str], typer.Option("--collection-desc", help="What the collection holds (the router reads this).")] = None,
     force_new_collection: Annotated[bool, typer.Option("--force-new-collection", help="Drop and recreate the collection first.")] = False,
     chunk_size: Annotated[Optional[int], typer.Option(help="Characters per chunk (default 1500).")] = None,

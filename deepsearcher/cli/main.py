@@ -9,6 +9,7 @@ import typer
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from deepsearcher.cli import help_text  # noqa: E402
 from deepsearcher.cli.collections_cmd import collections_app, delete  # noqa: E402
 from deepsearcher.cli.eval_cmd import eval_command  # noqa: E402
 from deepsearcher.cli.load_cmd import load  # noqa: E402
@@ -19,6 +20,7 @@ from deepsearcher.cli.search_cmd import search  # noqa: E402
 from deepsearcher.cli.serve_cmd import serve  # noqa: E402
 from deepsearcher.cli.upstream_argv import CompatTyper  # noqa: E402
 
+help_text.install()
 app = CompatTyper(
     name="deepsearcher",
     help="Deep research over your own documents: load, search, ask.",

@@ -13,7 +13,7 @@ from deepsearcher.cli.common import ConfigOption, JsonOption, console, handle_er
 
 def search(
     text: Annotated[str, typer.Argument(help="What to look for.")],
-    collection: Annotated[Optional[str], typer.Option("--collection", help="Collection to search (default: the configured default).")] = None,
+    collection: Annotated[Optional[str], typer.Option("--collection", "--collection-name", help="Collection to search (default: the configured default).")] = None,
     top_k: Annotated[int, typer.Option("--top-k", "-k", help="How many chunks to show.")] = 5,
     config: ConfigOption = None,
     as_json: JsonOption = False,

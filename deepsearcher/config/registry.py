@@ -28,6 +28,11 @@ T = TypeVar("T", bound=type)
 _REGISTERED: dict[str, list[tuple[str, type, dict[str, Any]]]] = {}
 
 
+class UnknownProviderError(ConfigurationError):
+    """A provider name no registry knows: a typo in the config, reported at once (never as a
+    missing optional part), with the closest registered name."""
+
+
 @dataclass
 class ProviderInfo:
     """What `deepsearcher providers` shows about one provider."""
@@ -130,11 +135,19 @@ class ProviderRegistry:
             return info.cls
         if ":" in name or "." in name:
             return _import_dotted(name, self.feature)
-        raise ConfigurationError(
-            f"Unknown {self.feature} provider '{name}' (provide_settings.{self.feature}.provider). "
-            f"Allowed values: {', '.join(self.names())}; or an entry point "
+        raise UnknownProviderError(
+            f"Unknown {self.feature} provider '{name}' (provide_settings.{self.feature}.provider).{self._suggestion(name)}"
+            f" Allowed values: {', '.join(self.names())}; or an entry point "
             f"'{self.feature}.<Name>' in group '{ENTRY_POINT_GROUP}', or a dotted path 'package.module:Class'."
         )
+
+    def _suggestion(self, name: str) -> str:
+        """" Did you mean 'OpenAI'?" for the registered name closest to `name` (case ignored), else ""."""
+        import difflib
+
+        by_lower = {known.lower(): known for known in [*self.names(), *self._aliases]}
+        close = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=0.6)
+        return f" Did you mean '{self._aliases.get(by_lower[close[0]], by_lower[close[0]])}'?" if close else ""
 
     def info(self, name: str) -> ProviderInfo | None:
         self._discover()
