@@ -47,6 +47,9 @@ def test_load_search_collections_delete(tmp_path: Path, config_file: Path) -> No
 
     table = invoke("search", "first compiler", "--collection", "science_notes", "-c", str(config_file))
     assert table.exit_code == 0 and "Grace Hopper" in table.stdout and "score" in table.stdout
+    for width in ("20", "40", "200"):  # the source is never cut, at any width
+        narrow = runner.invoke(app, ["search", "first compiler", "--collection", "science_notes", "-c", str(config_file)], env={"COLUMNS": width})
+        assert str(docs / "records.jsonl") in "".join(narrow.stdout.split()), narrow.stdout
 
     listed = json.loads(invoke("collections", "list", "-c", str(config_file), "--json").stdout)
     assert listed == [{"name": "science_notes", "description": "Notes on science", "dim": 384, "embedding_model": "all-MiniLM-L6-v2", "sources": 3}]
@@ -126,3 +129,17 @@ def test_a_mistyped_provider_gets_the_closest_name_before_any_model_loads(tmp_pa
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "Unknown llm provider 'OpenAl'" in result.output and "Did you mean 'OpenAI'?" in " ".join(result.output.split())
     assert loads == []  # refused while building the components: the embedding model never loaded
+
+
+def test_load_progress_has_a_total_percentage_and_eta() -> None:
+    from deepsearcher.cli.load_cmd import _progress
+
+    shown = _progress(enabled=True)
+    with shown as on_event:
+        on_event("source", {"source": "/a.txt", "chunks": 3})
+        on_event("source", {"source": "/b.txt", "chunks": 5})
+        on_event("embedded", {"chunks": 4})
+        task = shown.progress.tasks[shown.chunks]
+        assert (task.total, task.completed, task.percentage) == (8, 4, 50.0)
+        columns = [type(column).__name__ for column in shown.progress.columns]
+        assert "TaskProgressColumn" in columns and "TimeRemainingColumn" in columns

@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import List, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 from typing_extensions import Annotated
 
@@ -54,16 +63,29 @@ def load(
 
 
 class _progress:
-    """A rich progress display fed by the pipeline's progress events."""
+    """A rich progress display fed by the pipeline's progress events.
+
+    Each source's chunks are counted before it is embedded (its "source" event), so the
+    chunk bar has a total (what is known so far), a percentage and an ETA.
+    """
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self.progress = Progress(
-            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=err_console, transient=True,
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TaskProgressColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=err_console,
+            transient=True,
         )
         self.sources = self.progress.add_task("sources", total=None)
         self.chunks = self.progress.add_task("chunks embedded", total=None)
+        self.chunk_total = 0
 
     def __enter__(self):
         if not self.enabled:
@@ -78,6 +100,9 @@ class _progress:
     def on_event(self, event: str, info: dict) -> None:
         if event == "failed":
             self.progress.console.print(f"[red]failed[/] {info['source']}: {info['reason']}", highlight=False)
+        if event == "source":
+            self.chunk_total += info.get("chunks", 0)
+            self.progress.update(self.chunks, total=self.chunk_total)
         if event in ("source", "skipped", "failed", "unsupported"):
             self.progress.advance(self.sources)
             self.progress.update(self.sources, description=f"sources ({info.get('source', '')[-40:]})")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 import typer
-from rich.table import Table
+from rich.padding import Padding
 from typing_extensions import Annotated
 
 from deepsearcher.cli.common import ConfigOption, JsonOption, console, handle_errors, print_json, setup
@@ -30,13 +30,11 @@ def search(
     if not results:
         console.print("No matching chunks.")
         return
-    table = Table(show_lines=True)
-    table.add_column("#", justify="right")
-    table.add_column("score", justify="right")
-    table.add_column("source")
-    table.add_column("text")
+    # The source is the line a reader copies: it goes on its own line, wrapped, never cut,
+    # whatever the terminal's width (a table column would be squeezed to "…").
     for rank, result in enumerate(results, 1):
-        source = result.reference + (f"  ({result.title})" if result.title else "")
+        title = f"  ({result.title})" if result.title else ""
+        console.print(f"[bold]#{rank}[/]  score {result.score:.4f}", highlight=False)
+        console.print(result.reference + title, style="cyan", markup=False, highlight=False, overflow="fold")
         snippet = result.text if len(result.text) <= 300 else result.text[:300] + "…"
-        table.add_row(str(rank), f"{result.score:.4f}", source, snippet)
-    console.print(table)
+        console.print(Padding(snippet, (0, 0, 1, 4)), markup=False, highlight=False)
