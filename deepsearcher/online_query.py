@@ -13,6 +13,17 @@ from deepsearcher.types import ConfigurationError, RetrievalResult
 
 AGENT_CHOICES = AGENTS
 
+#: A query's overall deadline (seconds) when neither the call nor query_settings.timeout sets one.
+DEFAULT_QUERY_TIMEOUT = 300.0
+
+
+def query_timeout(given: float | None = None) -> float:
+    """The deadline of one query: `given`, else query_settings.timeout, else DEFAULT_QUERY_TIMEOUT."""
+    if given is not None:
+        return float(given)
+    configured = configuration.config.query_settings.get("timeout")
+    return float(configured) if configured is not None else DEFAULT_QUERY_TIMEOUT
+
 
 def select_agent(agent: str | None = None) -> Any:
     """The configured agent for `agent` (default: query_settings.agent; auto = the RAGRouter picks)."""
@@ -34,11 +45,13 @@ def select_agent(agent: str | None = None) -> Any:
 async def aquery_result(original_query: str, agent: str | None = None, **kwargs: Any) -> Any:
     """Answer with the chosen agent; returns a QueryResult (answer, sources, usage, steps, time).
 
-    `max_tokens` defaults to query_settings.max_tokens (no budget when unset).
+    `max_tokens` defaults to query_settings.max_tokens (no budget when unset), `timeout`
+    (the overall deadline) to `query_timeout()`.
     """
     chosen = select_agent(agent)
     if kwargs.get("max_tokens") is None:
         kwargs["max_tokens"] = configuration.config.query_settings.get("max_tokens")
+    kwargs["timeout"] = query_timeout(kwargs.get("timeout"))
     return await chosen.aquery(original_query, **kwargs)
 
 

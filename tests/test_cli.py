@@ -69,8 +69,9 @@ def test_reload_reports_skips_and_failed_inputs_set_exit_status(tmp_path: Path, 
     summary = json.loads(second.stdout)
     assert len(summary["skipped_unchanged"]) == 3 and summary["embeddings_computed"] == 0
     assert summary["failed"] == [{"source": str(tmp_path / "bad.txt"), "reason": "binary file, not text", "fatal": True}]
-    human = invoke("load", str(tmp_path / "bad.txt"), "-c", str(config_file))
-    assert human.exit_code == 1 and "bad.txt: binary file, not text" in human.stdout
+    human = runner.invoke(app, ["load", str(tmp_path / "bad.txt"), "-c", str(config_file)], env={"COLUMNS": "250"})
+    row = next(line for line in human.stdout.splitlines() if "bad.txt" in line)
+    assert human.exit_code == 1 and "failed" in row and "binary file, not text" in row
 
 
 def test_bad_config_is_one_clear_line(tmp_path: Path) -> None:

@@ -270,7 +270,7 @@ def bad_inputs(root: Path) -> dict[str, tuple[Path, str]]:
         "binary_txt": (root / "binary.txt", b"ELF\x00\x01\x02\x00data", "binary file, not text"),
         "empty": (root / "empty.txt", b"", "empty file"),
         "whitespace": (root / "blank.md", b" \n\t\n", "empty file (only whitespace)"),
-        "invalid_utf8": (root / "latin1.txt", b"caf\xff au lait", "not valid UTF-8 text (byte 0xff at position 3)"),
+        "undecodable": (root / "noise.txt", bytes(range(1, 256)) * 4, "undecodable bytes: not UTF-8 (byte 0x80 at position 127)"),
         "malformed_json": (root / "bad.json", b'[\n  {"text": "a"},\n    {text: "b"}\n]', "malformed JSON at line 3 column 6"),
         "corrupt_docx": (root / "bad.docx", b"PK\x03\x04garbage", "corrupt DOCX"),
     }
@@ -289,7 +289,7 @@ def bad_inputs(root: Path) -> dict[str, tuple[Path, str]]:
 
 
 BAD_CASES = [
-    "corrupt_pdf", "not_pdf", "binary_txt", "empty", "whitespace", "invalid_utf8",
+    "corrupt_pdf", "not_pdf", "binary_txt", "empty", "whitespace", "undecodable",
     "malformed_json", "corrupt_docx", "directory", "dangling_symlink", "missing",
 ]
 

@@ -107,11 +107,15 @@ class RAGAgent(BaseAgent):
         max_tokens: int | None = None,
         authorized_collections: Iterable[str] | None = None,
         collections: list[str] | None = None,
+        timeout: float | None = None,
         **kwargs: Any,
     ) -> QueryResult:
+        """`timeout`: the query's overall deadline in seconds; research stops early to answer
+        in time, and a call still running at the deadline raises QueryTimeoutError."""
         ctx = RunContext(
             on_event=on_event,
             max_tokens=max_tokens,
+            timeout=timeout,
             authorized_collections=set(authorized_collections) if authorized_collections is not None else None,
             options=self._check_options(kwargs),
         )
@@ -126,6 +130,7 @@ class RAGAgent(BaseAgent):
             steps=ctx.steps,
             wall_seconds=ctx.elapsed(),
             stopped_by_budget=ctx.stopped_by_budget,
+            stopped_by_deadline=ctx.stopped_by_deadline,
         )
 
     def _check_options(self, kwargs: dict[str, Any]) -> dict[str, Any]:

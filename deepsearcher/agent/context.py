@@ -6,16 +6,40 @@ Agents are long-lived (built once by init_config) and may serve many queries at 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import defaultdict
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable, TypeVar
 
 from deepsearcher.agent.events import EventCallback, StepEvent
 from deepsearcher.agent.result import StepUsage
+from deepsearcher.llm._retry import timeout_after
 from deepsearcher.llm.parsing import structured_call
+from deepsearcher.types.errors import DeepSearcherError
 
 logger = logging.getLogger("deepsearcher.agent")
+T = TypeVar("T")
+
+
+class QueryTimeoutError(DeepSearcherError):
+    """A query ran past its overall deadline while a step was still waiting on the LLM."""
+
+    error_kind = "query_timeout"
+    http_status = 504
+
+    def __init__(self, timeout: float, step: str) -> None:
+        super().__init__(
+            f"The query did not finish within its {timeout:g} s deadline: step '{step}' was still waiting for the LLM. "
+            "Raise query_settings.timeout (or --timeout / the request's timeout), or check that the LLM server answers."
+        )
+        self.timeout = timeout
+        self.step = step
+
+
+def answer_reserve(timeout: float) -> float:
+    """Seconds of a query's deadline kept for writing the answer: research stops before."""
+    return min(timeout / 3, 60.0)
 
 
 class RunContext:
@@ -27,6 +51,7 @@ class RunContext:
         max_tokens: int | None = None,
         authorized_collections: set[str] | None = None,
         options: dict[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> None:
         self.options = options or {}
         self.extra: dict[str, Any] = {}
@@ -37,6 +62,9 @@ class RunContext:
         self.steps: list[StepEvent] = []
         self.started = time.perf_counter()
         self.stopped_by_budget = False
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout if timeout else None
+        self.stopped_by_deadline = False
 
     def option(self, name: str, default: Any) -> Any:
         """A per-call option (max_iter, top_k...) or the agent's default."""
@@ -65,7 +93,10 @@ class RunContext:
         return sum(usage.total_tokens for usage in self.usage_by_step.values())
 
     def budget_exhausted(self) -> bool:
-        """True (once announced) when the query has used its `max_tokens` budget."""
+        """True (once announced) when the query has used its `max_tokens` budget, or so much
+        of its time that only the answer's reserve is left: the agent then answers from what it found."""
+        if self.deadline_near():
+            return True
         if self.max_tokens is None or self.total_tokens < self.max_tokens:
             return False
         if not self.stopped_by_budget:
@@ -73,9 +104,34 @@ class RunContext:
             self.emit("budget_stop", used_tokens=self.total_tokens, max_tokens=self.max_tokens)
         return True
 
+    # deadline -----------------------------------------------------------------
+    def time_left(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def deadline_near(self) -> bool:
+        """True (once announced) when less than the answer's reserve is left of the deadline."""
+        left = self.time_left()
+        if left is None or self.timeout is None or left > answer_reserve(self.timeout):
+            return False
+        if not self.stopped_by_deadline:
+            self.stopped_by_deadline = True
+            self.emit("deadline_stop", elapsed=round(self.elapsed(), 2), timeout=self.timeout)
+        return True
+
+    async def bounded(self, call: Awaitable[T], step: str) -> T:
+        """`call`, cancelled with QueryTimeoutError when the query's deadline passes."""
+        left = self.time_left()
+        if left is None:
+            return await call
+        try:
+            async with timeout_after(max(0.001, left)):
+                return await call
+        except (asyncio.TimeoutError, TimeoutError):
+            raise QueryTimeoutError(self.timeout or 0.0, step) from None
+
     # LLM calls ----------------------------------------------------------------
     async def chat(self, llm: Any, messages: list[dict[str, str]], step: str) -> str:
-        response = await llm.achat(messages)
+        response = await self.bounded(llm.achat(messages), step)
         self.record(step, response.usage)
         return llm.remove_think(response.content)
 
@@ -85,7 +141,8 @@ class RunContext:
         List steps pass json_mode=True: providers with a JSON mode then return an object
         wrapping the list, which the list parser unwraps; the others ignore it.
         """
-        value, usage = await structured_call(llm, [{"role": "user", "content": prompt}], parser, step=step, json_mode=json_mode)
+        call = structured_call(llm, [{"role": "user", "content": prompt}], parser, step=step, json_mode=json_mode)
+        value, usage = await self.bounded(call, step)
         self.record(step, usage)
         return value
 
@@ -93,9 +150,14 @@ class RunContext:
         """Stream the final answer token by token as events; returns the whole text."""
         parts: list[str] = []
         stream = llm.astream([{"role": "user", "content": prompt}])
-        async for token in stream:
-            parts.append(token)
-            self.emit("answer_token", token=token)
+
+        async def consume() -> None:
+            async with stream:
+                async for token in stream:
+                    parts.append(token)
+                    self.emit("answer_token", token=token)
+
+        await self.bounded(consume(), step)
         self.record(step, stream.usage)
         return llm.remove_think("".join(parts))
 

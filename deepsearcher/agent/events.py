@@ -16,6 +16,7 @@ EVENT_KINDS = (
     "reflection",  # gap queries (or stop) decided
     "intermediate_answer",  # ChainOfRAG: one hop answered
     "budget_stop",  # the token budget ended the search early
+    "deadline_stop",  # the query's deadline ended the search early
     "answer_token",  # one streamed token of the final answer
     "answer",  # the final answer is complete
 )

@@ -78,6 +78,7 @@ class QueryResult:
     steps: list[StepEvent] = field(default_factory=list)
     wall_seconds: float = 0.0
     stopped_by_budget: bool = False
+    stopped_by_deadline: bool = False
 
     @property
     def usage(self) -> StepUsage:
@@ -118,4 +119,5 @@ class QueryResult:
             "steps": [step.to_dict() for step in self.steps if step.kind != "answer_token"],
             "wall_seconds": self.wall_seconds,
             "stopped_by_budget": self.stopped_by_budget,
+            "stopped_by_deadline": self.stopped_by_deadline,
         }

@@ -12,7 +12,9 @@ import typer
 from rich.console import Console
 from typing_extensions import Annotated
 
-from deepsearcher.types.errors import DeepSearcherError
+from rich.markup import escape
+
+from deepsearcher.types.errors import classify
 
 console = Console()
 err_console = Console(stderr=True)
@@ -63,10 +65,19 @@ class handle_errors:
         return self
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
-        if exc is None or not isinstance(exc, (DeepSearcherError, ImportError, OSError)):
+        if exc is None or not isinstance(exc, Exception):
             return False
-        err_console.print(f"[bold red]Error:[/] {exc}", highlight=False)
-        raise typer.Exit(code=1)
+        info = classify(exc)
+        if not info.known:
+            return False
+        fail(info.message, info.exit_code)
+        return False  # not reached: fail() raises
+
+
+def fail(message: str, code: int = 1) -> None:
+    """Print `message` as one red error line (brackets in it shown, not read as markup) and exit."""
+    err_console.print(f"[bold red]Error:[/] {escape(message)}", highlight=False)
+    raise typer.Exit(code=code)
 
 
 def print_json(data: Any) -> None:

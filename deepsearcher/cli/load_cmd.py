@@ -85,18 +85,34 @@ class _progress:
             self.progress.advance(self.chunks, info["chunks"])
 
 
+_STYLES = {"loaded": "green", "replaced": "green", "unchanged": "dim", "skipped": "yellow", "failed": "red"}
+
+
 def _print_summary(summary: LoadSummary) -> None:
+    """Every source by name with what happened to it, then the totals and any warning."""
+    if summary.sources:
+        sources = Table(title="Sources", show_lines=False)
+        sources.add_column("source", overflow="fold")
+        sources.add_column("outcome")
+        sources.add_column("reason", overflow="fold")
+        for item in summary.sources:
+            outcome = item.outcome if item.fatal or item.outcome != "failed" else "failed (linked page)"
+            style = _STYLES.get(item.outcome, "")
+            sources.add_row(item.source, f"[{style}]{outcome}[/]" if style else outcome, item.reason)
+        console.print(sources)
     table = Table(title=f"Loaded into '{summary.collection}'", show_header=False)
     table.add_row("sources loaded", str(len(summary.loaded)))
     table.add_row("sources replaced (changed)", str(len(summary.replaced)))
     table.add_row("skipped (unchanged)", str(len(summary.skipped_unchanged)))
     table.add_row("skipped (unsupported type)", str(len(summary.unsupported)))
-    table.add_row("skipped (crawler: robots, off-site, limits)", str(len(summary.skipped)))
+    table.add_row("skipped (other reasons)", str(len(summary.skipped) - len(summary.unsupported)))
     table.add_row("failed", str(len(summary.failed)))
     table.add_row("chunks inserted", str(summary.chunks_inserted))
     table.add_row("embeddings computed", str(summary.embeddings_computed))
+    if summary.chunks_kept or summary.duplicates_removed:
+        table.add_row("chunks kept from an interrupted load", str(summary.chunks_kept))
+        table.add_row("duplicate chunks removed", str(summary.duplicates_removed))
     table.add_row("time", f"{summary.seconds:.1f} s")
     console.print(table)
-    for failure in summary.failed:
-        mark = "[red]✗[/]" if failure.fatal else "[yellow]![/] linked page"
-        console.print(f"{mark} {failure.source}: {failure.reason}", highlight=False, soft_wrap=True)
+    for warning in summary.warnings:
+        err_console.print(f"[yellow]Warning:[/] {warning}", highlight=False, soft_wrap=True)

@@ -33,6 +33,8 @@ def describe_step(event: Any) -> str | None:
         return "reflection: " + ("; ".join(data["queries"]) if data["queries"] else "enough found, stopping")
     if kind == "intermediate_answer":
         return f"step {data['iteration']} answer: {data['answer']}"
+    if kind == "deadline_stop":
+        return f"deadline near ({data['elapsed']:g} s of {data['timeout']:g} s): answering from what was found"
     if kind == "budget_stop":
         return f"token budget reached ({data['used_tokens']} ≥ {data['max_tokens']}): answering from what was found"
     return None
@@ -44,12 +46,13 @@ def query(
     max_iter: Annotated[Optional[int], typer.Option("--max-iter", help="Maximum research iterations.")] = None,
     collection: Annotated[Optional[list[str]], typer.Option("--collection", help="Search only this collection (repeatable).")] = None,
     max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", help="Stop searching after this many tokens and answer.")] = None,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, help="Overall deadline in seconds (default: query_settings.timeout, else 300).")] = None,
     config: ConfigOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Research QUESTION over your collections and print a cited answer."""
     from deepsearcher import configuration
-    from deepsearcher.online_query import AGENT_CHOICES, select_agent
+    from deepsearcher.online_query import AGENT_CHOICES, query_timeout, select_agent
 
     if agent is not None and agent not in AGENT_CHOICES:
         err_console.print(f"[red]Error:[/] unknown agent '{agent}'. Allowed values: {', '.join(AGENT_CHOICES)}.")
@@ -61,7 +64,8 @@ def query(
     with handle_errors():
         chosen = select_agent(agent)
         budget = max_tokens if max_tokens is not None else configuration.config.query_settings.get("max_tokens")
-        result = asyncio.run(_run(chosen, question, collection, max_iter, budget, live=not as_json))
+        options = {"max_iter": max_iter, "max_tokens": budget, "timeout": query_timeout(timeout)}
+        result = asyncio.run(_run(chosen, question, collection, options, live=not as_json))
     if as_json:
         print_json(result.to_dict())
         return
@@ -77,10 +81,10 @@ def query(
     console.print(f"\n[dim]{result.agent} · {usage.calls} LLM calls · {usage.total_tokens} tokens · {result.wall_seconds:.1f} s[/]")
 
 
-async def _run(agent: Any, question: str, collections: list[str] | None, max_iter: int | None, max_tokens: int | None, live: bool) -> Any:
+async def _run(agent: Any, question: str, collections: list[str] | None, options: dict[str, Any], live: bool) -> Any:
     result = None
     answering = False
-    async for event in agent.astream_events(question, collections=collections or None, max_iter=max_iter, max_tokens=max_tokens):
+    async for event in agent.astream_events(question, collections=collections or None, **options):
         if event.kind == "result":
             result = event.data["result"]
         elif live and event.kind == "answer_token":

@@ -14,7 +14,7 @@ from deepsearcher.types.errors import ConfigurationError
 
 FEATURES = ("llm", "embedding", "file_loader", "web_crawler", "vector_db")
 TOP_LEVEL_KEYS = ("provide_settings", "query_settings", "load_settings", "server")
-QUERY_KEYS = ("max_iter", "top_k", "agent", "max_tokens", "early_stopping")
+QUERY_KEYS = ("max_iter", "top_k", "agent", "max_tokens", "early_stopping", "timeout")
 AGENTS = ("auto", "deep", "chain", "naive")
 LOAD_KEYS = ("chunk_size", "chunk_overlap", "batch_size", "window_size")
 _ENV_PATTERN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -139,6 +139,9 @@ def _validate(data: dict[str, Any], source: str) -> None:
     for key in ("max_iter", "top_k", "max_tokens"):
         if query.get(key) is not None and (not isinstance(query[key], int) or query[key] < 1):
             raise ConfigurationError(f"'query_settings.{key}'{where} must be an integer >= 1, got {query[key]!r}.")
+    timeout = query.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        raise ConfigurationError(f"'query_settings.timeout'{where} must be a number of seconds > 0, got {timeout!r}.")
     if "agent" in query and query["agent"] not in AGENTS:
         raise ConfigurationError(f"'query_settings.agent'{where} must be one of {', '.join(AGENTS)}, got {query['agent']!r}.")
 

@@ -163,16 +163,34 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds:g}"
 
 
+#: Defaults chosen so a server that accepts connections and never answers fails a call
+#: (and so the query that needs it) in 40 s: one 30 s attempt and what is left of the budget.
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_CALL_TIMEOUT = 40.0
+#: A streamed reply may take this long in all (a model dripping tokens forever must end).
+DEFAULT_STREAM_TIMEOUT = 180.0
+
+
 @dataclass
 class RetryPolicy:
-    """How often and how long to retry; shared by every provider."""
+    """How often and how long to retry; shared by every provider.
+
+    timeout: one attempt, connect to the whole response (for a stream: the wait for any
+    one piece of it). call_timeout: the whole call, retries and back-off included; a
+    retry that cannot fit is not started. stream_timeout: a whole streamed reply.
+    """
 
     max_retries: int = 3
-    timeout: float = 60.0
+    timeout: float = DEFAULT_TIMEOUT
     base_delay: float = 0.5
     max_delay: float = 20.0
     #: A Retry-After longer than this is not waited for: the call fails at once.
     max_retry_after: float = 120.0
+    call_timeout: float = DEFAULT_CALL_TIMEOUT
+    stream_timeout: float = DEFAULT_STREAM_TIMEOUT
+
+    def budget(self) -> "Budget":
+        return Budget(self.call_timeout)
 
     def backoff(self, retry_index: int, retry_after: float | None = None) -> float:
         """Delay before retry number `retry_index` (0-based)."""
@@ -181,6 +199,30 @@ class RetryPolicy:
             return retry_after + random.uniform(0, min(0.25, self.base_delay))
         ceiling = min(self.max_delay, self.base_delay * (2**retry_index))
         return random.uniform(ceiling / 2, ceiling)
+
+
+class Budget:
+    """The time left of one call's `call_timeout`, measured on the monotonic clock."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def attempt_timeout(self, timeout: float) -> float:
+        """The timeout of the next attempt: `timeout`, cut to what is left."""
+        return max(0.001, min(timeout, self.left()))
+
+    def fits(self, delay: float) -> bool:
+        """Whether waiting `delay` still leaves a useful attempt (at least 0.1 s)."""
+        return delay + 0.1 < self.left()
+
+    def spent_reason(self, failure: "Failure", attempts: int) -> str:
+        noun = "attempt" if attempts == 1 else "attempts"
+        budget = format_seconds(self.seconds)
+        return f"{failure.reason}; gave up after {attempts} {noun}: the call's budget of {budget} s (call_timeout) is spent"
 
 
 class GiveUp(Exception):
@@ -199,19 +241,20 @@ async def call_with_retries(
     policy: RetryPolicy,
     on_retry: Callable[[Failure, float], None] | None = None,
 ) -> T:
-    """Run `attempt()` with a per-attempt timeout and retries; raise GiveUp at the end."""
+    """Run `attempt()` with a per-attempt timeout and retries, all within the policy's
+    call budget; raise GiveUp at the end."""
     attempts = 0
+    budget = policy.budget()
     while True:
         attempts += 1
+        limit = budget.attempt_timeout(policy.timeout)
         try:
-            async with timeout_after(policy.timeout):
+            async with timeout_after(limit):
                 return await attempt()
         except asyncio.CancelledError:
             raise
-        except (asyncio.TimeoutError, TimeoutError) as exc:
-            failure = classify(exc)
-            if failure.kind != "timeout":
-                failure = Failure("timeout", f"timed out after {format_seconds(policy.timeout)} s", True)
+        except (asyncio.TimeoutError, TimeoutError):
+            failure = Failure("timeout", f"timed out after {format_seconds(round(limit, 3))} s", True)
         except Exception as exc:  # noqa: BLE001 - every SDK error is classified below
             failure = classify(exc)
         if not failure.retryable or attempts > policy.max_retries:
@@ -223,6 +266,8 @@ async def call_with_retries(
             )
             raise GiveUp(failure, attempts, reason) from None
         delay = policy.backoff(attempts - 1, failure.retry_after)
+        if not budget.fits(delay):
+            raise GiveUp(failure, attempts, budget.spent_reason(failure, attempts)) from None
         if on_retry is not None:
             on_retry(failure, delay)
         await asyncio.sleep(delay)

@@ -8,8 +8,13 @@ with the timeout, retries with backoff, the per-instance concurrency limit, call
 counters, and sync wrappers that also work inside a running event loop (Jupyter).
 
 A provider's `__init__` takes its own settings and passes every other keyword on to
-`BaseLLM.__init__`, which keeps the shared ones (timeout, max_retries, max_concurrency,
-retry_*, max_retry_after, supports_json_mode) and sends the rest with every request.
+`BaseLLM.__init__`, which keeps the shared ones (timeout, call_timeout, stream_timeout,
+max_retries, max_concurrency, retry_*, max_retry_after, supports_json_mode) and sends
+the rest with every request.
+
+Deadlines: `timeout` bounds one attempt (connect to the last byte; for a stream, each
+piece), `call_timeout` the whole call with its retries, `stream_timeout` a whole streamed
+reply; see `_retry.RetryPolicy`.
 """
 
 from __future__ import annotations
@@ -18,12 +23,16 @@ import asyncio
 import json
 import logging
 import threading
+import time
 import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, ClassVar, Iterator, Union
 
 from deepsearcher.llm._retry import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_STREAM_TIMEOUT,
+    DEFAULT_TIMEOUT,
     ConcurrencyLimit,
     Failure,
     GiveUp,
@@ -163,17 +172,21 @@ class BaseLLM(ABC):
         model: str,
         *,
         base_url: str | None = None,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT,
         max_retries: int = 3,
         max_concurrency: int = 8,
         retry_base_delay: float = 0.5,
         retry_max_delay: float = 20.0,
         max_retry_after: float = 120.0,
         supports_json_mode: bool | None = None,
+        call_timeout: float | None = None,
+        stream_timeout: float = DEFAULT_STREAM_TIMEOUT,
         **request_params: Any,
     ) -> None:
-        if timeout is None or float(timeout) <= 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        limits = {"timeout": timeout, "stream_timeout": stream_timeout, "call_timeout": call_timeout or 1}
+        for label, value in limits.items():
+            if value is None or float(value) <= 0:
+                raise ValueError(f"{label} must be a positive number of seconds, got {value!r}")
         if int(max_retries) < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries!r}")
         self.model = model
@@ -184,6 +197,9 @@ class BaseLLM(ABC):
             base_delay=float(retry_base_delay),
             max_delay=float(retry_max_delay),
             max_retry_after=float(max_retry_after),
+            # A longer per-attempt timeout than the default budget widens the budget with it.
+            call_timeout=float(call_timeout) if call_timeout is not None else max(DEFAULT_CALL_TIMEOUT, float(timeout)),
+            stream_timeout=float(stream_timeout),
         )
         self.limit = ConcurrencyLimit(int(max_concurrency))
         if supports_json_mode is not None:
@@ -392,20 +408,28 @@ class BaseLLM(ABC):
         return LLMStream(self, _normalize_messages(messages), kwargs)
 
     async def _stream_deltas(self, messages: list[Message], result: "LLMStream", kwargs: dict[str, Any]) -> AsyncIterator[str]:
+        """The stream, with deadlines: each piece within `timeout`, the first within the
+        call budget (retries included), the whole reply within `stream_timeout`."""
         await self.limit.acquire()
         try:
             attempts = 0
+            budget = self.policy.budget()
+            stream_end = time.monotonic() + self.policy.stream_timeout
             while True:
                 attempts += 1
                 emitted = 0
                 source = self._astream_once(messages, **kwargs)
                 try:
                     while True:
+                        left = stream_end - time.monotonic() if emitted else budget.left()
+                        wait = max(0.001, min(self.timeout, left))
                         try:
-                            async with _timeout(self.timeout):
+                            async with _timeout(wait):
                                 item = await source.__anext__()
                         except StopAsyncIteration:
                             break
+                        except (asyncio.TimeoutError, TimeoutError):
+                            raise RetryableFailure(self._stream_timeout_failure(emitted, wait, left)) from None
                         if isinstance(item, Usage):
                             result.usage = item
                         elif item:
@@ -430,6 +454,10 @@ class BaseLLM(ABC):
                             self.failed_calls += 1
                         raise self._error(GiveUp(failure, attempts, final_reason(failure, attempts, self.policy))) from None
                     delay = self.policy.backoff(attempts - 1, failure.retry_after)
+                    if not budget.fits(delay):
+                        with self._stats_lock:
+                            self.failed_calls += 1
+                        raise self._error(GiveUp(failure, attempts, budget.spent_reason(failure, attempts))) from None
                     self._on_retry(failure, delay)
                     await asyncio.sleep(delay)
                 finally:
@@ -441,6 +469,15 @@ class BaseLLM(ABC):
             self._record(result.usage)
         finally:
             self.limit.release()
+
+    def _stream_timeout_failure(self, emitted: int, wait: float, left: float) -> Failure:
+        if emitted and left <= wait:
+            reason = f"the whole reply took longer than {format_seconds(self.policy.stream_timeout)} s (stream_timeout)"
+        elif emitted:
+            reason = f"no new text for {format_seconds(round(wait, 3))} s"
+        else:
+            reason = f"timed out after {format_seconds(round(wait, 3))} s"
+        return Failure("timeout", reason, True)
 
     # ------------------------------------------------------------------ sync API
 

@@ -18,8 +18,9 @@ from typing import Callable, Iterable
 
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.loader.splitter import split_docs_to_chunks
+from deepsearcher.offline_loading.embed_scheduler import EmbedScheduler
 from deepsearcher.offline_loading.sources import LoadedSource
-from deepsearcher.offline_loading.summary import LoadSummary, SourceFailure
+from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.types import Chunk
 from deepsearcher.vector_db.base import BaseVectorDB, normalize_collection_name
 
@@ -54,6 +55,7 @@ class IngestionPipeline:
         self.batch_size = batch_size
         self.window_size = window_size
         self.on_progress = on_progress or (lambda event, info: None)
+        self._scheduler = EmbedScheduler(embedding)  # batches in flight: the embedding's max_concurrency
 
     def run(
         self,
@@ -84,9 +86,11 @@ class IngestionPipeline:
                     inserting = self._embed_and_insert(batch, collection, writer, inserting, summary)
             if pending:
                 inserting = self._embed_and_insert(pending, collection, writer, inserting, summary)
+            inserting = self._embed_and_insert([], collection, writer, inserting, summary)  # batches still in flight
             if inserting is not None:
                 summary.chunks_inserted += inserting.result()
         summary.seconds = time.perf_counter() - started
+        summary.finish()
         self.on_progress("done", {"summary": summary})
         return summary
 
@@ -94,11 +98,11 @@ class IngestionPipeline:
         """Decide what to do with one source and return the chunks to embed (maybe none)."""
         reference = source.reference
         if source.unsupported:
-            summary.unsupported.append(reference)
+            summary.skip_unsupported(reference, source.skip_reason or "unsupported file type")
             self.on_progress("unsupported", {"source": reference})
             return []
         if source.skip_reason is not None:
-            summary.skipped.append(SourceFailure(reference, source.skip_reason, fatal=False))
+            summary.add(reference, "skipped", source.skip_reason, fatal=False)
             self.on_progress("unsupported", {"source": reference})
             return []
         if source.error is not None:
@@ -112,14 +116,14 @@ class IngestionPipeline:
         fingerprint = source_fingerprint(source)
         record = known.get(reference)
         if record is not None and record.source_hash == fingerprint and record.complete:
-            summary.skipped_unchanged.append(reference)
+            summary.add(reference, "unchanged")
             self.on_progress("skipped", {"source": reference})
             return []
         if record is not None:
             self.vector_db.delete_by_reference(collection, reference)
-            summary.replaced.append(reference)
+            summary.add(reference, "replaced")
         else:
-            summary.loaded.append(reference)
+            summary.add(reference, "loaded")
         chunks = split_docs_to_chunks(
             source.documents,
             chunk_size=self.chunk_size,
@@ -141,10 +145,13 @@ class IngestionPipeline:
         writer: ThreadPoolExecutor,
         previous: Future[int] | None,
         summary: LoadSummary,
-    ) -> Future[int]:
-        self.embedding.embed_chunks(batch, batch_size=len(batch), show_progress=False)
-        summary.embeddings_computed += len(batch)
-        if previous is not None:
-            summary.chunks_inserted += previous.result()
-        self.on_progress("embedded", {"chunks": len(batch)})
-        return writer.submit(self.vector_db.insert_data, collection, batch)
+    ) -> Future[int] | None:
+        """Embed `batch` (up to the embedding's max_concurrency batches in flight; an empty
+        batch waits for those) and queue each finished one for the single writer."""
+        for done in self._scheduler.submit(batch) if batch else self._scheduler.drain():
+            summary.embeddings_computed += len(done)
+            if previous is not None:
+                summary.chunks_inserted += previous.result()
+            self.on_progress("embedded", {"chunks": len(done)})
+            previous = writer.submit(self.vector_db.insert_data, collection, done)
+        return previous

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from deepsearcher.loader.file_loader._text import not_regular_reason
 from deepsearcher.loader.file_loader.base import BaseLoader, iter_files
 from deepsearcher.types import Document, LoaderError
 
@@ -31,23 +32,42 @@ def iter_file_sources(paths: Iterable[str | os.PathLike[str]], loader: BaseLoade
     References are absolute paths, so `docs/a.md` and `./docs/a.md` are one source.
     Inside a folder, files of an unsupported type are reported as unsupported (not
     failures: folders often hold images); a file named explicitly that we cannot read
-    is a failure.
+    is a failure. Only regular files are read (symlinks followed): a FIFO, socket or
+    device is skipped with its kind named, since reading one can block forever.
     """
     for given in paths:
         path = Path(given).absolute()
         if path.is_dir():
+            empty = True
             for file_path in iter_files(path):
-                if loader.can_load(file_path):
-                    yield _load_one(loader, str(file_path))
-                else:
-                    yield LoadedSource(str(file_path), unsupported=True)
+                empty = False
+                yield folder_member(loader, file_path)
+            if empty:
+                yield LoadedSource(str(path), skip_reason="empty folder: no files in it (hidden files are not loaded)")
+        elif (special := not_regular_reason(path)) is not None:
+            yield LoadedSource(str(path), skip_reason=special)
         elif not path.exists():
             yield LoadedSource(str(path), error="no such file or directory")
         elif not loader.can_load(path):
-            supported = ", ".join(f".{ext}" for ext in sorted(loader.supported_file_types))
-            yield LoadedSource(str(path), error=f"unsupported file type '{path.suffix or '(none)'}' (supported: {supported})")
+            yield LoadedSource(str(path), error=unsupported_reason(loader, path))
         else:
             yield _load_one(loader, str(path))
+
+
+def unsupported_reason(loader: BaseLoader, path: Path) -> str:
+    supported = ", ".join(f".{ext}" for ext in sorted(loader.supported_file_types))
+    return f"unsupported file type '{path.suffix or '(none)'}' (supported: {supported})"
+
+
+def folder_member(loader: BaseLoader, file_path: Path, read_path: Path | None = None) -> LoadedSource:
+    """One file found in a folder: skipped when not a regular file, unsupported, or loaded
+    (from `read_path` when given, e.g. the checked target of a symlink)."""
+    special = not_regular_reason(file_path)
+    if special is not None:
+        return LoadedSource(str(file_path), skip_reason=special)
+    if not loader.can_load(file_path):
+        return LoadedSource(str(file_path), unsupported=True, skip_reason=unsupported_reason(loader, file_path))
+    return _load_one(loader, str(read_path or file_path))
 
 
 def _load_one(loader: BaseLoader, file_path: str) -> LoadedSource:

@@ -1,9 +1,19 @@
-"""What a load did: the numbers a user and a script need, and every failure by name."""
+"""What a load did: the numbers a user and a script need, and every input by name.
+
+Each source the load met (a file, a page, an empty folder) appears once in `sources`
+with what happened to it: loaded, unchanged, replaced, skipped (+ reason) or failed
+(+ reason). The per-kind lists (`loaded`, `failed`, ...) stay for scripts written
+against them.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+#: What can happen to one source, in the order the CLI lists them.
+OUTCOMES = ("loaded", "replaced", "unchanged", "skipped", "failed")
+NOTHING_LOADED = "Nothing was loaded: no file or page in the inputs could be read (see the reasons above)."
 
 
 @dataclass
@@ -14,8 +24,19 @@ class SourceFailure:
 
 
 @dataclass
+class SourceOutcome:
+    """One source and what happened to it (`reason` for skipped and failed ones)."""
+
+    source: str
+    outcome: str
+    reason: str = ""
+    #: False for a skipped page or a broken link found while crawling: it does not fail the load.
+    fatal: bool = True
+
+
+@dataclass
 class LoadSummary:
-    """Outcome of one `load_*` call; `ok` is False when any input failed."""
+    """Outcome of one `load_*` call; `ok` is False when an input failed or nothing was loaded."""
 
     collection: str
     loaded: list[str] = field(default_factory=list)
@@ -24,18 +45,56 @@ class LoadSummary:
     unsupported: list[str] = field(default_factory=list)
     failed: list[SourceFailure] = field(default_factory=list)
     skipped: list[SourceFailure] = field(default_factory=list)
+    sources: list[SourceOutcome] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     documents: int = 0
     chunks_inserted: int = 0
     embeddings_computed: int = 0
+    #: Chunks already stored by an interrupted load and kept (not embedded again).
+    chunks_kept: int = 0
+    #: Copies of a stored chunk found twice (e.g. after a crash) and removed.
+    duplicates_removed: int = 0
     seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
-        """False when an input the user gave failed (a broken link found by the crawler does not count)."""
-        return not any(failure.fatal for failure in self.failed)
+        """False when an input the user gave failed (a broken link found by the crawler does
+        not count) or when nothing at all could be loaded."""
+        return not any(failure.fatal for failure in self.failed) and not self.warnings
+
+    @property
+    def worked(self) -> bool:
+        """Whether any source is now in the store (loaded, replaced or already there)."""
+        return bool(self.loaded or self.replaced or self.skipped_unchanged)
+
+    def add(self, source: str, outcome: str, reason: str = "", fatal: bool = True) -> None:
+        """Record what happened to `source` (one of OUTCOMES)."""
+        self.sources.append(SourceOutcome(source, outcome, reason, fatal))
+        if outcome == "loaded":
+            self.loaded.append(source)
+        elif outcome == "replaced":
+            self.replaced.append(source)
+        elif outcome == "unchanged":
+            self.skipped_unchanged.append(source)
+        elif outcome == "failed":
+            self.failed.append(SourceFailure(source, reason, fatal))
+        elif outcome == "skipped":
+            self.skipped.append(SourceFailure(source, reason, fatal=False))
+        else:
+            raise ValueError(f"unknown outcome {outcome!r}; expected one of {', '.join(OUTCOMES)}")
+
+    def skip_unsupported(self, source: str, reason: str) -> None:
+        self.unsupported.append(source)
+        self.add(source, "skipped", reason, fatal=False)
 
     def fail(self, source: str, reason: str, fatal: bool = True) -> None:
-        self.failed.append(SourceFailure(source, reason, fatal))
+        self.add(source, "failed", reason, fatal)
+
+    def finish(self) -> None:
+        """Add the warning for a load that stored nothing and failed at nothing (an empty
+        folder, only unsupported files): the user should not read silence as success."""
+        if not self.worked and not self.failed and NOTHING_LOADED not in self.warnings:
+            self.warnings.append(NOTHING_LOADED)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

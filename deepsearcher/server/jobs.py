@@ -17,20 +17,37 @@ import time
 import uuid
 from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from deepsearcher.offline_loading.pipeline import ProgressCallback
 from deepsearcher.offline_loading.sources import LoadedSource
 from deepsearcher.offline_loading.summary import LoadSummary
-from deepsearcher.types.errors import DeepSearcherError
+from deepsearcher.types.errors import DeepSearcherError, report
 
 logger = logging.getLogger("deepsearcher.server.jobs")
 
 JOB_STATUSES = ("queued", "running", "succeeded", "failed", "partial")
 Work = Callable[[ProgressCallback], LoadSummary]
+
+#: Seconds a deletion waits for a collection's write lock before answering "busy".
+WRITE_LOCK_WAIT = 2.0
+
+
+class CollectionBusyError(DeepSearcherError):
+    """A collection's write lock is held (by a load job): answered 409 instead of waiting."""
+
+    error_kind = "collection_busy"
+    http_status = 409
+
+    def __init__(self, collection: str, job_id: str | None) -> None:
+        holder = f"job {job_id} is loading it" if job_id else "another change to it is in progress"
+        super().__init__(f"Collection '{collection}' is busy: {holder}; try again when the job has finished.")
+        self.collection = collection
+        self.job_id = job_id
 
 
 def _iso(timestamp: float | None) -> str | None:
@@ -89,10 +106,13 @@ def summary_results(summary: LoadSummary) -> dict[str, Any]:
 
 
 def status_of(summary: LoadSummary) -> tuple[str, str | None]:
-    """succeeded (no failure), partial (some sources failed, others worked) or failed."""
+    """succeeded (no failure), partial (some sources failed, others worked) or failed
+    (nothing could be loaded, or nothing was found to load)."""
     if not summary.failed:
+        if summary.warnings:
+            return "failed", " ".join(summary.warnings)
         return "succeeded", None
-    worked = summary.loaded or summary.replaced or summary.skipped_unchanged
+    worked = summary.worked
     names = "; ".join(f"{failure.source}: {failure.reason}" for failure in summary.failed[:5])
     more = f" (and {len(summary.failed) - 5} more)" if len(summary.failed) > 5 else ""
     if worked:
@@ -108,6 +128,7 @@ class JobManager:
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._pending: dict[str, deque[tuple[Job, Work, Callable[[], None] | None]]] = {}
         self._collection_locks: dict[str, threading.Lock] = {}
+        self._holders: dict[str, str] = {}  # collection -> id of the job holding its lock
         self._lock = threading.Lock()
         self._keep = keep
         self._closed = False
@@ -118,6 +139,19 @@ class JobManager:
         """The lock every writer of `collection` holds (load jobs, deletions)."""
         with self._lock:
             return self._collection_locks.setdefault(collection, threading.Lock())
+
+    @contextmanager
+    def write_lock(self, collection: str, timeout: float = WRITE_LOCK_WAIT) -> Iterator[None]:
+        """Hold `collection`'s write lock, or raise CollectionBusyError naming the job holding it
+        after `timeout` seconds: a stuck load must not pile up requests waiting forever."""
+        lock = self.collection_lock(collection)
+        if not lock.acquire(timeout=timeout):
+            with self._lock:
+                raise CollectionBusyError(collection, self._holders.get(collection))
+        try:
+            yield
+        finally:
+            lock.release()
 
     # ------------------------------------------------------------------ jobs
 
@@ -184,15 +218,16 @@ class JobManager:
                         raise DeepSearcherError("The server shut down before this job started.")
                     job.status = "running"
                     job.started_at = time.time()
-                summary = work(on_progress)
+                    self._holders[job.collection] = job.id
+                try:
+                    summary = work(on_progress)
+                finally:
+                    with self._lock:
+                        self._holders.pop(job.collection, None)
             status, error = status_of(summary)
             results = summary_results(summary)
-        except DeepSearcherError as exc:
-            status, error = "failed", str(exc)
         except Exception as exc:  # noqa: BLE001 - a job must end with a status, never vanish
-            error_id = uuid.uuid4().hex[:12]
-            logger.error("job %s failed unexpectedly (error id %s)", job.id, error_id, exc_info=True)
-            status, error = "failed", f"Internal error (error id {error_id}): {type(exc).__name__}; the details are in the server log."
+            status, error = "failed", report(exc, logger, f"job {job.id}").message
         finally:
             if cleanup is not None:
                 try:

@@ -4,7 +4,8 @@
 Paths must lie under one of `server.allowed_roots` once resolved (symlinks followed);
 a path containing `..` is refused outright; with no roots configured every path is
 refused. Inside an allowed folder, a file whose symlink leads out of the roots is
-reported as a failed source rather than read.
+reported as a failed source rather than read. Only regular files are read: a FIFO,
+socket or device is refused when named and skipped (with its kind) inside a folder.
 
 This module needs no FastAPI (the `server` extra), so the MCP server applies the same
 rules without it.
@@ -17,8 +18,9 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from deepsearcher.loader.file_loader.base import BaseLoader, iter_files
-from deepsearcher.offline_loading.sources import LoadedSource, iter_file_sources
-from deepsearcher.types.errors import DeepSearcherError
+from deepsearcher.loader.file_loader._text import not_regular_reason
+from deepsearcher.offline_loading.sources import LoadedSource, folder_member, iter_file_sources
+from deepsearcher.types.errors import BadInputError
 
 NO_ROOTS = (
     "Loading local paths is disabled: list the folders clients may load from in server.allowed_roots "
@@ -26,7 +28,7 @@ NO_ROOTS = (
 )
 
 
-class PathRefusedError(DeepSearcherError):
+class PathRefusedError(BadInputError):
     """A path a client asked to load is refused.
 
     `forbidden`: True when it names a place the client may not read (no roots
@@ -38,6 +40,7 @@ class PathRefusedError(DeepSearcherError):
         super().__init__(message)
         self.message = message
         self.forbidden = forbidden
+        self.http_status = 403 if forbidden else 400
 
 
 def within(path: Path, roots: Iterable[Path]) -> bool:
@@ -63,6 +66,9 @@ def resolve_allowed(given: str, roots: list[Path], no_roots: str = NO_ROOTS) -> 
     if not within(resolved, roots):
         detail = f" (it leads to '{resolved}')" if resolved != raw else ""
         raise PathRefusedError(f"Path '{given}' is outside the allowed roots{detail}; allowed: {_listing(roots)}.")
+    special = None if resolved.is_dir() else not_regular_reason(resolved)  # folders are loaded recursively
+    if special is not None:
+        raise PathRefusedError(f"Path '{given}' is {special}; only regular files and folders can be loaded.", forbidden=False)
     return resolved
 
 
@@ -81,7 +87,5 @@ def iter_allowed_file_sources(paths: Iterable[Path], loader: BaseLoader, roots: 
             real = file_path.resolve()
             if not within(real, roots):
                 yield LoadedSource(str(file_path), error=f"refused: it links to '{real}', outside the allowed roots")
-            elif not loader.can_load(file_path):
-                yield LoadedSource(str(file_path), unsupported=True)
             else:
-                yield from iter_file_sources([real], loader)  # read what was checked
+                yield folder_member(loader, file_path, read_path=real)  # read what was checked

@@ -249,6 +249,7 @@ class QueryRequest(BaseModel):
     max_iter: Optional[int] = Field(None, ge=1, le=20, description="Reflection rounds at most.")
     collections: Optional[List[str]] = Field(None, max_length=100, description="Search only these (default: the collection router chooses).")
     max_tokens: Optional[int] = Field(None, ge=1, description="Token budget of the whole query.")
+    timeout: Optional[float] = Field(None, gt=0, le=3600, description="Overall deadline in seconds (default: query_settings.timeout, else 300).")
 
 
 @router.post(
@@ -259,7 +260,7 @@ class QueryRequest(BaseModel):
 async def query(body: QueryRequest, request: Request, principal: Principal = Depends(require_principal)) -> Any:
     agent = services.agent_for(body.agent)
     collections = await services.query_collections(principal, body.collections)
-    kwargs = services.query_kwargs(principal, collections, body.max_iter, body.max_tokens)
+    kwargs = services.query_kwargs(principal, collections, body.max_iter, body.max_tokens, body.timeout)
     if wants_event_stream(request.headers.get("accept")):
         frames = stream_agent_run(lambda on_event: agent.aquery(body.question, on_event=on_event, **kwargs))
         return StreamingResponse(frames, media_type="text/event-stream", headers=SSE_HEADERS)
@@ -295,7 +296,7 @@ async def list_collections(principal: Principal = Depends(require_principal)) ->
 
 def _drop(state: ServerState, principal: Principal, name: str) -> dict[str, Any]:
     name = services.require_existing(principal, name)
-    with state.job_manager().collection_lock(name):
+    with state.job_manager().write_lock(name):
         services.components().vector_db.clear_db(name)
     return {"deleted": name}
 
@@ -328,7 +329,7 @@ class DeleteSourceRequest(BaseModel):
 
 def _delete_source(state: ServerState, principal: Principal, collection: str, reference: str) -> dict[str, Any]:
     name = services.require_existing(principal, collection)
-    with state.job_manager().collection_lock(name):
+    with state.job_manager().write_lock(name):
         removed = services.components().vector_db.delete_by_reference(name, reference)
     if removed == 0:
         raise APIError(404, f"No source '{reference}' in collection '{name}' (see GET /v1/collections/{name}/sources).")

@@ -143,8 +143,17 @@ async def query_collections(principal: Principal, collections: list[str] | None)
     return list(dict.fromkeys(names))
 
 
-def query_kwargs(principal: Principal, collections: list[str] | None, max_iter: int | None, max_tokens: int | None) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"authorized_collections": principal.authorized_collections, "collections": collections}
+def query_kwargs(
+    principal: Principal, collections: list[str] | None, max_iter: int | None, max_tokens: int | None, timeout: float | None = None
+) -> dict[str, Any]:
+    """The agent's arguments; `timeout` (the overall deadline) defaults to query_settings.timeout, else 300 s."""
+    from deepsearcher.online_query import query_timeout
+
+    kwargs: dict[str, Any] = {
+        "authorized_collections": principal.authorized_collections,
+        "collections": collections,
+        "timeout": query_timeout(timeout),
+    }
     if max_iter is not None:
         kwargs["max_iter"] = max_iter
     if max_tokens is not None:

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
+from deepsearcher.loader.file_loader._text import detected_encoding
 from deepsearcher.types import Document, LoaderError
 
 
@@ -18,8 +19,12 @@ def make_document(path: str, text: str, file_type: str, title: str | None = None
     """A Document whose metadata carries reference, file_type and (when known) title.
 
     `extra` comes first so the loader's own keys always win; content_hash is set by Document.
+    A text file's detected encoding (see `_text.decode_text`) is recorded as `encoding`.
     """
     metadata: dict[str, Any] = dict(extra)
+    encoding = detected_encoding(path)
+    if encoding:
+        metadata["encoding"] = encoding
     metadata["reference"] = path
     metadata["file_type"] = file_type
     if title:

@@ -8,18 +8,82 @@ from __future__ import annotations
 
 import codecs
 import os
+import stat
+import threading
+from typing import Any
 
 from deepsearcher.types import LoaderError
 
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
+#: Seconds one file read may take (a hung network mount must not hang a load).
+READ_TIMEOUT = float(os.environ.get("DEEPSEARCHER_READ_TIMEOUT", "60"))
 
-def read_bytes(file_path: str | os.PathLike[str]) -> bytes:
-    """The file's bytes; a missing, unreadable or zero-byte file raises LoaderError."""
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def special_kind(mode: int) -> str | None:
+    """What a non-regular file is ("a FIFO (named pipe)", ...), or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def not_regular_reason(file_path: str | os.PathLike[str]) -> str | None:
+    """Why `file_path` (symlinks followed) is not read, or None when it is a regular file or missing.
+
+    Reading a FIFO blocks until a writer appears and a device never ends, so only
+    regular files are read.
+    """
+    try:
+        mode = os.stat(file_path).st_mode
+    except OSError:
+        return None
+    kind = special_kind(mode)
+    return f"not a regular file: it is {kind}" if kind else None
+
+
+def _read_regular(path: str) -> bytes:
+    # O_NONBLOCK: opening a FIFO must not wait for a writer (fstat then refuses it).
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as handle:
+        kind = special_kind(os.fstat(descriptor).st_mode)
+        if kind:
+            raise LoaderError(path, f"not a regular file: it is {kind}")
+        return handle.read()
+
+
+def _read_with_deadline(path: str, timeout: float) -> bytes:
+    """`_read_regular` in a daemon thread, abandoned after `timeout` seconds."""
+    outcome: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            outcome["data"] = _read_regular(path)
+        except BaseException as exc:  # handed to the caller below
+            outcome["error"] = exc
+
+    reader = threading.Thread(target=target, name="deepsearcher-read", daemon=True)
+    reader.start()
+    reader.join(timeout)
+    if reader.is_alive():
+        raise LoaderError(path, f"reading took longer than {timeout:g} s (a hung mount or device?); skipped")
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["data"]  # type: ignore[return-value]
+
+
+def read_bytes(file_path: str | os.PathLike[str], timeout: float | None = None) -> bytes:
+    """The file's bytes; a missing, unreadable, non-regular, zero-byte or too-slow file raises LoaderError."""
     path = os.fspath(file_path)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = _read_with_deadline(path, READ_TIMEOUT if timeout is None else timeout)
     except FileNotFoundError as exc:
         reason = "dangling symbolic link (its target does not exist)" if os.path.islink(path) else "file not found"
         raise LoaderError(path, reason) from exc
@@ -34,30 +98,76 @@ def read_bytes(file_path: str | os.PathLike[str]) -> bytes:
     return data
 
 
+_last = threading.local()
+
+
+def detected_encoding(path: str) -> str | None:
+    """The encoding `read_text` found for `path` when it was the last file this thread
+    decoded (make_document records it in metadata without every loader passing it on)."""
+    if getattr(_last, "path", None) == path:
+        return _last.encoding
+    return None
+
+
 def decode_text(path: str, data: bytes) -> str:
-    """Decode UTF-8 (a UTF-8 or UTF-16 byte-order mark is honoured); NUL bytes mean binary."""
+    """Decode text: a UTF-8/UTF-16 byte-order mark is honoured, then UTF-8, then the
+    encoding charset-normalizer detects (Latin-1, CP1252, Shift-JIS, ...); NUL bytes mean binary."""
+    text, encoding = _decode_detected(path, data)
+    _last.path, _last.encoding = path, encoding
+    if not text.strip():
+        raise LoaderError(path, "empty file (only whitespace)")
+    return text
+
+
+def _decode_detected(path: str, data: bytes) -> tuple[str, str]:
     if data.startswith(_UTF16_BOMS):
-        return _decode(path, data, "utf-16", 0)
+        return _decode(path, data, "utf-16", 0), "utf-16"
+    if data.startswith(codecs.BOM_UTF8):
+        return _decode(path, data[len(codecs.BOM_UTF8) :], "utf-8", len(codecs.BOM_UTF8)), "utf-8-sig"
     if b"\x00" in data:
         raise LoaderError(path, "binary file, not text")
-    if data.startswith(codecs.BOM_UTF8):
-        return _decode(path, data[len(codecs.BOM_UTF8) :], "utf-8", len(codecs.BOM_UTF8))
-    return _decode(path, data, "utf-8", 0)
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError as exc:
+        failure = exc
+    best = _best_guess(data)
+    if best is None or best.encoding in ("utf_8", "utf-8"):
+        position = failure.start
+        raise LoaderError(
+            path,
+            f"undecodable bytes: not UTF-8 (byte 0x{data[position]:02x} at position {position}) "
+            "and no other text encoding fits",
+        ) from failure
+    return str(best), best.encoding.replace("_", "-")
+
+
+def _best_guess(data: bytes) -> Any:
+    """charset-normalizer's best match, except that a Windows code page wins a tie among
+    equally clean guesses, Windows-1252 first: those are the common legacy encodings
+    (charset-normalizer alone reads Latin-1 French as cp1250 and cp1251 Russian as
+    mac_cyrillic)."""
+    from charset_normalizer import from_bytes
+
+    matches = list(from_bytes(data))
+    if not matches:
+        return None
+    cleanest = min(match.chaos for match in matches)
+    tied = [match for match in matches if match.chaos <= cleanest]
+    windows = sorted(
+        (match for match in tied if match.encoding.startswith("cp125")),
+        key=lambda match: match.encoding != "cp1252",
+    )
+    return windows[0] if windows else matches[0]
 
 
 def _decode(path: str, data: bytes, encoding: str, offset: int) -> str:
     try:
-        text = data.decode(encoding)
+        return data.decode(encoding)
     except UnicodeDecodeError as exc:
         position = offset + exc.start
         raise LoaderError(
-            path,
-            f"not valid {encoding.upper()} text (byte 0x{data[exc.start]:02x} at position {position}); "
-            "convert the file to UTF-8",
+            path, f"not valid {encoding.upper()} text (byte 0x{data[exc.start]:02x} at position {position})"
         ) from exc
-    if not text.strip():
-        raise LoaderError(path, "empty file (only whitespace)")
-    return text
 
 
 def read_text(file_path: str | os.PathLike[str]) -> str:
