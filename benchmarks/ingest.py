@@ -171,6 +171,7 @@ def main() -> None:
     parser.add_argument("--upstream-python", type=Path, default=DEFAULT_UPSTREAM)
     parser.add_argument("--upstream-variants", default="own,window")
     parser.add_argument("--no-upstream", action="store_true")
+    parser.add_argument("--venvs", default="", help="comma-separated venv folders whose disk size to print (du)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("payload", nargs="?", help=argparse.SUPPRESS)
     args, _ = parser.parse_known_args()
@@ -218,6 +219,17 @@ def main() -> None:
         print(f"pipeline / upstream ({fastest['variant']}): {pipe_rate / up_rate:.2f}x   (target >= 1.5)   peak RSS {pipe['peak_rss_mib']:.0f} vs {fastest['peak_rss_mib']:.0f} MiB (target <=)")
     if pipe["failed"]:
         print(f"failed inputs: {pipe['failed']}")
+    for venv in parse_list(args.venvs):
+        print(f"install size of {venv}: {venv_mib(Path(venv)):.0f} MiB")
+
+
+def venv_mib(folder: Path) -> float:
+    """Disk size of a venv (what `du -s` counts: allocated blocks)."""
+    total = 0
+    for path in folder.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            total += path.stat().st_blocks * 512
+    return total / 2**20
 
 
 def parse_list(text: str) -> list[str]:
