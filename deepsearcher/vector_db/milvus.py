@@ -129,6 +129,16 @@ def analyzer_params(analyzer: str | dict[str, Any]) -> dict[str, Any]:
     return {"type": analyzer}  # built-in analyzers of a Milvus server ("english", "chinese")
 
 
+def _quiet_jieba() -> None:
+    """Milvus Lite runs jieba in this process, and jieba logs its dictionary loading at DEBUG
+    to stderr through its own handler: keep that out of the CLI's output."""
+    try:
+        import jieba
+    except ImportError:  # only the jieba analyzer needs it; Milvus Lite names it when it does
+        return
+    jieba.setLogLevel(logging.WARNING)
+
+
 def _exc_message(exc: BaseException) -> str:
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
     return str(message)
@@ -255,6 +265,7 @@ class Milvus(BaseVectorDB):
                 ) from (capture.exc or exc)
         lite.acquire(self.uri)
         self._lite_path = self.uri
+        _quiet_jieba()
         return client
 
     @property
