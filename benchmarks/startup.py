@@ -101,14 +101,27 @@ def main() -> None:
             ),
             encoding="utf-8",
         )
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "DEEPSEARCHER_CONFIG": str(config), "COLUMNS": "120"}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "HF_HUB_OFFLINE": "1",
+            "DEEPSEARCHER_CONFIG": str(config),
+            "COLUMNS": "120",
+        }
         subprocess.run([*ours, "load", str(CORPUS)], env=env, cwd=folder, check=True, capture_output=True)
         rows = [
             measure("--help", [*ours, "--help"], env, folder, args.runs),
             measure("collections list", [*ours, "collections", "list"], env, folder, args.runs),
             measure("providers", [*ours, "providers"], env, folder, args.runs),
             measure("search", [*ours, "search", "大熊猫吃什么"], env, folder, args.runs),
-            measure("query (overhead)", [*ours, "query", "What do giant pandas eat?", "--agent", "deep", "--max-iter", "1"], env, folder, args.runs, server),
+            measure(
+                "query (overhead)",
+                [*ours, "query", "What do giant pandas eat?", "--agent", "deep", "--max-iter", "1"],
+                env,
+                folder,
+                args.runs,
+                server,
+            ),
         ]
         upstream = None
         if args.upstream_python.exists():
@@ -116,14 +129,23 @@ def main() -> None:
             up_env.update(OPENAI_API_KEY="unused", HF_HUB_OFFLINE="1")
             up_cwd = Path(folder) / "upstream"  # its default ./milvus.db, apart from ours
             up_cwd.mkdir()
-            upstream = measure("upstream --help", [str(args.upstream_python), "-m", "deepsearcher.cli", "--help"], up_env, str(up_cwd), args.runs)
+            upstream = measure(
+                "upstream --help",
+                [str(args.upstream_python), "-m", "deepsearcher.cli", "--help"],
+                up_env,
+                str(up_cwd),
+                args.runs,
+            )
 
     print(f"{'command':<22} {'cold s':>7} {'warm s':>7} {'first output s':>15}")
     for row in rows + ([upstream] if upstream else []):
         print(f"{row['label']:<22} {row['cold']:>7.2f} {row['warm']:>7.2f} {row['first_output']:>15.2f}")
     if upstream:
         print(f"--help: upstream / ours (warm) = {upstream['warm'] / rows[0]['warm']:.1f}x")
-    print("targets: collections list, providers, --help < 1 s; cold search <= 2.5 s; query overhead <= 2 s, first output <= 0.5 s")
+    print(
+        "targets: collections list, providers, --help < 1 s; cold search <= 2.5 s;"
+        " query overhead <= 2 s, first output <= 0.5 s"
+    )
 
 
 if __name__ == "__main__":

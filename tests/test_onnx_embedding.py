@@ -79,7 +79,9 @@ def test_encode_sorted_returns_results_in_input_order() -> None:
 
 def test_fp32_graph_matches_sentence_transformers(fp32, model_dir: Path) -> None:
     sentence_transformers = pytest.importorskip("sentence_transformers", reason="the torch extra is not installed")
-    reference = sentence_transformers.SentenceTransformer(str(model_dir), device="cpu").encode(TEXTS, normalize_embeddings=True)
+    reference = sentence_transformers.SentenceTransformer(str(model_dir), device="cpu").encode(
+        TEXTS, normalize_embeddings=True
+    )
     ours = np.asarray(fp32.embed_documents(TEXTS))
     assert ours.shape == (len(TEXTS), 384)
     assert (ours * reference).sum(axis=1).min() > 0.9999
@@ -99,7 +101,10 @@ def test_int8_is_close_to_fp32_and_ranks_the_same(fp32, int8, cache_dir: Path) -
         scores = quantised @ np.asarray(int8.embed_query(query))
         assert int(np.argmax(scores)) == expected
     int8_files = list(cache_dir.glob("onnx/*/model_int8.onnx"))
-    assert len(int8_files) == 1 and int8_files[0].stat().st_size < 0.7 * int8_files[0].with_name("model.onnx").stat().st_size
+    assert (
+        len(int8_files) == 1
+        and int8_files[0].stat().st_size < 0.7 * int8_files[0].with_name("model.onnx").stat().st_size
+    )
 
 
 def test_cached_graph_is_reused(model_dir: Path, cache_dir: Path, fp32) -> None:

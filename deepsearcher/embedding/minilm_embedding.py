@@ -72,9 +72,14 @@ class MiniLMEmbedding(BaseEmbedding):
 
     def __init__(self, backend: str = "auto", **kwargs: Any) -> None:
         if backend not in BACKENDS:
-            raise ConfigurationError(f"MiniLMEmbedding backend '{backend}' is unknown: allowed values are {', '.join(BACKENDS)}")
+            raise ConfigurationError(
+                f"MiniLMEmbedding backend '{backend}' is unknown: allowed values are {', '.join(BACKENDS)}"
+            )
         if kwargs.pop("model", MODEL_NAME) not in (MODEL_NAME, f"sentence-transformers/{MODEL_NAME}"):
-            raise ConfigurationError("MiniLMEmbedding always uses the bundled all-MiniLM-L6-v2: use OnnxEmbedding or SentenceTransformerEmbedding for another model")
+            raise ConfigurationError(
+                "MiniLMEmbedding always uses the bundled all-MiniLM-L6-v2: "
+                "use OnnxEmbedding or SentenceTransformerEmbedding for another model"
+            )
         if backend == "auto":
             backend = "onnx" if onnx_available() else "torch"
         self.backend = backend
