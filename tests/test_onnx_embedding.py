@@ -162,3 +162,10 @@ def test_minilm_backend_is_checked() -> None:
         MiniLMEmbedding(backend="tpu")
     with pytest.raises(ConfigurationError, match="OnnxEmbedding or SentenceTransformerEmbedding"):
         MiniLMEmbedding(model="BAAI/bge-small-en-v1.5")
+
+
+def test_int8_vector_of_a_text_does_not_depend_on_its_batch(int8) -> None:
+    """One text per forward pass: the same text gets the same int8 vector alone or in a window."""
+    alone = np.asarray(int8.embed_query(TEXTS[2]))
+    in_window = np.asarray(int8.embed_documents(TEXTS)[2])
+    assert float(alone @ in_window) > 0.99999

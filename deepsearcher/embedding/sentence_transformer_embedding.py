@@ -67,6 +67,7 @@ class SentenceTransformerEmbedding(BaseEmbedding):
         query_prefix: str = "",
         document_prefix: str = "",
         allow_download: bool = False,
+        lazy: bool = False,
         **kwargs: Any,
     ) -> None:
         self.model_name = model
@@ -84,10 +85,12 @@ class SentenceTransformerEmbedding(BaseEmbedding):
         self._model_instance: Any = None
         self._dimension: int | None = _KNOWN_DIMENSIONS.get(model)
         self._lock = threading.Lock()
+        if not lazy:  # a model that is not there fails here, at configuration time
+            self._model  # noqa: B018
 
     @property
     def _model(self) -> Any:
-        """The loaded model: torch and sentence-transformers are imported on first use only."""
+        """The loaded model; with `lazy: true`, torch is imported on first use only."""
         with self._lock:
             if self._model_instance is None:
                 with model_loading(f"Loading the embedding model {self.model_name} (sentence-transformers)"):
