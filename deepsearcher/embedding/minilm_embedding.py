@@ -94,7 +94,7 @@ class MiniLMEmbedding(BaseEmbedding):
             return OnnxEmbedding(folder, model_name=MODEL_NAME, **kwargs)
         from deepsearcher.embedding.sentence_transformer_embedding import SentenceTransformerEmbedding
 
-        impl = SentenceTransformerEmbedding(folder, **{"lazy": True, **kwargs})
+        impl = SentenceTransformerEmbedding(folder, **kwargs)
         impl.model_name = MODEL_NAME
         return impl
 

@@ -67,7 +67,7 @@ class SentenceTransformerEmbedding(BaseEmbedding):
         query_prefix: str = "",
         document_prefix: str = "",
         allow_download: bool = False,
-        lazy: bool = False,
+        lazy: bool = True,
         **kwargs: Any,
     ) -> None:
         self.model_name = model
@@ -90,7 +90,7 @@ class SentenceTransformerEmbedding(BaseEmbedding):
 
     @property
     def _model(self) -> Any:
-        """The loaded model; with `lazy: true`, torch is imported on first use only."""
+        """The loaded model: torch is imported on first use only (unless `lazy: false`)."""
         with self._lock:
             if self._model_instance is None:
                 with model_loading(f"Loading the embedding model {self.model_name} (sentence-transformers)"):
