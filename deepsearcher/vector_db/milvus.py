@@ -57,7 +57,7 @@ BM25_FUNCTION = "index_text_bm25"
 RANKERS = ("weighted", "rrf")
 LITE_ANALYZERS = ("standard", "jieba")
 # Punctuation jieba emits as tokens (the standard tokenizer never does).
-_PUNCTUATION = list(".,;:!?()[]{}<>\"'`-_/\\|@#$%^&*+=~") + list("，。、；：？！“”‘’（）《》【】…—·")
+_PUNCTUATION = [" ", "\t", "\n"] + list(".,;:!?()[]{}<>\"'`-_/\\|@#$%^&*+=~") + list("，。、；：？！“”‘’（）《》【】…—·")
 #: New collections: jieba splits Chinese into words and keeps English words whole; lowercase
 #: (a Milvus server needs the filter, Milvus Lite always lowercases) and punctuation dropped.
 #: English BM25 recall measured equal to `standard` (benchmarks/retrieval.py). Existing
