@@ -158,9 +158,14 @@ class Milvus(BaseVectorDB):
         weights: tuple[float, float] | list[float] = (0.6, 0.4),
         index_params: dict[str, Any] | None = None,
         return_embedding: bool = False,
+        search_consistency: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(default_collection)
+        #: Consistency level of searches (None: the collection's, Strong for collections made here).
+        #: On a server Strong waits for the next time tick (~200 ms per search, benchmarks/scale.py);
+        #: "Session" still sees this client's own writes, "Bounded" may miss the last seconds of writes.
+        self._search_level = {"consistency_level": str(search_consistency)} if search_consistency else {}
         #: Put each hit's stored vector in RetrievalResult.embedding (as DeepSearcher did);
         #: off by default (384+ floats per hit); `search_data(..., with_embedding=True)` asks per call.
         self.return_embedding = _as_bool(return_embedding)
@@ -600,6 +605,7 @@ class Milvus(BaseVectorDB):
                     filter=expr,
                     output_fields=output,
                     search_params=self._dense_params(top_k, metric),
+                    **self._search_level,
                 )[0]
             elif mode == "sparse":
                 hits = client.search(
@@ -610,6 +616,7 @@ class Milvus(BaseVectorDB):
                     filter=expr,
                     output_fields=output,
                     search_params={"metric_type": "BM25"},
+                    **self._search_level,
                 )[0]
             elif self.ranker == "weighted" and not self.capabilities.weighted_bm25:
                 hits = self._fused_hybrid(name, vector, text, top_k, expr, output)
@@ -624,7 +631,9 @@ class Milvus(BaseVectorDB):
                         data=[text], anns_field=SPARSE, param={"metric_type": "BM25"}, limit=limit, expr=expr or None
                     ),
                 ]
-                hits = client.hybrid_search(name, requests, self._ranker(), limit=top_k, output_fields=output)[0]
+                hits = client.hybrid_search(
+                    name, requests, self._ranker(), limit=top_k, output_fields=output, **self._search_level
+                )[0]
         results = []
         for hit in hits:
             score = float(hit.get("distance", 0.0))
@@ -649,11 +658,11 @@ class Milvus(BaseVectorDB):
         client = self._client()
         dense = client.search(
             name, data=[list(vector)], anns_field=EMBEDDING, limit=limit, filter=expr,
-            output_fields=output, search_params=self._dense_params(limit),
+            output_fields=output, search_params=self._dense_params(limit), **self._search_level,
         )[0]
         sparse = client.search(
             name, data=[text], anns_field=SPARSE, limit=limit, filter=expr,
-            output_fields=output, search_params={"metric_type": "BM25"},
+            output_fields=output, search_params={"metric_type": "BM25"}, **self._search_level,
         )[0]
         fused: dict[Any, dict[str, Any]] = {}
         for hits, weight, norm in (
