@@ -98,8 +98,12 @@ def measure(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: in
         count = min(BATCH, n - start)
         vectors = unit_vectors(rng, count, dim).tolist()
         chunks = [
-            Chunk(text=text, reference=f"doc{(start + i) // 100}.txt", embedding=vector,
-                  metadata={"source_hash": "h", "source_chunks": 100})
+            Chunk(
+                text=text,
+                reference=f"doc{(start + i) // 100}.txt",
+                embedding=vector,
+                metadata={"source_hash": "h", "source_chunks": 100},
+            )
             for i, (text, vector) in enumerate(zip(texts(start, count, words, rng), vectors))
         ]
         store.insert_data("scale", chunks, batch_size=1000)
@@ -109,7 +113,9 @@ def measure(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: in
     version = store.capabilities.version
 
     queries = unit_vectors(rng, QUERIES, dim).tolist()
-    query_texts = [" ".join(words[i] for i in rng.integers(0, 200, 3)) + f" tok{int(rng.integers(0, n))}" for _ in range(QUERIES)]
+    query_texts = [
+        " ".join(words[i] for i in rng.integers(0, 200, 3)) + f" tok{int(rng.integers(0, n))}" for _ in range(QUERIES)
+    ]
     timings: dict[str, list[float]] = {"dense": [], "hybrid": [], "session": []}
     session = Milvus(uri=uri, search_consistency="Session")  # sees its own writes without Strong's wait
     runs = [("dense", store, "dense"), ("session", session, "dense")]
@@ -157,8 +163,21 @@ def child(args: argparse.Namespace) -> None:
 
 
 def run_child(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: int | None, timeout: float) -> dict:
-    command = [sys.executable, __file__, "--child", "--kind", kind, "--n", str(n), "--dim", str(dim),
-               "--uri", uri, "--data-dir", data_dir]
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        "--kind",
+        kind,
+        "--n",
+        str(n),
+        "--dim",
+        str(dim),
+        "--uri",
+        uri,
+        "--data-dir",
+        data_dir,
+    ]
     if server_pid:
         command += ["--server-pid", str(server_pid)]
     try:
@@ -167,7 +186,7 @@ def run_child(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: 
         return {"kind": kind, "n": n, "error": f"did not finish within {timeout:.0f}s"}
     for line in done.stdout.splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
+            return json.loads(line[len("RESULT ") :])
     return {"kind": kind, "n": n, "error": (done.stderr or done.stdout).strip()[-600:]}
 
 
@@ -190,7 +209,9 @@ def print_table(rows: list[dict]) -> None:
         if "error" in row:
             print(f"{row['kind']:<22}{row['n']:>9}  FAILED: {row['error']}")
             continue
-        cells = "".join(" " + (fmt.format(row[key]) if row.get(key) is not None else f"{'-':>10}") for key, _, fmt in COLUMNS)
+        cells = "".join(
+            " " + (fmt.format(row[key]) if row.get(key) is not None else f"{'-':>10}") for key, _, fmt in COLUMNS
+        )
         print(f"{row['kind']:<22}{row['n']:>9}{cells}")
     print("\ngrowth per 10x of N (ratio of successive sizes)")
     by_kind: dict[str, list[dict]] = {}
@@ -229,7 +250,9 @@ def main() -> None:
     for n in sizes(args.lite):
         folder = tempfile.mkdtemp(prefix="scale-lite-")
         try:
-            rows.append(run_child("milvus-lite", n, args.dim, os.path.join(folder, "milvus.db"), folder, None, args.timeout))
+            rows.append(
+                run_child("milvus-lite", n, args.dim, os.path.join(folder, "milvus.db"), folder, None, args.timeout)
+            )
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         print(f"  done: milvus-lite N={n}", flush=True)
@@ -238,7 +261,17 @@ def main() -> None:
 
         with Milvus235Server() as server:
             for n in sizes(args.server):
-                rows.append(run_child("milvus-2.3.5-server", n, args.dim, server.uri, str(server.data_dir), server.process.pid, args.timeout))
+                rows.append(
+                    run_child(
+                        "milvus-2.3.5-server",
+                        n,
+                        args.dim,
+                        server.uri,
+                        str(server.data_dir),
+                        server.process.pid,
+                        args.timeout,
+                    )
+                )
                 print(f"  done: milvus-2.3.5-server N={n}", flush=True)
     print()
     print_table(rows)

@@ -60,13 +60,23 @@ def server_venv(requirement: str, no_deps: bool = False, timeout: float = 900) -
         shutil.rmtree(venv, ignore_errors=True)  # a half-built venv from an interrupted run
         steps = [
             [sys.executable, "-m", "venv", str(venv)],
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *(["--no-deps"] if no_deps else []), requirement],
+            [
+                str(venv / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                *(["--no-deps"] if no_deps else []),
+                requirement,
+            ],
         ]
         for step in steps:
             try:
                 done = subprocess.run(step, capture_output=True, text=True, timeout=timeout)
             except subprocess.TimeoutExpired as exc:
-                raise ServerStartError(f"Building the test venv for {requirement} timed out after {timeout:.0f}s: {step}") from exc
+                raise ServerStartError(
+                    f"Building the test venv for {requirement} timed out after {timeout:.0f}s: {step}"
+                ) from exc
             if done.returncode != 0:
                 raise ServerStartError(
                     f"Building the test venv for {requirement} failed ({' '.join(step)} exited {done.returncode}): "
@@ -116,7 +126,9 @@ class _Server:
         while not self._ready():
             if self.process.poll() is not None:
                 self.stop(keep_log=True)
-                raise ServerStartError(f"{self.name} exited with code {self.process.returncode} while starting. {self._tail()}")
+                raise ServerStartError(
+                    f"{self.name} exited with code {self.process.returncode} while starting. {self._tail()}"
+                )
             if time.monotonic() > deadline:
                 self.stop(keep_log=True)
                 raise ServerStartError(f"{self.name} was not ready after {self.start_timeout:.0f}s. {self._tail()}")
@@ -179,7 +191,13 @@ class Milvus235Server(_Server):
 
     def _command(self) -> tuple[list[str], dict[str, str], Path]:
         venv = server_venv(MILVUS_235)
-        command = [str(venv / "bin" / "milvus-server"), "--data", str(self.data_dir / "milvus"), "--proxy-port", str(self.port)]
+        command = [
+            str(venv / "bin" / "milvus-server"),
+            "--data",
+            str(self.data_dir / "milvus"),
+            "--proxy-port",
+            str(self.port),
+        ]
         for component in _COMPONENTS:
             command += ["--extra-config", f"{component}.ip=127.0.0.1"]
         return command, dict(os.environ, PYTHONUNBUFFERED="1"), self.data_dir  # the banner is the ready sign

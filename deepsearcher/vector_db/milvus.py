@@ -647,7 +647,6 @@ class Milvus(BaseVectorDB):
             results.append(result)
         return results
 
-
     def _fused_hybrid(
         self, name: str, vector: list[float], text: str, top_k: int, expr: str, output: list[str]
     ) -> list[dict[str, Any]]:
