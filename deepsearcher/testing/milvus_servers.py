@@ -123,16 +123,17 @@ class _Server:
             command, cwd=cwd, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
         )
         deadline = time.monotonic() + self.start_timeout
-        while not self._ready():
-            if self.process.poll() is not None:
-                self.stop(keep_log=True)
-                raise ServerStartError(
-                    f"{self.name} exited with code {self.process.returncode} while starting. {self._tail()}"
-                )
-            if time.monotonic() > deadline:
-                self.stop(keep_log=True)
-                raise ServerStartError(f"{self.name} was not ready after {self.start_timeout:.0f}s. {self._tail()}")
-            time.sleep(0.2)
+        try:
+            while not self._ready():
+                code = self.process.poll()
+                if code is not None:
+                    raise ServerStartError(f"{self.name} exited with code {code} while starting. {self._tail()}")
+                if time.monotonic() > deadline:
+                    raise ServerStartError(f"{self.name} was not ready after {self.start_timeout:.0f}s. {self._tail()}")
+                time.sleep(0.2)
+        except BaseException:
+            self.stop(keep_log=True)  # the log stays for the reader of the error
+            raise
         return self
 
     def log_text(self) -> str:
