@@ -354,7 +354,8 @@ class Milvus(BaseVectorDB):
             rows = side_rows if side_rows is not None else self._meta_table().read([name])
             row = rows.get(name)
             if row:
-                desc = dict(desc, properties={PROP_DESCRIPTION: row["description"], PROP_MODEL: row["embedding_model"]})
+                stored = {PROP_DESCRIPTION: row["description"], PROP_MODEL: row["embedding_model"]}
+                desc = dict(desc, properties={**(desc.get("properties") or {}), **stored})
         return self._info_from_description(name, desc)
 
     def _analyzer_params(self) -> dict[str, Any]:
