@@ -136,6 +136,24 @@ class _Server:
             raise
         return self
 
+    def _answers(self) -> bool:
+        """A real client call succeeds: the port can be open before the gRPC service takes
+        calls (the first connection to the milvus-lite engine was refused with "Too many pings")."""
+        from pymilvus import MilvusClient
+
+        from deepsearcher.vector_db._milvus_capabilities import muted_rpc_errors
+
+        try:
+            with muted_rpc_errors():
+                client = MilvusClient(uri=self.uri, timeout=5)
+                try:
+                    client.list_collections()
+                finally:
+                    client.close()
+        except Exception:  # noqa: BLE001 - not ready yet; the caller's deadline bounds the wait
+            return False
+        return True
+
     def log_text(self) -> str:
         try:
             return self.log_path.read_text(encoding="utf-8", errors="replace")
@@ -207,7 +225,7 @@ class Milvus235Server(_Server):
         log = self.log_text()
         if "Milvus server already stopped" in log or "started timeout" in log:
             raise ServerStartError(f"{self.name} did not start. {self._tail()}")
-        return "Ctrl+C to exit" in log
+        return "Ctrl+C to exit" in log and self._answers()
 
 
 class LiteEngineServer(_Server):
@@ -224,7 +242,9 @@ class LiteEngineServer(_Server):
     def _ready(self) -> bool:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.settimeout(0.5)
-            return sock.connect_ex(("127.0.0.1", self.port)) == 0
+            if sock.connect_ex(("127.0.0.1", self.port)) != 0:
+                return False
+        return self._answers()
 
 
 SERVERS: dict[str, type[_Server]] = {Milvus235Server.name: Milvus235Server, LiteEngineServer.name: LiteEngineServer}
