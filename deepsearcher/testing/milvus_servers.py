@@ -225,7 +225,25 @@ class Milvus235Server(_Server):
         log = self.log_text()
         if "Milvus server already stopped" in log or "started timeout" in log:
             raise ServerStartError(f"{self.name} did not start. {self._tail()}")
+        self._check_engine()
         return "Ctrl+C to exit" in log and self._answers()
+
+    def _check_engine(self) -> None:
+        """The launcher keeps polling for 3 minutes after the milvus binary died: read its own log."""
+        engine_log = self.data_dir / "milvus" / "logs" / "milvus-stderr.log"
+        try:
+            text = engine_log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return
+        if "panic:" in text:
+            first = text[text.index("panic:") :].splitlines()[0]
+            hint = ""
+            if "GetEmbedEtcdClient" in text:
+                hint = (
+                    " Its embedded etcd did not start: its peer port 2380 is fixed, so only one Milvus 2.3.5"
+                    " standalone can run on a machine at a time; stop the other one (or wait for it) and retry."
+                )
+            raise ServerStartError(f"{self.name} crashed while starting ({first}).{hint} Engine log: {engine_log}")
 
 
 class LiteEngineServer(_Server):
