@@ -1,10 +1,11 @@
 """The composition root: build the configured components and expose them module-wide.
 
-Module-level names (`llm`, `embedding_model`, `file_loader`, `vector_db`,
-`web_crawler`, `default_searcher`, `naive_rag`) match DeepSearcher so existing code
-keeps working. `init_config` may be called again to switch configuration; components
-whose provider settings did not change are reused (the embedding model takes seconds
-to load).
+`build_components(config)` is the one function that builds a `Components` object.
+`init_config` builds one and swaps a single reference under a lock; DeepSearcher's
+module-level names (`llm`, `embedding_model`, `file_loader`, `vector_db`, `web_crawler`,
+`default_searcher`, `naive_rag`, ...) are a thin facade reading that reference, so
+existing code keeps working and never sees half of a switch. Components whose provider
+settings did not change are reused (the embedding model takes seconds to load).
 """
 
 from __future__ import annotations
@@ -12,15 +13,18 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
+from types import MappingProxyType
 from typing import Any
 
+from deepsearcher.app.components import Components
 from deepsearcher.config import Configuration
 from deepsearcher.config.registry import ProviderRegistry
-from deepsearcher.types.errors import DeepSearcherError
+from deepsearcher.types.errors import ConfigurationError, DeepSearcherError
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Configuration", "ModuleFactory", "init_config"]
+__all__ = ["Components", "Configuration", "ModuleFactory", "build_components", "current", "init_config"]
 
 
 def _registries() -> dict[str, ProviderRegistry]:
@@ -73,19 +77,27 @@ class ModuleFactory:
         return self.create("vector_db")
 
 
-config: Configuration | None = None
-module_factory: ModuleFactory | None = None
-llm: Any = None
-llm_error: DeepSearcherError | None = None
-embedding_model: Any = None
-file_loader: Any = None
-vector_db: Any = None
-web_crawler: Any = None
-web_crawler_error: DeepSearcherError | None = None
-default_searcher: Any = None
-naive_rag: Any = None
-
+_current: Components | None = None
+_switch_lock = threading.RLock()
 _built: dict[str, tuple[str, Any]] = {}
+
+#: DeepSearcher's module-level names, read from the current Components (None before init_config).
+_FACADE = ("llm", "llm_error", "embedding_model", "file_loader", "vector_db", "web_crawler", "web_crawler_error")
+
+
+def __getattr__(name: str) -> Any:
+    components = _current
+    if name == "config":
+        return components.config if components is not None else None
+    if name == "module_factory":
+        return ModuleFactory(components.config) if components is not None else None
+    if name == "agents":
+        return components.agents if components is not None else MappingProxyType({})
+    if name in ("default_searcher", "naive_rag"):
+        return components.agents.get("auto" if name == "default_searcher" else "naive") if components else None
+    if name in _FACADE:
+        return getattr(components, name) if components is not None else None
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _settings_key(configuration: Configuration, feature: str) -> str:
@@ -116,18 +128,38 @@ def init_config(config: Configuration | None = None) -> None:
 
 
 def _init_config(configuration: Configuration) -> None:
-    global config, module_factory, llm, llm_error, embedding_model, file_loader
-    global vector_db, web_crawler, web_crawler_error, default_searcher, naive_rag
-    config = configuration
-    module_factory = ModuleFactory(configuration)
-    embedding_model = _build(module_factory, "embedding")
-    file_loader = _build(module_factory, "file_loader")
-    vector_db = _build(module_factory, "vector_db")
+    global _current
+    with _switch_lock:  # one switch at a time; readers keep the old object until the swap
+        _current = build_components(configuration)
+
+
+def current() -> Components:
+    """The Components of the last `init_config` (the built-in defaults when there was none)."""
+    components = _current
+    if components is None:
+        with _switch_lock:
+            if _current is None:
+                init_config(Configuration())
+        components = _current
+    assert components is not None
+    return components
+
+
+def build_components(configuration: Configuration) -> Components:
+    """Every configured component and the agents, from `configuration` (unchanged providers reused)."""
+    from deepsearcher.agent.catalog import check_agent
+
+    if configuration.query_settings.get("agent") is not None:
+        check_agent(configuration.query_settings["agent"], "query_settings.agent", ConfigurationError)
+    factory = ModuleFactory(configuration)
+    required = (("embedding_model", "embedding"), ("file_loader", "file_loader"), ("vector_db", "vector_db"))
+    parts: dict[str, Any] = {name: _build(factory, feature) for name, feature in required}
     # No API key is a normal state for file loading and retrieval: these two report
     # their error when they are first needed instead of blocking everything else.
-    llm, llm_error = _build_optional(module_factory, "llm")
-    web_crawler, web_crawler_error = _build_optional(module_factory, "web_crawler")
-    default_searcher, naive_rag = _build_agents(configuration)
+    parts["llm"], parts["llm_error"] = _build_optional(factory, "llm")
+    parts["web_crawler"], parts["web_crawler_error"] = _build_optional(factory, "web_crawler")
+    agents = _build_agents(configuration, parts["llm"], parts["embedding_model"], parts["vector_db"])
+    return Components(config=configuration, agents=MappingProxyType(agents), **parts)
 
 
 def _build_optional(factory: ModuleFactory, feature: str) -> tuple[Any, DeepSearcherError | None]:
@@ -139,42 +171,32 @@ def _build_optional(factory: ModuleFactory, feature: str) -> tuple[Any, DeepSear
         return None, exc
 
 
-def _build_agents(configuration: Configuration) -> tuple[Any, Any]:
+def _build_agents(configuration: Configuration, llm: Any, embedding_model: Any, vector_db: Any) -> dict[str, Any]:
     if llm is None:
-        return None, None
-    from deepsearcher.agent import ChainOfRAG, DeepSearch, NaiveRAG, RAGRouter
+        return {}
+    from deepsearcher.agent.catalog import build_agents
 
-    max_iter = configuration.query_settings.get("max_iter", 3)
-    top_k = configuration.query_settings.get("top_k", 10)
-    common = {"llm": llm, "embedding_model": embedding_model, "vector_db": vector_db}
-    searcher = RAGRouter(
-        llm=llm,
-        rag_agents=[
-            DeepSearch(max_iter=max_iter, **common),
-            ChainOfRAG(max_iter=max_iter, early_stopping=bool(configuration.query_settings.get("early_stopping", False)), **common),
-        ],
-    )
-    naive = NaiveRAG(top_k=top_k, **common)
-    return searcher, naive
+    settings = {"max_iter": 3, "top_k": 10, **configuration.query_settings}
+    return build_agents(llm, embedding_model, vector_db, settings)
+
+
+_NOT_CONFIGURED = "DeepSearcher is not configured: call init_config(Configuration()) first."
 
 
 def require_web_crawler() -> Any:
     """The configured crawler, or the reason it is missing (no key, missing extra...)."""
-    if web_crawler is None:
-        raise web_crawler_error or DeepSearcherError("DeepSearcher is not configured: call init_config(Configuration()) first.")
-    return web_crawler
+    if _current is None:
+        raise DeepSearcherError(_NOT_CONFIGURED)
+    return _current.require_web_crawler()
 
 
 def require_llm() -> Any:
     """The configured LLM, or the reason it is missing (no key, missing extra...)."""
-    if llm is None:
-        if llm_error is not None:
-            raise llm_error
-        raise DeepSearcherError("DeepSearcher is not configured: call init_config(Configuration()) first.")
-    return llm
+    if _current is None:
+        raise DeepSearcherError(_NOT_CONFIGURED)
+    return _current.require_llm()
 
 
 def ensure_initialized() -> None:
     """Initialise with the built-in defaults when the caller has not configured anything."""
-    if config is None:
-        init_config(Configuration())
+    current()

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import logging
 import os
 import sys
-import threading
+import typing
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Literal, Optional
 
+from deepsearcher.app.collections import require_collections
+from deepsearcher.app.locks import collection_lock
 from deepsearcher.types.errors import DeepSearcherError, MissingDependencyError, report
 
 logger = logging.getLogger(__name__)
@@ -31,7 +34,6 @@ logger = logging.getLogger(__name__)
 __all__ = ["build_server", "run_stdio"]
 
 SERVER_NAME = "deepsearcher"
-AGENTS = ("auto", "deep", "chain", "naive")
 NO_LLM_HINT = (
     "No LLM is configured, so deep_search cannot answer (search, list_collections and load still work). "
     "Set OPENAI_API_KEY for the server, or point provide_settings.llm.config.base_url at an OpenAI-compatible "
@@ -98,9 +100,6 @@ def _source_dict(source: Any) -> dict[str, Any]:
 class DeepSearcherTools:
     """The work behind each tool, synchronous and independent of the MCP SDK (easy to test)."""
 
-    def __init__(self) -> None:
-        self._load_lock = threading.Lock()
-
     def search(self, query: str, collection: Optional[str] = None, top_k: int = 5) -> dict[str, Any]:
         """Retrieval only (no LLM): the `top_k` passages of `collection` (default: the configured
         default collection) that best match `query`, each with its text, source reference, title and score."""
@@ -112,8 +111,7 @@ class DeepSearcherTools:
         if top_k < 1 or top_k > 100:
             raise DeepSearcherError(f"top_k must be between 1 and 100, got {top_k}.")
         name = collection or configuration.vector_db.default_collection
-        if not configuration.vector_db.has_collection(name):
-            raise DeepSearcherError(f"No collection named '{name}'. Call list_collections to see the loaded ones.")
+        require_collections(configuration.vector_db, [name])
         results = naive_retrieve(query, collection=name, top_k=top_k)
         return {
             "collection": name,
@@ -123,28 +121,30 @@ class DeepSearcherTools:
             ],
         }
 
-    def deep_search(self, question: str, agent: str = "auto", max_iter: Optional[int] = None, collections: Optional[list[str]] = None) -> dict[str, Any]:
+    def deep_search(
+        self, question: str, agent: Optional[str] = None, max_iter: Optional[int] = None, collections: Optional[list[str]] = None
+    ) -> dict[str, Any]:
         """Research `question` over the loaded documents with an LLM agent and return a cited answer.
 
-        agent: auto (a router picks), deep (decompose, search, judge, reflect), chain (multi-hop
-        follow-up questions) or naive (one retrieval, one answer). max_iter caps research rounds.
+        agent (default: the server's query_settings.agent, else auto): auto (a router picks), deep
+        (decompose, search, judge, reflect), chain (multi-hop follow-up questions), naive (one retrieval,
+        one answer), or another registered agent. max_iter caps research rounds.
         collections limits the search (default: the agent picks). The answer cites sources as [n];
         `sources` lists them with index, reference, title, text and whether they were cited."""
         from deepsearcher import configuration
+        from deepsearcher.agent.catalog import check_agent
         from deepsearcher.online_query import query_result
 
         if not question.strip():
             raise DeepSearcherError("question is empty.")
-        if agent not in AGENTS:
-            raise DeepSearcherError(f"Unknown agent '{agent}'. Allowed values: {', '.join(AGENTS)}.")
+        if agent is not None:
+            check_agent(agent)
         if max_iter is not None and max_iter < 1:
             raise DeepSearcherError(f"max_iter must be at least 1, got {max_iter}.")
         if configuration.llm is None:
             reason = f" ({configuration.llm_error})" if configuration.llm_error else ""
             raise DeepSearcherError(NO_LLM_HINT + reason)
-        for name in collections or []:
-            if not configuration.vector_db.has_collection(name):
-                raise DeepSearcherError(f"No collection named '{name}'. Call list_collections to see the loaded ones.")
+        require_collections(configuration.vector_db, collections or [])
         result = query_result(question, agent=agent, max_iter=max_iter, collections=collections or None)
         usage = result.usage.to_dict()
         return {
@@ -213,7 +213,7 @@ class DeepSearcherTools:
         if max_pages is not None:
             crawl["max_pages"] = max_pages
 
-        with self._load_lock:
+        with collection_lock(collection or configuration.vector_db.default_collection):
             summary = configured_pipeline().run(
                 with_web_sources(_file_sources(paths, roots), urls, crawl),
                 collection_name=collection,
@@ -231,6 +231,17 @@ class DeepSearcherTools:
             "chunks_inserted": data["chunks_inserted"],
             "seconds": round(data["seconds"], 3),
         }
+
+
+def _agent_choices(tool: Callable[..., Any]) -> None:
+    """Let the tool's input schema list the registered agents (the registry, not a copy of it)."""
+    from deepsearcher.agent.catalog import agent_names
+
+    signature = inspect.signature(tool)
+    hints = typing.get_type_hints(tool)
+    hints["agent"] = Optional[Literal[tuple(agent_names())]]  # type: ignore[valid-type]
+    parameters = [parameter.replace(annotation=hints[name]) for name, parameter in signature.parameters.items()]
+    tool.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
 
 
 def build_server(tools: DeepSearcherTools | None = None) -> Any:
@@ -254,6 +265,8 @@ def build_server(tools: DeepSearcherTools | None = None) -> Any:
             except Exception as exc:  # noqa: BLE001 - every failure becomes a tool error (unexpected ones logged)
                 raise ToolError(report(exc, logger, f"tool {method.__name__}").message) from exc
 
+        if method.__name__ == "deep_search":
+            _agent_choices(tool)
         server.tool()(tool)
 
     for method in (tools.search, tools.deep_search, tools.list_collections, tools.load):

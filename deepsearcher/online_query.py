@@ -7,11 +7,9 @@ from typing import Any
 
 from deepsearcher import configuration
 from deepsearcher.agent.retriever import Retriever
-from deepsearcher.config.settings import AGENTS
 from deepsearcher.llm._sync import run_sync
-from deepsearcher.types import ConfigurationError, RetrievalResult
-
-AGENT_CHOICES = AGENTS
+from deepsearcher.agent.catalog import check_agent
+from deepsearcher.types import RetrievalResult
 
 #: A query's overall deadline (seconds) when neither the call nor query_settings.timeout sets one.
 DEFAULT_QUERY_TIMEOUT = 300.0
@@ -26,20 +24,11 @@ def query_timeout(given: float | None = None) -> float:
 
 
 def select_agent(agent: str | None = None) -> Any:
-    """The configured agent for `agent` (default: query_settings.agent; auto = the RAGRouter picks)."""
+    """The configured agent named `agent` (default: query_settings.agent; auto = the RAGRouter picks)."""
     configuration.ensure_initialized()
     configuration.require_llm()
-    agent = agent or configuration.config.query_settings.get("agent", "auto")
-    router = configuration.default_searcher
-    if agent == "auto":
-        return router
-    if agent == "naive":
-        return configuration.naive_rag
-    wanted = {"deep": "DeepSearch", "chain": "ChainOfRAG"}.get(agent)
-    for candidate in router.rag_agents:
-        if type(candidate).__name__ == wanted:
-            return candidate
-    raise ConfigurationError(f"Unknown agent '{agent}'. Allowed values: {', '.join(AGENT_CHOICES)}.")
+    name = check_agent(agent or configuration.config.query_settings.get("agent") or "auto")
+    return configuration.agents[name]
 
 
 async def aquery_result(original_query: str, agent: str | None = None, **kwargs: Any) -> Any:

@@ -16,6 +16,7 @@ from deepsearcher.llm.errors import LLMOutputError
 from deepsearcher.loader.file_loader.file_loader import FileLoader
 from deepsearcher.offline_loading.pipeline import IngestionPipeline
 from deepsearcher.offline_loading.sources import iter_file_sources
+from deepsearcher.types.errors import NoSearchableDataError
 from deepsearcher.testing import scripted_llm_fixture
 from deepsearcher.vector_db.milvus import Milvus
 
@@ -215,9 +216,10 @@ def test_collection_router_zero_one_many_and_authorization(server, tmp_path: Pat
 def test_explicit_collections_outside_the_authorized_set_are_never_searched(server, store, embedding) -> None:
     server.on(ANSWER, "Nothing found.")
     agent = NaiveRAG(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store)
-    result = agent.query_result(QUESTION, collections=["science"], authorized_collections={"other"})
-    assert result.retrieved_results == []
-    assert result.steps[0].data["collections"] == []
+    # nothing the key may use is left, so there is nothing to answer from: a clear error, no LLM call
+    with pytest.raises(NoSearchableDataError, match="Nothing to search"):
+        agent.query_result(QUESTION, collections=["science"], authorized_collections={"other"})
+    assert server.call_count == 0
 
 
 async def test_sync_api_works_inside_a_running_event_loop(server, store, embedding) -> None:

@@ -76,6 +76,9 @@ def test_set_provider_config_needs_the_admin_key(keyed, llm) -> None:
         }
         assert "sk-secret-value" not in switched.text
 
+        # a query needs something to search (with nothing loaded it is a 409, not an answer from nothing)
+        loaded = admin.post("/load-files/", json={"paths": [str(keyed.base / "docs")], "collection_name": "switched"})
+        assert loaded.status_code == 200, loaded.text
         llm.on("You route a question", "1")
         llm.on("Break the question below", '["anything"]')
         answer = admin.get("/query/", params={"original_query": "What is sourdough?", "max_iter": 1})

@@ -92,7 +92,7 @@ load_settings:
         ("load_settings:\n  chunk_size: -5\n", "'load_settings.chunk_size'"),
         ("query_settings:\n  max_iters: 2\n", "Unknown key 'query_settings.max_iters'"),
         ("query_settings:\n  max_iter: 0\n", "'query_settings.max_iter'"),
-        ("query_settings:\n  agent: smart\n", "must be one of auto, deep, chain, naive, got 'smart'"),
+        ("query_settings:\n  agent: 3\n", "must be an agent name, got 3"),
         ("eval:\n  x: 1\n", "Unknown top-level key 'eval'"),
         ("- just\n- a list\n", "must be a mapping"),
         ("provide_settings: [\n", "not valid YAML"),

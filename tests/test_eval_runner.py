@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,23 @@ def test_naive_eval_end_to_end(tmp_path: Path, config_file: Path) -> None:
     skipped = invoke(str(data), "--skip-load", "--output", str(out), "--top-k", "1", "-c", str(config_file))
     assert skipped.exit_code == 0 and "--skip-load" in skipped.output
     assert json.loads((out / "summary.json").read_text())["groups"][0]["recall"] == {"1": pytest.approx(1.75 / 3)}
+
+
+def test_without_matplotlib_eval_writes_everything_else_and_exits_0(
+    tmp_path: Path, config_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # matplotlib is installed here (dev extra); a None entry in sys.modules makes its import
+    # fail exactly as on an install without it — the one thing this test cannot have for real.
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.backends.backend_agg", None)
+    data = make_dataset(tmp_path / "tiny_qa")
+    out = tmp_path / "out"
+    result = invoke(str(data), "--agent", "naive", "--output", str(out), "-c", str(config_file))
+    assert result.exit_code == 0, result.output
+    assert (out / "results.jsonl").is_file() and (out / "summary.json").is_file() and (out / "summary.md").is_file()
+    assert not (out / "recall_vs_max_iter.png").exists()
+    assert "pip install 'deepsearcher[eval]'" in result.output.replace("\n", "")  # brackets shown, not eaten as markup
 
 
 def test_skip_load_without_collection_and_bad_options(tmp_path: Path, config_file: Path) -> None:

@@ -7,7 +7,6 @@ import pytest
 from deepsearcher.llm.base import BaseLLM, Usage
 from deepsearcher.llm.errors import LLMOutputError
 from deepsearcher.llm.parsing import (
-    StructuredResult,
     literal_eval,
     parse_json,
     parse_list,
@@ -15,8 +14,8 @@ from deepsearcher.llm.parsing import (
     parse_yes_no,
     remove_think,
     strip_code_fences,
-    structured_call,
 )
+from deepsearcher.llm.structured import StructuredResult, structured_call
 from deepsearcher.testing import scripted_llm_fixture
 
 server = scripted_llm_fixture(name="server")

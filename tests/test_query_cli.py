@@ -19,16 +19,20 @@ server = scripted_llm_fixture(name="server", fallback="NO")
 runner = CliRunner()
 
 
-@pytest.fixture
-def config_file(tmp_path: Path, milvus_uri: str, server) -> Path:
+def write_config(path: Path, server, milvus_uri: str) -> Path:
     settings = {
         "provide_settings": {
             "llm": server.llm_config(retry_base_delay=0.01),
             "vector_db": {"provider": "Milvus", "config": {"uri": milvus_uri}},
         }
     }
-    path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def config_file(tmp_path: Path, milvus_uri: str, server) -> Path:
+    path = write_config(tmp_path / "config.yaml", server, milvus_uri)
     docs = make_docs(tmp_path / "docs")
     assert runner.invoke(app, ["load", str(docs), "--collection-name", "science", "-c", str(path)]).exit_code == 0
     yield path
@@ -94,3 +98,15 @@ def test_query_settings_choose_the_default_agent_and_budget(server, config_file:
     assert data["agent"] == "DeepSearch"  # from query_settings.agent, no --agent given
     assert data["stopped_by_budget"] is True  # query_settings.max_tokens applied
     assert {step.get("iteration") for step in data["steps"] if step["kind"] == "search"} == {1}
+
+
+def test_a_query_with_nothing_loaded_is_an_error_not_an_answer(server, tmp_path: Path, milvus_uri: str) -> None:
+    path = write_config(tmp_path / "empty.yaml", server, milvus_uri)
+    try:
+        for agent in ("deep", "naive", "chain"):
+            result = runner.invoke(app, ["query", "Who built the first compiler?", "--agent", agent, "-c", str(path)])
+            assert result.exit_code == 1, result.output
+            assert "Nothing to search" in result.output and "deepsearcher load" in result.output
+        assert server.call_count == 0  # no LLM call: nothing would ground its answer
+    finally:
+        configuration.vector_db.close()

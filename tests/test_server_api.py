@@ -484,3 +484,4 @@ def test_errors_are_json_without_tracebacks(admin: httpx.Client, monkeypatch: py
     monkeypatch.setattr(configuration.vector_db, "list_collections", explode)
     message = assert_error(admin.get("/v1/collections"), 500, "Internal server error (error id ")
     assert "secret" not in message and "RuntimeError" not in message
+

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Iterable
+from typing import Any, AsyncIterator, Iterable, Mapping, Sequence
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.collection_router import CollectionRouter
@@ -15,6 +15,12 @@ from deepsearcher.agent.result import QueryResult, Source, apply_citations, numb
 from deepsearcher.agent.retriever import Retriever
 from deepsearcher.llm._sync import run_sync
 from deepsearcher.types import RetrievalResult, deduplicate_results
+from deepsearcher.types.errors import NoSearchableDataError
+
+NOTHING_TO_SEARCH = (
+    "Nothing to search: no collection this query may use holds documents. Load some first "
+    "(deepsearcher load PATH --collection NAME, or POST /v1/load), then ask again."
+)
 
 
 def describe_class(description: str):
@@ -55,6 +61,14 @@ class RAGAgent(BaseAgent):
 
     answer_style = prompts.ANSWER_STYLE_SHORT
     max_sources = 30
+    #: What the registry needs to build and list the agent (see deepsearcher/agent/catalog.py):
+    #: the query_settings keys it is built with, whether max_iter means anything to it, its
+    #: place in the RAGRouter's list (None: the router never picks it), a label for the web page.
+    settings_keys: tuple[str, ...] = ()
+    iterative = False
+    route_rank: int | None = None
+    routes_agents = False
+    label = ""
 
     def __init__(self, llm: Any, embedding_model: Any, vector_db: Any, top_k: int = 10, **kwargs: Any) -> None:
         self.llm = llm
@@ -63,6 +77,14 @@ class RAGAgent(BaseAgent):
         self.top_k = top_k
         self.retriever = Retriever(embedding_model, vector_db)
         self.collection_router = CollectionRouter(llm=llm, vector_db=vector_db, dim=embedding_model.dimension)
+
+    @classmethod
+    def from_settings(
+        cls, llm: Any, embedding_model: Any, vector_db: Any, settings: Mapping[str, Any], agents: Sequence["RAGAgent"] = ()
+    ) -> "RAGAgent":
+        """The agent configured by `settings` (query_settings); routers also get the routable `agents`."""
+        options = {key: settings[key] for key in cls.settings_keys if settings.get(key) is not None}
+        return cls(llm=llm, embedding_model=embedding_model, vector_db=vector_db, **options)
 
     @property
     def name(self) -> str:
@@ -84,8 +106,12 @@ class RAGAgent(BaseAgent):
         if collections:
             chosen = [c for c in collections if ctx.authorized_collections is None or c in ctx.authorized_collections]
             ctx.emit("collections", collections=chosen, routed=False)
-            return chosen
-        return await self.collection_router.aroute(query, ctx)
+        else:
+            chosen = await self.collection_router.aroute(query, ctx)
+        if not chosen:
+            # never answer from nothing: the LLM would make an answer up
+            raise NoSearchableDataError(NOTHING_TO_SEARCH)
+        return chosen
 
     async def _answer(self, question: str, results: list[RetrievalResult], ctx: RunContext, **extra: str) -> tuple[str, list[Source]]:
         shown = deduplicate_results(results)[: self.max_sources]

@@ -7,6 +7,7 @@ from typing import Any
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import AgentOutput, RAGAgent, describe_class
 from deepsearcher.agent.context import RunContext
+from deepsearcher.config.registry import register_provider
 from deepsearcher.llm.parsing import parse_list, parse_yes_no
 from deepsearcher.types import RetrievalResult, deduplicate_results
 
@@ -21,12 +22,18 @@ def _indices(text: str) -> list[int]:
     return numbers
 
 
+@register_provider("agent", "chain")
 @describe_class(
     "This agent suits multi-hop factual questions whose answer needs a chain of facts (A leads to B "
     "leads to C): it asks one follow-up question at a time, answers it from the documents and uses "
     "that answer to ask the next."
 )
 class ChainOfRAG(RAGAgent):
+    settings_keys = ("max_iter", "early_stopping")
+    iterative = True
+    route_rank = 2
+    label = "chain of RAG"
+
     def __init__(self, llm: Any, embedding_model: Any, vector_db: Any, max_iter: int = 4, early_stopping: bool = False, top_k: int = 10, **kwargs: Any) -> None:
         super().__init__(llm, embedding_model, vector_db, top_k=top_k)
         self.max_iter = max_iter

@@ -15,7 +15,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 from deepsearcher.agent.events import EventCallback, StepEvent
 from deepsearcher.agent.result import StepUsage
 from deepsearcher.llm._retry import timeout_after
-from deepsearcher.llm.parsing import structured_call
+from deepsearcher.llm.structured import structured_call
 from deepsearcher.types.errors import DeepSearcherError
 
 logger = logging.getLogger("deepsearcher.agent")

@@ -8,6 +8,7 @@ from typing import Any
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import RAGAgent, describe_class
 from deepsearcher.agent.context import RunContext
+from deepsearcher.config.registry import register_provider
 from deepsearcher.llm.errors import LLMOutputError
 from deepsearcher.llm.parsing import parse_list, parse_yes_no
 from deepsearcher.types import RetrievalResult
@@ -16,6 +17,7 @@ MAX_SUB_QUERIES = 4
 MAX_GAP_QUERIES = 3
 
 
+@register_provider("agent", "deep")
 @describe_class(
     "This agent suits general and multi-part questions and report writing: it breaks the question into "
     "sub-questions, searches them all, keeps only relevant passages, reflects on what is missing and "
@@ -23,6 +25,11 @@ MAX_GAP_QUERIES = 3
 )
 class DeepSearch(RAGAgent):
     """All searches and judgements of one iteration run concurrently (bounded by the LLM's limit)."""
+
+    settings_keys = ("max_iter",)
+    iterative = True
+    route_rank = 1
+    label = "deep search"
 
     def __init__(self, llm: Any, embedding_model: Any, vector_db: Any, max_iter: int = 3, top_k: int = 5, report: bool = False, **kwargs: Any) -> None:
         super().__init__(llm, embedding_model, vector_db, top_k=top_k)

@@ -6,14 +6,19 @@ from typing import Any
 
 from deepsearcher.agent.base import RAGAgent, describe_class
 from deepsearcher.agent.context import RunContext
+from deepsearcher.config.registry import register_provider
 from deepsearcher.types import RetrievalResult
 
 
+@register_provider("agent", "naive")
 @describe_class(
     "This agent retrieves once and answers directly. It suits simple factual questions whose answer "
     "sits in one place of the documents."
 )
 class NaiveRAG(RAGAgent):
+    settings_keys = ("top_k",)
+    label = "naive RAG"
+
     def __init__(self, llm: Any, embedding_model: Any, vector_db: Any, top_k: int = 10, **kwargs: Any) -> None:
         super().__init__(llm, embedding_model, vector_db, top_k=top_k)
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import AgentOutput, RAGAgent
 from deepsearcher.agent.context import RunContext
+from deepsearcher.config.registry import register_provider
 from deepsearcher.llm.errors import LLMOutputError
 from deepsearcher.llm.parsing import parse_number
 from deepsearcher.types import RetrievalResult
@@ -15,8 +16,18 @@ from deepsearcher.types import RetrievalResult
 logger = logging.getLogger("deepsearcher.agent")
 
 
+@register_provider("agent", "auto")
 class RAGRouter(RAGAgent):
     """Routes each question to one of `rag_agents`; with one agent the LLM is not asked."""
+
+    routes_agents = True
+    label = "auto (router)"
+
+    @classmethod
+    def from_settings(
+        cls, llm: Any, embedding_model: Any, vector_db: Any, settings: Mapping[str, Any], agents: Sequence[RAGAgent] = ()
+    ) -> RAGAgent:
+        return cls(llm=llm, rag_agents=list(agents))
 
     def __init__(self, llm: Any, rag_agents: list[RAGAgent], agent_descriptions: list[str] | None = None, **kwargs: Any) -> None:
         if not rag_agents:

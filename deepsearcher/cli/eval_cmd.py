@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from typing_extensions import Annotated
 
-from deepsearcher.cli.common import ConfigOption, console, err_console, handle_errors, setup
+from deepsearcher.cli.common import ConfigOption, console, err_console, fail, handle_errors, setup
 
 AGENT_HELP = "naive (retrieval only, no LLM) | deep | chain | all, or a comma list such as naive,chain."
 
@@ -26,15 +27,15 @@ def _ints(option: str, text: str) -> list[int]:
 
 
 def _agents(text: str) -> list[str]:
-    from deepsearcher.evaluation.runner import AGENTS
+    from deepsearcher.evaluation.runner import eval_agents
 
+    allowed = eval_agents()
     names = [part.strip().lower() for part in text.split(",") if part.strip()]
     if "all" in names:
-        names = list(AGENTS)
-    unknown = [name for name in names if name not in AGENTS]
+        names = allowed
+    unknown = [name for name in names if name not in allowed]
     if not names or unknown:
-        err_console.print(f"[red]Error:[/] unknown agent '{(unknown or [text])[0]}'. Allowed values: {', '.join(AGENTS)}, all.", highlight=False)
-        raise typer.Exit(code=2)
+        fail(f"unknown agent '{(unknown or [text])[0]}'. Allowed values: {', '.join(allowed)}, all.", 2)
     return list(dict.fromkeys(names))
 
 
@@ -65,7 +66,7 @@ def eval_command(
     setup(config)
     needs_llm = any(name != "naive" for name in agents)
     if needs_llm and configuration.llm is None:
-        err_console.print(f"[yellow]{configuration.llm_error or NO_LLM_HINT}[/] (--agent naive needs no LLM.)", highlight=False)
+        err_console.print(f"[yellow]{escape(str(configuration.llm_error or NO_LLM_HINT))}[/] (--agent naive needs no LLM.)", highlight=False)
         raise typer.Exit(code=1)
     iterations = _ints("--max-iter", max_iter) if max_iter else [int(configuration.config.query_settings.get("max_iter", 3))]
     collection = collection_name_for(dataset)
@@ -99,7 +100,10 @@ def eval_command(
     _print_summary(summary)
     console.print(f"Results: {runner.results_path}", highlight=False, soft_wrap=True)
     console.print(f"Summary: {paths['summary']} · {paths['markdown']}", highlight=False, soft_wrap=True)
-    console.print(f"Plots:   {paths['recall_plot']} · {paths['tokens_plot']}", highlight=False, soft_wrap=True)
+    if paths.get("plots_missing"):
+        console.print(f"Plots:   not written. {paths['plots_missing']}", highlight=False, soft_wrap=True, markup=False)
+    else:
+        console.print(f"Plots:   {paths['recall_plot']} · {paths['tokens_plot']}", highlight=False, soft_wrap=True)
 
 
 def _load(dataset: Any, collection: str, passages: int) -> None:

@@ -7,10 +7,12 @@ from typing import Any, Optional
 
 import typer
 from rich.markdown import Markdown
+from rich.markup import escape
 from typing_extensions import Annotated
 
 from deepsearcher.cli.common import ConfigOption, JsonOption, console, err_console, handle_errors, print_json, setup
 
+AGENT_HELP = "A registered agent: auto, deep, chain, naive or a plugin's (default: query_settings.agent, else auto)."
 NO_LLM_HINT = (
     "No LLM configured: set OPENAI_API_KEY, or point provide_settings.llm.config.base_url at a local "
     "OpenAI-compatible server (Ollama http://localhost:11434/v1, llama.cpp, vLLM) in your --config file."
@@ -42,7 +44,7 @@ def describe_step(event: Any) -> str | None:
 
 def query(
     question: Annotated[str, typer.Argument(help="The question to research.")],
-    agent: Annotated[Optional[str], typer.Option("--agent", help="auto | deep | chain | naive (default: query_settings.agent, else auto)")] = None,
+    agent: Annotated[Optional[str], typer.Option("--agent", help=AGENT_HELP)] = None,
     max_iter: Annotated[Optional[int], typer.Option("--max-iter", help="Maximum research iterations.")] = None,
     collection: Annotated[Optional[list[str]], typer.Option("--collection", help="Search only this collection (repeatable).")] = None,
     max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", help="Stop searching after this many tokens and answer.")] = None,
@@ -52,14 +54,15 @@ def query(
 ) -> None:
     """Research QUESTION over your collections and print a cited answer."""
     from deepsearcher import configuration
-    from deepsearcher.online_query import AGENT_CHOICES, query_timeout, select_agent
+    from deepsearcher.agent.catalog import check_agent
+    from deepsearcher.online_query import query_timeout, select_agent
 
-    if agent is not None and agent not in AGENT_CHOICES:
-        err_console.print(f"[red]Error:[/] unknown agent '{agent}'. Allowed values: {', '.join(AGENT_CHOICES)}.")
-        raise typer.Exit(code=2)
+    if agent is not None:
+        with handle_errors():
+            check_agent(agent)
     setup(config)
     if configuration.llm is None:
-        err_console.print(f"[yellow]{configuration.llm_error or NO_LLM_HINT}[/]", highlight=False)
+        err_console.print(f"[yellow]{escape(str(configuration.llm_error or NO_LLM_HINT))}[/]", highlight=False)
         raise typer.Exit(code=1)
     with handle_errors():
         chosen = select_agent(agent)

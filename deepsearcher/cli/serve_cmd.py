@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich.markup import escape
 from typing_extensions import Annotated
 
 from deepsearcher.cli.common import ConfigOption, err_console
@@ -28,7 +29,9 @@ def serve(
 
             from deepsearcher.server.app import create_app
         except ImportError as exc:
-            raise DeepSearcherError(f"The server needs the 'server' extra ({exc.name} is missing): pip install 'deepsearcher[server]'") from exc
+            raise DeepSearcherError(
+                f"The server's packages are part of DeepSearcher but {exc.name} is missing: pip install 'deepsearcher'"
+            ) from exc
         app = create_app(configuration)
         # Build the components now, so a store in use or a bad model is one clear line
         # here; the app's startup then reuses them.
@@ -36,7 +39,7 @@ def serve(
 
         components.init_config(configuration)
     except (DeepSearcherError, OSError) as exc:
-        err_console.print(f"[bold red]Error:[/] {exc}", highlight=False, soft_wrap=True)  # one line, never wrapped
+        err_console.print(f"[bold red]Error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)  # one line, never wrapped
         raise typer.Exit(code=2) from None
     err_console.print(f"DeepSearcher API on http://{host}:{port} (docs: /docs){'' if settings.auth_enabled else ', no API keys: local access only'}.", highlight=False, soft_wrap=True)
     uvicorn.run(app, host=host, port=port, log_level=log_level.lower())

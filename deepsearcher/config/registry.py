@@ -110,10 +110,12 @@ class ProviderRegistry:
 
     def names(self) -> list[str]:
         self._discover()
+        self._absorb_registered()
         return sorted(self._providers)
 
     def infos(self) -> list[ProviderInfo]:
         self._discover()
+        self._absorb_registered()
         return [self._providers[name] for name in sorted(self._providers)]
 
     def get(self, name: str) -> type:

@@ -15,7 +15,6 @@ from deepsearcher.types.errors import ConfigurationError
 FEATURES = ("llm", "embedding", "file_loader", "web_crawler", "vector_db")
 TOP_LEVEL_KEYS = ("provide_settings", "query_settings", "load_settings", "server")
 QUERY_KEYS = ("max_iter", "top_k", "agent", "max_tokens", "early_stopping", "timeout")
-AGENTS = ("auto", "deep", "chain", "naive")
 LOAD_KEYS = ("chunk_size", "chunk_overlap", "batch_size", "window_size")
 _ENV_PATTERN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -142,8 +141,9 @@ def _validate(data: dict[str, Any], source: str) -> None:
     timeout = query.get("timeout")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
         raise ConfigurationError(f"'query_settings.timeout'{where} must be a number of seconds > 0, got {timeout!r}.")
-    if "agent" in query and query["agent"] not in AGENTS:
-        raise ConfigurationError(f"'query_settings.agent'{where} must be one of {', '.join(AGENTS)}, got {query['agent']!r}.")
+    if "agent" in query and not isinstance(query["agent"], str):
+        # the name itself is checked against the registered agents when they are built
+        raise ConfigurationError(f"'query_settings.agent'{where} must be an agent name, got {query['agent']!r}.")
 
 
 def _validate_section(data: dict[str, Any], section: str, allowed: tuple[str, ...], where: str) -> None:

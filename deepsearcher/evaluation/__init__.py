@@ -11,11 +11,10 @@
 
 from deepsearcher.evaluation.dataset import Dataset, DatasetError, Passage, Question, collection_name_for, load_dataset, read_corpus, read_questions
 from deepsearcher.evaluation.report import markdown_table, summarize, write_plots, write_report
-from deepsearcher.evaluation.runner import AGENTS, EvalRunner, RunSpec, build_specs, load_corpus, read_results
+from deepsearcher.evaluation.runner import EvalRunner, RunSpec, build_specs, eval_agents, load_corpus, read_results
 from deepsearcher.evaluation.scoring import all_found, exact_match, normalize_answer, recall_at_k, token_f1
 
 __all__ = [
-    "AGENTS",
     "Dataset",
     "DatasetError",
     "EvalRunner",
@@ -24,6 +23,7 @@ __all__ = [
     "RunSpec",
     "all_found",
     "build_specs",
+    "eval_agents",
     "collection_name_for",
     "exact_match",
     "load_corpus",

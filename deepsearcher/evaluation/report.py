@@ -116,7 +116,7 @@ def write_plots(summary: dict[str, Any], output_dir: str | Path) -> list[Path]:
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
-    except ImportError as exc:  # pragma: no cover - depends on the environment
+    except ImportError as exc:
         from deepsearcher.types.errors import MissingDependencyError
 
         raise MissingDependencyError("matplotlib", "eval", "evaluation plots") from exc
@@ -174,11 +174,21 @@ def write_plots(summary: dict[str, Any], output_dir: str | Path) -> list[Path]:
     return paths
 
 
-def write_report(summary: dict[str, Any], output_dir: str | Path) -> dict[str, Path]:
-    """summary.json, summary.md and the plots in `output_dir`; returns their paths by kind."""
+def write_report(summary: dict[str, Any], output_dir: str | Path) -> dict[str, Any]:
+    """summary.json, summary.md and, when matplotlib is installed, the plots in `output_dir`.
+
+    Returns the paths by kind; without matplotlib the plot paths are None and `plots_missing`
+    says in one line how to get them (everything else is written: plots are optional).
+    """
+    from deepsearcher.types.errors import MissingDependencyError
+
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (output_dir / MARKDOWN_FILE).write_text(_markdown_document(summary), encoding="utf-8")
-    recall_plot, tokens_plot = write_plots(summary, output_dir)
-    return {"summary": output_dir / SUMMARY_FILE, "markdown": output_dir / MARKDOWN_FILE, "recall_plot": recall_plot, "tokens_plot": tokens_plot}
+    paths: dict[str, Any] = {"summary": output_dir / SUMMARY_FILE, "markdown": output_dir / MARKDOWN_FILE}
+    try:
+        paths["recall_plot"], paths["tokens_plot"] = write_plots(summary, output_dir)
+    except MissingDependencyError as exc:
+        paths.update(recall_plot=None, tokens_plot=None, plots_missing=str(exc))
+    return paths

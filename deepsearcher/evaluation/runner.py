@@ -18,13 +18,13 @@ from deepsearcher.evaluation.dataset import Dataset, DatasetError, Question
 from deepsearcher.evaluation.scoring import all_found, exact_match, recall_at_k, strip_citations, token_f1
 from deepsearcher.offline_loading.pipeline import IngestionPipeline, ProgressCallback
 from deepsearcher.offline_loading.summary import LoadSummary
-from deepsearcher.types.errors import DeepSearcherError
+from deepsearcher.types.errors import BadInputError, DeepSearcherError
 
 __all__ = [
-    "AGENTS",
     "EvalRunner",
     "RunSpec",
     "build_specs",
+    "eval_agents",
     "load_corpus",
     "read_results",
     "row_key",
@@ -32,7 +32,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-AGENTS = ("naive", "deep", "chain")
+#: Retrieval only, no LLM: the baseline every agent is compared with.
+RETRIEVAL = "naive"
 RESULTS_FILE = "results.jsonl"
 # One passage, one chunk: far above any passage length, so the splitter never cuts one.
 CORPUS_CHUNK_SIZE = 1_000_000
@@ -54,16 +55,31 @@ class RunSpec:
         return self.agent if self.max_iter is None else f"{self.agent}@{self.max_iter}"
 
 
+def _registered() -> dict[str, bool]:
+    """The registered agents an evaluation can run (not routers), each with whether it iterates."""
+    from deepsearcher.agent.catalog import agent_infos
+
+    return {info.name: info.iterative for info in agent_infos() if not info.routes_agents and info.name != RETRIEVAL}
+
+
+def eval_agents() -> list[str]:
+    """What `--agent` accepts: naive (retrieval only) and every registered agent but the routers."""
+    return [RETRIEVAL, *_registered()]
+
+
 def build_specs(agents: Iterable[str], max_iters: Sequence[int]) -> list[RunSpec]:
-    """naive once (it has no iterations), every other agent once per max_iter."""
+    """naive once (retrieval has no iterations), iterating agents once per max_iter, others once."""
+    iterative = _registered()
     specs: list[RunSpec] = []
     for agent in dict.fromkeys(agents):
-        if agent not in AGENTS:
-            raise DeepSearcherError(f"Unknown agent '{agent}'. Allowed values: {', '.join(AGENTS)}, all.")
-        if agent == "naive":
-            specs.append(RunSpec("naive"))
-        else:
+        if agent == RETRIEVAL:
+            specs.append(RunSpec(RETRIEVAL))
+        elif agent not in iterative:
+            raise BadInputError(f"Unknown agent '{agent}'. Allowed values: {', '.join(eval_agents())}, all.")
+        elif iterative[agent]:
             specs.extend(RunSpec(agent, max_iter) for max_iter in dict.fromkeys(max_iters))
+        else:
+            specs.append(RunSpec(agent))
     return specs
 
 
@@ -255,7 +271,7 @@ class EvalRunner:
         """One question under one spec, scored; an LLM or store failure becomes the row's `error`."""
         started = time.perf_counter()
         try:
-            if spec.agent == "naive":
+            if spec.agent == RETRIEVAL:
                 titles = await self._naive(question)
                 return self._row(spec, question, titles, time.perf_counter() - started)
             result = await self._agent(spec).aquery(question.question, collections=[self.collection], max_iter=spec.max_iter)
@@ -313,7 +329,7 @@ class EvalRunner:
                 llm_calls=usage.calls,
                 usage_by_step={step: step_usage.to_dict() for step, step_usage in result.usage_by_step.items()},
             )
-        elif error is not None and spec.agent != "naive":
+        elif error is not None and spec.agent != RETRIEVAL:
             # A failed question scores 0; its usage is unknown (the agent's run did not return).
             row.update(em=0.0, f1=0.0, tokens=None, prompt_tokens=None, completion_tokens=None, llm_calls=None)
         return row

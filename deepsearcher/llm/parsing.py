@@ -3,7 +3,8 @@
 Models wrap answers in <think> blocks, ```json fences and prose, use single quotes and
 trailing commas, and get cut off mid-list. Every parser here strips all of that, and
 raises `LLMOutputError` (naming the step and showing the start of the output) only when
-no answer can be recovered. `structured_call` adds one repair round-trip on top.
+no answer can be recovered. Text in, values out: the LLM round trip with a repair
+retry lives in `deepsearcher.llm.structured`.
 """
 
 from __future__ import annotations
@@ -11,18 +12,12 @@ from __future__ import annotations
 import ast
 import json
 import re
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
+from typing import Any
 
 from deepsearcher.llm.errors import LLMOutputError
 
-if TYPE_CHECKING:
-    from deepsearcher.llm.base import BaseLLM, Usage
-
-T = TypeVar("T")
-
 __all__ = [
     "LLMOutputError",
-    "StructuredResult",
     "literal_eval",
     "parse_json",
     "parse_list",
@@ -30,7 +25,6 @@ __all__ = [
     "parse_yes_no",
     "remove_think",
     "strip_code_fences",
-    "structured_call",
 ]
 
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
@@ -397,67 +391,3 @@ def parse_yes_no(text: str, step: str = "parse_yes_no") -> bool:
 
 
 parse_yes_no.format_hint = "only YES or NO"  # type: ignore[attr-defined]
-
-
-# --------------------------------------------------------------------------- LLM round trip
-
-
-class StructuredResult(NamedTuple):
-    """What `structured_call` returns: the parsed value and the usage of all its calls
-    (unpack it: ``value, usage = await structured_call(...)``)."""
-
-    value: Any
-    usage: "Usage"
-
-
-_PARSE_ERRORS = (LLMOutputError, ValueError, TypeError, KeyError, IndexError, SyntaxError)
-
-
-async def structured_call(
-    llm: "BaseLLM",
-    messages: list[dict[str, Any]],
-    parser: Callable[[str], T],
-    step: str,
-    *,
-    json_mode: bool = False,
-    format_hint: str | None = None,
-    **kwargs: Any,
-) -> StructuredResult:
-    """Ask, parse; if parsing fails, show the model its reply and ask once more for the
-    exact format; if that fails too, raise LLMOutputError naming `step`.
-
-    `json_mode` asks the provider for a JSON object where it supports that (a list then
-    arrives wrapped in an object, which `parse_list` unwraps).
-    """
-    messages = list(messages)
-    use_json = bool(json_mode and getattr(llm, "supports_json_mode", False))
-    if use_json and not any("json" in str(m.get("content", "")).lower() for m in messages):
-        # OpenAI's JSON mode refuses requests whose messages never mention JSON.
-        messages.append({"role": "system", "content": "Respond with a JSON object."})
-    response = await llm.achat(messages, json_mode=use_json, **kwargs)
-    usage = response.usage
-    try:
-        return StructuredResult(parser(response.content), usage)
-    except _PARSE_ERRORS as exc:
-        first_error = exc
-    hint = format_hint or getattr(parser, "format_hint", None) or "exactly the format asked for above"
-    problem = first_error.reason if isinstance(first_error, LLMOutputError) and first_error.reason else str(first_error)
-    repair = messages + [
-        {"role": "assistant", "content": response.content},
-        {
-            "role": "user",
-            "content": (
-                f"Your reply above could not be read ({problem}). Reply again with {hint}. "
-                "No explanation, no code fences."
-            ),
-        },
-    ]
-    second = await llm.achat(repair, json_mode=use_json, **kwargs)
-    usage = usage + second.usage
-    try:
-        return StructuredResult(parser(second.content), usage)
-    except _PARSE_ERRORS as exc:
-        reason = exc.reason if isinstance(exc, LLMOutputError) and exc.reason else str(exc)
-        error = LLMOutputError(step, second.content, f"{reason}; also after one repair retry")
-        error.usage = usage
-        raise error from exc

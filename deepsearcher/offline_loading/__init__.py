@@ -77,13 +77,16 @@ def _load(
     """One pipeline run over files first, then crawled pages, with the configured components."""
     from deepsearcher import configuration
 
+    from deepsearcher.app.locks import collection_lock
+
     pipeline = configured_pipeline(chunk_size, chunk_overlap, batch_size, on_progress)
-    return pipeline.run(
-        with_web_sources(iter_file_sources(paths, configuration.file_loader), urls, crawl_kwargs),
-        collection_name=collection_name,
-        collection_description=collection_description or "",
-        force_new_collection=force_new_collection,
-    )
+    with collection_lock(collection_name or configuration.vector_db.default_collection):
+        return pipeline.run(
+            with_web_sources(iter_file_sources(paths, configuration.file_loader), urls, crawl_kwargs),
+            collection_name=collection_name,
+            collection_description=collection_description or "",
+            force_new_collection=force_new_collection,
+        )
 
 
 def load_from_local_files(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -23,30 +22,11 @@ from deepsearcher.config import Configuration
 from deepsearcher.server.errors import install_error_handlers
 from deepsearcher.server.jobs import JobManager
 from deepsearcher.server.settings import ServerSettings
+from deepsearcher.server.state import ServerState
 
 logger = logging.getLogger("deepsearcher.server")
 
 STATIC_DIR = Path(__file__).with_name("static")
-
-
-@dataclass
-class ServerState:
-    """What the routes share, at `app.state.deepsearcher`."""
-
-    config: Configuration
-    settings: ServerSettings
-    jobs: JobManager | None = None
-    ready: bool = False
-
-    def job_manager(self) -> JobManager:
-        if self.jobs is None:
-            from deepsearcher.server.errors import APIError
-
-            raise APIError(503, "The server is still starting.")
-        return self.jobs
-
-    def upload_dir(self) -> Path:
-        return self.settings.resolved_data_dir() / "uploads"
 
 
 def create_app(config: Configuration | None = None) -> FastAPI:
@@ -64,6 +44,7 @@ def create_app(config: Configuration | None = None) -> FastAPI:
         from deepsearcher import configuration
 
         await asyncio.to_thread(configuration.init_config, state.config)
+        state.components = configuration.current()
         state.jobs = JobManager(workers=state.settings.job_workers)
         state.ready = True
         if configuration.llm is None:
@@ -93,11 +74,15 @@ def create_app(config: Configuration | None = None) -> FastAPI:
     async def health() -> dict[str, Any]:
         from deepsearcher import configuration
 
+        from deepsearcher.agent.catalog import agent_infos
+
         return {
             "status": "ok" if state.ready else "starting",
             "version": deepsearcher.__version__,
             "llm": configuration.llm is not None if state.ready else None,
             "auth": state.settings.auth_enabled,
+            "agents": [info.to_dict() for info in agent_infos()],
+            "default_agent": state.config.query_settings.get("agent") or "auto",
         }
 
     @app.get("/", include_in_schema=False)

@@ -127,7 +127,6 @@ class JobManager:
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="deepsearcher-job")
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._pending: dict[str, deque[tuple[Job, Work, Callable[[], None] | None]]] = {}
-        self._collection_locks: dict[str, threading.Lock] = {}
         self._holders: dict[str, str] = {}  # collection -> id of the job holding its lock
         self._lock = threading.Lock()
         self._keep = keep
@@ -136,9 +135,10 @@ class JobManager:
     # ------------------------------------------------------------------ locks
 
     def collection_lock(self, collection: str) -> threading.Lock:
-        """The lock every writer of `collection` holds (load jobs, deletions)."""
-        with self._lock:
-            return self._collection_locks.setdefault(collection, threading.Lock())
+        """The lock every writer of `collection` holds (load jobs, deletions, MCP and CLI loads)."""
+        from deepsearcher.app.locks import collection_lock
+
+        return collection_lock(collection)
 
     @contextmanager
     def write_lock(self, collection: str, timeout: float = WRITE_LOCK_WAIT) -> Iterator[None]:

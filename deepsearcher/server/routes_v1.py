@@ -16,17 +16,18 @@ from __future__ import annotations
 import shutil
 import uuid
 from pathlib import Path
-from typing import Any, List, Literal, Optional
+from typing import Any, List, Optional
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from deepsearcher.agent.catalog import agent_names, check_agent
 from deepsearcher.offline_loading import configured_pipeline
 from deepsearcher.server import services
-from deepsearcher.server.app import ServerState
+from deepsearcher.server.state import ServerState
 from deepsearcher.server.auth import Principal, require_principal
 from deepsearcher.server.errors import APIError, JSONSafeResponse, SafeRoute
 from deepsearcher.server.jobs import iter_upload_sources, remove_dir, upload_reference
@@ -245,11 +246,20 @@ class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=20000)
-    agent: Literal["auto", "deep", "chain", "naive"] = Field("auto", description="auto: the router picks DeepSearch or ChainOfRAG.")
+    agent: Optional[str] = Field(
+        None,
+        description="A registered agent (default: query_settings.agent, else auto: the router picks).",
+        json_schema_extra=lambda schema: schema.update(enum=agent_names()),
+    )
     max_iter: Optional[int] = Field(None, ge=1, le=20, description="Reflection rounds at most.")
     collections: Optional[List[str]] = Field(None, max_length=100, description="Search only these (default: the collection router chooses).")
     max_tokens: Optional[int] = Field(None, ge=1, description="Token budget of the whole query.")
     timeout: Optional[float] = Field(None, gt=0, le=3600, description="Overall deadline in seconds (default: query_settings.timeout, else 300).")
+
+    @field_validator("agent")
+    @classmethod
+    def _registered_agent(cls, value: Optional[str]) -> Optional[str]:
+        return None if value is None else check_agent(value)
 
 
 @router.post(

@@ -12,10 +12,13 @@ from typing import Any, Callable, TypeVar
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
+from deepsearcher.app import Components
+from deepsearcher.app.collections import require_collections
 from deepsearcher.offline_loading import configured_pipeline, with_web_sources
 from deepsearcher.offline_loading.pipeline import ProgressCallback
 from deepsearcher.offline_loading.summary import LoadSummary
-from deepsearcher.server.app import ServerState
+from deepsearcher.server.state import ServerState
+from deepsearcher.types.errors import NotReadyError
 from deepsearcher.server.auth import Principal
 from deepsearcher.server.errors import APIError
 from deepsearcher.server.jobs import Job
@@ -32,12 +35,13 @@ async def in_thread(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return await run_in_threadpool(function, *args, **kwargs)
 
 
-def components() -> Any:
+def components() -> Components:
+    """The process's current Components (one reference, swapped whole by init_config)."""
     from deepsearcher import configuration
 
-    if configuration.vector_db is None:
-        raise APIError(503, "The server is still starting.")
-    return configuration
+    if configuration.config is None:
+        raise NotReadyError("The server is still starting.")
+    return configuration.current()
 
 
 def target_collection(principal: Principal, name: str | None) -> str:
@@ -47,17 +51,10 @@ def target_collection(principal: Principal, name: str | None) -> str:
     return principal.require(name)
 
 
-def _missing(name: str, principal: Principal) -> APIError:
-    existing = [info.collection_name for info in components().vector_db.list_collections() if principal.may_use(info.collection_name)]
-    listing = ", ".join(existing) or "none"
-    return APIError(404, f"Collection '{name}' does not exist (existing: {listing}).")
-
-
 def require_existing(principal: Principal, name: str) -> str:
     """Blocking: `name` normalized when the key may use it (403) and it exists (404)."""
     name = principal.require(name)
-    if not components().vector_db.has_collection(name):
-        raise _missing(name, principal)
+    require_collections(components().vector_db, [name], principal.may_use)
     return name
 
 
@@ -156,6 +153,8 @@ def query_kwargs(
     }
     if max_iter is not None:
         kwargs["max_iter"] = max_iter
+    if max_tokens is None:  # the same default as the CLI, MCP and online_query: query_settings.max_tokens
+        max_tokens = components().query_settings.get("max_tokens")
     if max_tokens is not None:
         kwargs["max_tokens"] = max_tokens
     return kwargs

@@ -176,6 +176,20 @@
     $("key-toggle").textContent = apiKey() ? "API key ✓" : "API key";
   }
 
+  // The agent list comes from the server's registry: a new agent needs no change here.
+  function fillAgents(agents, fallback) {
+    const select = $("agent");
+    if (!agents.length || select.dataset.filled) return;
+    select.textContent = "";
+    agents.forEach(function (agent) {
+      const option = new Option(agent.label || agent.name, agent.name);
+      option.title = agent.description || "";
+      select.appendChild(option);
+    });
+    select.value = fallback || agents[0].name;
+    select.dataset.filled = "1";
+  }
+
   async function checkHealth() {
     const pill = $("server-status");
     try {
@@ -195,6 +209,7 @@
         pill.textContent = "ready";
         pill.className = "pill ok";
       }
+      fillAgents(health.agents || [], health.default_agent);
       if (health.auth && !apiKey()) openKeyPanel();
     } catch (_) {
       pill.textContent = "offline";
@@ -609,7 +624,8 @@
       $("question").focus();
       return;
     }
-    const body = { question: question, agent: $("agent").value };
+    const body = { question: question };
+    if ($("agent").value) body.agent = $("agent").value;
     const maxIter = parseInt($("max-iter").value, 10);
     if (maxIter > 0) body.max_iter = maxIter;
     const scope = $("scope-select") ? $("scope-select").value : "";

@@ -1,0 +1,131 @@
+"""The import graph of `deepsearcher`: no cycles, and no import that points up a layer.
+
+Layers, top to bottom (an import may point down or stay in its layer, never up):
+front-ends (cli, server, mcp_server, testing) → services (configuration, online_query,
+offline_loading, evaluation) → agent → providers (llm, embedding, vector_db, loader) →
+types, config, utils. Every import counts, also those inside functions and under
+TYPE_CHECKING: a lazy import hides a dependency from the interpreter, not from the design.
+The one exception is a module-level `__getattr__`: it keeps an old import path of a moved
+name working (a compatibility alias), it is not something the module uses.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import deepsearcher
+
+PACKAGE_DIR = Path(deepsearcher.__file__).parent
+LAYERS = {
+    "types": 0,
+    "config": 0,
+    "utils": 0,
+    "llm": 1,
+    "embedding": 1,
+    "vector_db": 1,
+    "loader": 1,
+    "agent": 2,
+    "configuration": 3,
+    "online_query": 3,
+    "offline_loading": 3,
+    "evaluation": 3,
+    "app": 3,
+    "cli": 4,
+    "server": 4,
+    "mcp_server": 4,
+    "testing": 4,
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE_DIR.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """The deepsearcher modules the file at `path` imports, anywhere in it."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    aliases = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "__getattr__"]
+    for alias in aliases:
+        tree.body.remove(alias)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {name for name in found if name == "deepsearcher" or name.startswith("deepsearcher.")}
+
+
+def graph() -> dict[str, set[str]]:
+    """Module → the deepsearcher modules it imports (a package's own submodules left out)."""
+    files = {module_name(path): path for path in PACKAGE_DIR.rglob("*.py")}
+    edges = {}
+    for name, path in files.items():
+        targets = {target for target in imports(path) if target in files and target != name}
+        # a package's __init__ re-exporting its submodules (and they importing siblings through it) is how
+        # packages work; counting it would make every package a cycle of one
+        edges[name] = {t for t in targets if not t.startswith(name + ".") and not name.startswith(t + ".")}
+    return edges
+
+
+def layer(module: str) -> int | None:
+    parts = module.split(".")
+    return LAYERS.get(parts[1]) if len(parts) > 1 else None
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def walk(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for target in sorted(edges.get(node, ())):
+            if state.get(target) == 1:
+                return stack[stack.index(target) :] + [target]
+            if target not in state and (cycle := walk(target)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if node not in state and (cycle := walk(node)):
+            return cycle
+    return None
+
+
+def test_every_package_has_a_layer() -> None:
+    assert {name for name in graph() if name != "deepsearcher" and layer(name) is None} == set()
+
+
+def test_no_import_cycles() -> None:
+    edges = graph()
+    assert find_cycle(edges) is None, " -> ".join(find_cycle(edges) or [])
+
+
+def test_no_import_points_up_a_layer() -> None:
+    upward = sorted(
+        f"{name} -> {target}"
+        for name, targets in graph().items()
+        for target in targets
+        if target != "deepsearcher" and (layer(name) or 0) < (layer(target) or 0)
+    )
+    assert upward == []
+
+
+def test_the_checker_sees_a_cycle_and_an_upward_import() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+    assert layer("deepsearcher.llm.base") < layer("deepsearcher.agent.base") < layer("deepsearcher.cli.main")
+    edges = graph()  # lazy imports are seen too
+    assert "deepsearcher.llm.errors" in edges["deepsearcher.agent.rag_router"]
+    assert "deepsearcher.server.routes_v1" in edges["deepsearcher.server.app"]

@@ -1,0 +1,126 @@
+"""The same question through the CLI, the REST API and MCP: the same answer, defaults and errors.
+
+One config (query_settings: agent deep, max_tokens 1, max_iter 3), one store loaded once,
+the scripted LLM server answering; each front-end is a thin adapter over the same use case.
+MCP is driven through its tool methods (the stdio transport is covered by test_mcp_server).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from helpers import make_docs
+from deepsearcher import configuration
+from deepsearcher.cli.main import app
+from deepsearcher.config import Configuration
+from deepsearcher.mcp_server import DeepSearcherTools
+from deepsearcher.server.app import create_app
+from deepsearcher.server.runner import ServerThread
+from deepsearcher.testing import scripted_llm_fixture
+from deepsearcher.types.errors import DeepSearcherError
+
+llm = scripted_llm_fixture(name="llm", scope="module", fallback="NO")
+runner = CliRunner()
+QUESTION = "Who built the first compiler?"
+
+
+class Refused(Exception):
+    """A front-end's refusal: its HTTP status or exit code and its message."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+@pytest.fixture(scope="module")
+def config_path(tmp_path_factory: pytest.TempPathFactory, llm) -> Path:
+    base = tmp_path_factory.mktemp("frontends")
+    settings = {
+        "provide_settings": {
+            "llm": llm.llm_config(retry_base_delay=0.01, max_retries=0),
+            "vector_db": {"provider": "Milvus", "config": {"uri": str(base / "milvus.db")}},
+        },
+        "query_settings": {"agent": "deep", "max_tokens": 1, "max_iter": 3},
+        "server": {"data_dir": str(base / "data")},
+    }
+    path = base / "config.yaml"
+    path.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    loaded = runner.invoke(app, ["load", str(make_docs(base / "docs")), "--collection", "science", "-c", str(path)])
+    assert loaded.exit_code == 0, loaded.output
+    return path
+
+
+@pytest.fixture(scope="module")
+def rest(config_path: Path) -> Any:
+    with ServerThread(create_app(Configuration(config_path))) as running:
+        with httpx.Client(base_url=running.url, timeout=120) as client:
+            yield client
+    configuration.vector_db.close()
+
+
+def ask_cli(config_path: Path, rest: Any, collections: list[str]) -> dict[str, Any]:
+    args = ["query", QUESTION, "-c", str(config_path), "--json"]
+    for name in collections:
+        args += ["--collection", name]
+    result = runner.invoke(app, args)
+    if result.exit_code != 0:
+        raise Refused(result.exit_code, result.output)
+    return json.loads(result.stdout)
+
+
+def ask_rest(config_path: Path, rest: Any, collections: list[str]) -> dict[str, Any]:
+    response = rest.post("/v1/query", json={"question": QUESTION, "collections": collections})
+    if response.status_code != 200:
+        raise Refused(response.status_code, response.json()["error"])
+    return response.json()
+
+
+def ask_mcp(config_path: Path, rest: Any, collections: list[str]) -> dict[str, Any]:
+    configuration.init_config(Configuration(config_path))  # what `deepsearcher mcp -c` does at start
+    try:
+        return DeepSearcherTools().deep_search(QUESTION, collections=collections)
+    except DeepSearcherError as exc:
+        raise Refused(exc.exit_code, str(exc)) from exc
+
+
+FRONT_ENDS = {"cli": ask_cli, "rest": ask_rest, "mcp": ask_mcp}
+
+
+def script(llm: Any) -> None:
+    llm.reset()
+    llm.on("Break the question below", '["first compiler"]')
+    llm.on("Does the passage below contain", lambda r: "YES" if "Hopper" in r.last_user_message else "NO")
+    llm.on("These queries were already searched", '["more"]')
+    llm.on("Answer the question using only the numbered sources", cite)
+
+
+def cite(request: Any) -> str:
+    match = re.search(r"\[(\d+)\] \(Grace Hopper\)", request.last_user_message)
+    return f"Grace Hopper built it [{match.group(1)}]." if match else "Not found."
+
+
+@pytest.mark.parametrize("front_end", sorted(FRONT_ENDS))
+def test_the_same_question_gets_the_same_answer_and_defaults(front_end: str, config_path: Path, rest: Any, llm) -> None:
+    script(llm)
+    result = FRONT_ENDS[front_end](config_path, rest, ["science"])
+    assert result["agent"] == "DeepSearch"  # query_settings.agent, no agent given
+    assert result["stopped_by_budget"] is True  # query_settings.max_tokens, honoured over HTTP too
+    assert result["answer"].startswith("Grace Hopper built it [")
+    assert [s["title"] for s in result["sources"] if s["cited"]] == ["Grace Hopper"]
+
+
+@pytest.mark.parametrize("front_end", sorted(FRONT_ENDS))
+def test_the_same_missing_collection_gets_the_same_error(front_end: str, config_path: Path, rest: Any, llm) -> None:
+    script(llm)
+    with pytest.raises(Refused) as refused:
+        FRONT_ENDS[front_end](config_path, rest, ["nowhere"])
+    assert refused.value.code == {"cli": 1, "rest": 404, "mcp": 1}[front_end]
+    assert "nowhere" in refused.value.message and "science" in refused.value.message
