@@ -130,3 +130,9 @@ def test_text_in_another_encoding_is_detected_and_loaded(tmp_path: Path, name: s
     documents = FileLoader().load_file(str(path))
     assert documents[0].page_content.strip() == text.strip()
     assert documents[0].metadata["encoding"] == expected
+
+
+def test_server_path_rules_accept_folders_and_regular_files(special_folder: Path) -> None:
+    roots = [special_folder.resolve()]
+    assert resolve_allowed(str(special_folder), roots) == special_folder.resolve()
+    assert resolve_allowed(str(special_folder / "a.txt"), roots) == (special_folder / "a.txt").resolve()

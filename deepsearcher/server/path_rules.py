@@ -65,7 +65,7 @@ def resolve_allowed(given: str, roots: list[Path], no_roots: str = NO_ROOTS) -> 
     if not within(resolved, roots):
         detail = f" (it leads to '{resolved}')" if resolved != raw else ""
         raise PathRefusedError(f"Path '{given}' is outside the allowed roots{detail}; allowed: {_listing(roots)}.")
-    special = not_regular_reason(resolved)
+    special = None if resolved.is_dir() else not_regular_reason(resolved)
     if special is not None:
         raise PathRefusedError(f"Path '{given}' is {special}; only regular files and folders can be loaded.", forbidden=False)
     return resolved
