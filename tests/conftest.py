@@ -1,4 +1,5 @@
-"""Shared fixtures: the real local embedding model and a real Milvus Lite store in a temp dir."""
+"""Shared fixtures: the real local embedding model, a real Milvus Lite store in a temp dir, and
+real Milvus servers on loopback (started once per session, on first use)."""
 
 from __future__ import annotations
 
@@ -23,3 +24,14 @@ def embedding():
 def milvus_uri(tmp_path: Path) -> str:
     """A fresh Milvus Lite database path (a directory in milvus-lite 3.x) in a temp dir."""
     return str(tmp_path / "milvus.db")
+
+
+@pytest.fixture(scope="session")
+def milvus_servers():
+    """Milvus 2.3.5 and the milvus-lite 2.5.1 TCP engine, each started on first `get(name)`.
+    A server that cannot be built or started fails the test with the reason (never a skip)."""
+    from deepsearcher.testing.milvus_servers import ServerPool
+
+    pool = ServerPool()
+    yield pool
+    pool.stop_all()

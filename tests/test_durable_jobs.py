@@ -37,7 +37,8 @@ def test_a_restart_reads_unfinished_jobs_as_interrupted_and_resume_completes_the
     started, hang = threading.Event(), threading.Event()
     job = crashed.submit("load", "kb", ["/data/a.txt"], lambda progress: (started.set(), hang.wait(10))[1], spec={"paths": ["/data/a.txt"]})
     assert started.wait(5)
-    # the process "dies" here: no shutdown, a new manager opens the same file
+    # the process "dies" here: no shutdown, its writes end, a new manager opens the same file
+    crashed._db.close()
     restarted = JobManager(db_path=db)
     try:
         seen = restarted.get(job.id)

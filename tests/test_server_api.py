@@ -378,6 +378,14 @@ def test_query_failure_is_an_error_event_or_a_json_error(admin: httpx.Client, ll
     assert_error(admin.post("/v1/query", json=body), 502, "OpenAI call failed")
 
 
+def test_an_unparseable_llm_reply_is_a_bad_gateway(admin: httpx.Client, llm: Any, science: str) -> None:
+    script(llm)
+    llm.rules.insert(0, type(llm.rules[0])("Break the question below", ("I would rather not say.",), "last_user"))
+    body = {"question": "Who built the first compiler?", "agent": "deep", "collections": ["science"]}
+    message = assert_error(admin.post("/v1/query", json=body), 502, "Could not parse the LLM output")
+    assert "sub_queries" in message
+
+
 # ---------------------------------------------------------------------- restricted keys
 
 

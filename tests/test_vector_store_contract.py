@@ -1,12 +1,16 @@
 """One BaseVectorDB contract, run against every store: Milvus Lite and Qdrant local mode
-(both in a temp dir), and a Qdrant server too when QDRANT_URL is set.
+(both in a temp dir), two real Milvus servers on loopback (Milvus 2.3.5 standalone and the
+milvus-lite 2.5.1 engine over TCP, started once per session by the `milvus_servers`
+fixture), and a Qdrant server too when QDRANT_URL is set (no Qdrant server package exists
+to start one here).
 
 Real embeddings (the bundled MiniLM) and real stores; nothing is mocked. On a shared
-Qdrant server every collection name gets a per-test prefix and is dropped afterwards.
+server every collection name gets a per-test prefix and is dropped afterwards.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from pathlib import Path
@@ -23,16 +27,21 @@ from deepsearcher.vector_db.base import BaseVectorDB
 from deepsearcher.vector_db.milvus import Milvus
 from deepsearcher.vector_db.qdrant import Qdrant
 
-BACKENDS = ["milvus-lite", "qdrant-local"] + (["qdrant-server"] if os.environ.get("QDRANT_URL") else [])
+MILVUS_SERVERS = ["milvus-2.3.5", "milvus-lite-2.5.1-tcp"]
+DENSE_ONLY = {"milvus-2.3.5"}  # no BM25 functions before Milvus 2.5
+BACKENDS = ["milvus-lite", *MILVUS_SERVERS, "qdrant-local"] + (["qdrant-server"] if os.environ.get("QDRANT_URL") else [])
 
 
 class Backend:
     """Opens stores of one kind at one place; `name()` gives collection names safe on a shared server."""
 
-    def __init__(self, kind: str, tmp_path: Path) -> None:
+    def __init__(self, kind: str, tmp_path: Path, server_uri: str | None = None) -> None:
         self.kind = kind
         self.tmp_path = tmp_path
-        self.prefix = f"t{uuid.uuid4().hex[:8]}_" if kind == "qdrant-server" else ""
+        self.server_uri = server_uri
+        shared = kind == "qdrant-server" or server_uri is not None
+        self.prefix = f"t{uuid.uuid4().hex[:8]}_" if shared else ""
+        self.has_bm25 = kind not in DENSE_ONLY
         self.opened: list[BaseVectorDB] = []
 
     def name(self, collection: str) -> str:
@@ -41,6 +50,8 @@ class Backend:
     def open(self, **kwargs) -> BaseVectorDB:
         if self.kind == "milvus-lite":
             store: BaseVectorDB = Milvus(uri=str(self.tmp_path / "milvus.db"), **kwargs)
+        elif self.server_uri is not None:
+            store = Milvus(uri=self.server_uri, **kwargs)
         elif self.kind == "qdrant-local":
             store = Qdrant(path=str(self.tmp_path / "qdrant"), **kwargs)
         else:
@@ -54,8 +65,8 @@ class Backend:
     def cleanup(self) -> None:
         for store in self.opened:
             store.close()
-        if self.kind == "qdrant-server":
-            store = Qdrant(url=os.environ["QDRANT_URL"], api_key=os.environ.get("QDRANT_API_KEY"))
+        if self.prefix:
+            store = self.open()
             for info in self.ours(store.list_collections()):
                 store.clear_db(info.collection_name)
             store.close()
@@ -63,7 +74,8 @@ class Backend:
 
 @pytest.fixture(params=BACKENDS)
 def backend(request, tmp_path):
-    backend = Backend(request.param, tmp_path)
+    server_uri = request.getfixturevalue("milvus_servers").get(request.param).uri if request.param in MILVUS_SERVERS else None
+    backend = Backend(request.param, tmp_path, server_uri)
     yield backend
     backend.cleanup()
 
@@ -93,7 +105,7 @@ def test_insert_and_dense_search(backend, store, embedding):
     assert 0.3 < scores[0] <= 1.0001  # cosine similarity
 
 
-def test_hybrid_search_finds_a_rare_token_dense_search_misses(backend, embedding):
+def test_hybrid_search_finds_a_rare_token_dense_search_misses(backend, embedding, caplog):
     docs = backend.name("docs")
     vector = embedding.embed_query(QUERY)
     dense_store = backend.open(hybrid=False)
@@ -102,6 +114,9 @@ def test_hybrid_search_finds_a_rare_token_dense_search_misses(backend, embedding
     dense_store.close()
 
     store = backend.open(hybrid=True)
+    if not backend.has_bm25:
+        assert_dense_only(store, docs, vector, dense, caplog)
+        return
     hybrid = store.search_data(docs, vector, top_k=3, query_text=QUERY)
     sparse = store.search_data(docs, vector, top_k=3, query_text=QUERY, mode="sparse")
     forced_dense = store.search_data(docs, vector, top_k=3, query_text=QUERY, mode="dense")
@@ -113,6 +128,20 @@ def test_hybrid_search_finds_a_rare_token_dense_search_misses(backend, embedding
     assert sparse[0].score > 0
     assert [r.text for r in forced_dense] == [r.text for r in dense]
     assert [r.text for r in no_text] == [r.text for r in dense]  # no query text: dense
+
+
+def assert_dense_only(store, docs, vector, dense, caplog) -> None:
+    """A server without BM25: one warning naming its version and what is lost; hybrid
+    falls back to the dense ranking; a BM25 search is refused naming the server."""
+    with caplog.at_level(logging.WARNING, logger="deepsearcher.vector_db.milvus"):
+        hybrid = store.search_data(docs, vector, top_k=3, query_text=QUERY)
+        again = store.search_data(docs, vector, top_k=3, query_text=QUERY)
+    warnings = [r.getMessage() for r in caplog.records if r.name == "deepsearcher.vector_db.milvus"]
+    assert len(warnings) == 1, warnings
+    assert "2.3.5" in warnings[0] and "BM25" in warnings[0] and "dense-only" in warnings[0]
+    assert [r.text for r in hybrid] == [r.text for r in again] == [r.text for r in dense]
+    with pytest.raises(VectorStoreError, match=r"no BM25 functions \(Milvus >= 2.5\)"):
+        store.search_data(docs, vector, top_k=3, query_text=QUERY, mode="sparse")
 
 
 def test_search_mode_errors(backend, store, embedding):
@@ -130,7 +159,12 @@ def test_title_is_indexed_for_bm25_but_text_stays_the_chunk(backend, store, embe
     chunks = make_chunks(embedding, ["It was founded in 1901 by two brothers."], reference="w.html", title="Vexmoor Brewery")
     chunks += make_chunks(embedding, ["A quiet village with a church."], reference="v.html", title="Ashdown")
     store.insert_data(docs, chunks)
-    results = store.search_data(docs, embedding.embed_query("Vexmoor"), top_k=2, query_text="Vexmoor", mode="sparse")
+    if not backend.has_bm25:  # the title still travels in the metadata
+        with pytest.raises(VectorStoreError, match="no BM25"):
+            store.search_data(docs, embedding.embed_query("Vexmoor"), top_k=2, query_text="Vexmoor", mode="sparse")
+        results = store.search_data(docs, embedding.embed_query("It was founded in 1901"), top_k=1)
+    else:
+        results = store.search_data(docs, embedding.embed_query("Vexmoor"), top_k=2, query_text="Vexmoor", mode="sparse")
     assert [r.text for r in results] == ["It was founded in 1901 by two brothers."]
     assert results[0].metadata["title"] == "Vexmoor Brewery"
     assert results[0].reference == "w.html"
@@ -301,6 +335,7 @@ def test_pipeline_reload_embeds_nothing_and_replaces_a_changed_file(backend, sto
     again = run(pipeline, [docs], kb)
     assert again.embeddings_computed == 0 and again.chunks_inserted == 0
     assert len(again.skipped_unchanged) == 3
+    assert total_chunks(store, kb) == 4  # the same rows, none added or lost
 
     (docs / "bread.txt").write_text("Rye bread is dense because rye flour has little gluten.\n", encoding="utf-8")
     changed = run(pipeline, [docs], kb)
@@ -341,3 +376,44 @@ def test_pipeline_delete_and_model_guard(backend, store, embedding, tmp_path):
     rebuilt = run(IngestionPipeline(other, store), [docs], kb, force_new_collection=True)
     assert rebuilt.embeddings_computed == 4
     assert store.get_collection_info(kb).embedding_model == "another-model"
+
+
+class Crash(Exception):
+    """Stands for the process dying half-way through a load."""
+
+
+class CrashingEmbedding(RenamedEmbedding):
+    """The real model, failing on call number `crash_on` (a stand-in for a killed process)."""
+
+    def __init__(self, inner, crash_on: int) -> None:
+        super().__init__(inner, inner.model_name)
+        self.calls = 0
+        self.crash_on = crash_on
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.calls += 1
+        if self.calls == self.crash_on:
+            raise Crash(f"simulated crash on embedding call {self.calls}")
+        return super().embed_documents(texts)
+
+
+def test_pipeline_completes_an_interrupted_load(backend, store, embedding, tmp_path):
+    kb = backend.name("kb")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    paragraphs = [f"Paragraph {i} of the field guide describes bird species number {i} in detail." for i in range(12)]
+    (docs / "guide.txt").write_text("\n\n".join(paragraphs), encoding="utf-8")
+    crashing = CrashingEmbedding(embedding, crash_on=4)
+    with pytest.raises(Crash):
+        run(IngestionPipeline(crashing, store, chunk_size=120, chunk_overlap=0, batch_size=2), [docs], kb)
+    reference = str((docs / "guide.txt").absolute())
+    partial = store.list_sources(kb)[reference]
+    assert 0 < partial.chunk_count < partial.expected_chunks and not partial.complete
+
+    resumed = run(IngestionPipeline(embedding, store, chunk_size=120, chunk_overlap=0, batch_size=2), [docs], kb)
+    record = store.list_sources(kb)[reference]
+    assert record.complete and record.chunk_count == partial.expected_chunks
+    assert 0 < resumed.embeddings_computed <= partial.expected_chunks
+    hits = store.search_data(kb, embedding.embed_query("bird species"), top_k=50, mode="dense")
+    texts = [hit.text for hit in hits]
+    assert len(texts) == len(set(texts)) == partial.expected_chunks  # every chunk once, none twice

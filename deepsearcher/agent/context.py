@@ -25,6 +25,9 @@ T = TypeVar("T")
 class QueryTimeoutError(DeepSearcherError):
     """A query ran past its overall deadline while a step was still waiting on the LLM."""
 
+    error_kind = "query_timeout"
+    http_status = 504
+
     def __init__(self, timeout: float, step: str) -> None:
         super().__init__(
             f"The query did not finish within its {timeout:g} s deadline: step '{step}' was still waiting for the LLM. "

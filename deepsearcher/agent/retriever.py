@@ -7,11 +7,15 @@ with another model would return meaningless neighbours, so it is refused by name
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Iterable
 
 from deepsearcher.embedding.base import BaseEmbedding
-from deepsearcher.types import EmbeddingMismatchError, RetrievalResult, VectorStoreError, deduplicate_results
+from deepsearcher.types import EmbeddingMismatchError, RetrievalResult, deduplicate_results
+from deepsearcher.types.errors import CollectionNotFoundError
 from deepsearcher.vector_db.base import BaseVectorDB
+
+logger = logging.getLogger(__name__)
 
 
 class Retriever:
@@ -29,8 +33,11 @@ class Retriever:
         info = self.vector_db.get_collection_info(collection)
         if info is None:
             existing = ", ".join(c.collection_name for c in self.vector_db.list_collections()) or "none"
-            raise VectorStoreError(f"Collection '{collection}' does not exist (existing: {existing}). Load documents into it first.")
+            raise CollectionNotFoundError(f"Collection '{collection}' does not exist (existing: {existing}). Load documents into it first.")
         model = self.embedding_model.model_name
+        if info.embedding_model is None:
+            logger.warning("Collection '%s' records no embedding model (built by DeepSearcher or another tool): "
+                           "unknown model, searching it with '%s'.", collection, model)
         if (info.embedding_model and model and info.embedding_model != model) or (info.dim and info.dim != self.embedding_model.dimension):
             raise EmbeddingMismatchError(
                 f"Collection '{collection}' was built with embedding model '{info.embedding_model}' ({info.dim} dims) "

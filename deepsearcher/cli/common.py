@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import typer
 from rich.console import Console
 from typing_extensions import Annotated
 
-from deepsearcher.types.errors import DeepSearcherError
+from rich.markup import escape
+
+from deepsearcher.types.errors import classify
 
 console = Console()
 err_console = Console(stderr=True)
@@ -23,11 +26,34 @@ ConfigOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
 
 
+@contextmanager
+def model_spinner(description: str) -> Iterator[None]:
+    """A spinner on stderr while a model loads lazily (a plain line when a progress bar is live)."""
+    from rich.errors import LiveError
+
+    status = err_console.status(f"{description}…")
+    try:
+        status.start()
+    except LiveError:
+        err_console.print(f"{description}…", highlight=False)
+        yield
+        return
+    try:
+        yield
+    finally:
+        status.stop()
+
+
 def setup(config_path: Optional[Path]) -> None:
-    """Initialise DeepSearcher from `config_path` (or the defaults), reporting config errors cleanly."""
+    """Initialise DeepSearcher from `config_path` (or the defaults), reporting config errors cleanly.
+
+    Models load on first use, not here: commands that never embed never import a model library.
+    """
     from deepsearcher import configuration
     from deepsearcher.config import Configuration
+    from deepsearcher.embedding.base import set_model_load_notifier
 
+    set_model_load_notifier(model_spinner)
     with handle_errors():
         configuration.init_config(Configuration(config_path))
 
@@ -39,10 +65,19 @@ class handle_errors:
         return self
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
-        if exc is None or not isinstance(exc, (DeepSearcherError, ImportError, OSError)):
+        if exc is None or not isinstance(exc, Exception):
             return False
-        err_console.print(f"[bold red]Error:[/] {exc}", highlight=False)
-        raise typer.Exit(code=1)
+        info = classify(exc)
+        if not info.known:
+            return False
+        fail(info.message, info.exit_code)
+        return False  # not reached: fail() raises
+
+
+def fail(message: str, code: int = 1) -> None:
+    """Print `message` as one red error line (brackets in it shown, not read as markup) and exit."""
+    err_console.print(f"[bold red]Error:[/] {escape(message)}", highlight=False)
+    raise typer.Exit(code=code)
 
 
 def print_json(data: Any) -> None:

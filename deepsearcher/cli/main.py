@@ -17,8 +17,9 @@ from deepsearcher.cli.providers_cmd import providers  # noqa: E402
 from deepsearcher.cli.query_cmd import query  # noqa: E402
 from deepsearcher.cli.search_cmd import search  # noqa: E402
 from deepsearcher.cli.serve_cmd import serve  # noqa: E402
+from deepsearcher.cli.upstream_argv import CompatTyper  # noqa: E402
 
-app = typer.Typer(
+app = CompatTyper(
     name="deepsearcher",
     help="Deep research over your own documents: load, search, ask.",
     no_args_is_help=True,

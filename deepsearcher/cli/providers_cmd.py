@@ -23,15 +23,11 @@ def registries() -> dict[str, ProviderRegistry]:
 
 
 def _importable(module: str) -> bool:
-    """Cheap negative first (no import when the package is absent), then a real import."""
-    from deepsearcher.config.optional import is_installed
-
+    """Installed or not, found without importing it: torch alone takes seconds to import."""
     try:
-        if importlib.util.find_spec(module) is None:
-            return False
+        return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         return False
-    return is_installed(module)
 
 
 def describe(feature: str, info: ProviderInfo, configured: str | None) -> dict[str, Any]:

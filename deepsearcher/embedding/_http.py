@@ -26,8 +26,7 @@ import httpx
 from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.llm._retry import DEFAULT_CALL_TIMEOUT, DEFAULT_TIMEOUT, Failure, GiveUp, RetryPolicy, call_with_retries
-from deepsearcher.llm.errors import failure_message
-from deepsearcher.types import DeepSearcherError
+from deepsearcher.types.errors import ProviderError, failure_message
 from deepsearcher.utils.sync_bridge import run_sync
 
 logger = logging.getLogger(__name__)
@@ -41,8 +40,10 @@ EMPTY_TEXT = " "
 _PROBE_TEXT = "dimension probe"
 
 
-class EmbeddingError(DeepSearcherError):
+class EmbeddingError(ProviderError):
     """An embedding request failed for good; one line naming provider, model, server and cause."""
+
+    error_kind = "embedding"
 
     def __init__(self, provider: str, model: str, where: str | None, reason: str, *, status: int | None = None, hint: str = "") -> None:
         super().__init__(failure_message(provider, model, where, reason, hint))
@@ -158,7 +159,8 @@ class RemoteEmbedding(BaseEmbedding):
     Common config: model, api_key (else the provider's environment variable), base_url,
     dimension (output size where the model supports choosing it), batch_size (capped at
     the provider's limit), timeout, max_retries, retry_base_delay, retry_max_delay,
-    max_retry_after, query_prefix / document_prefix (text put before each query /
+    max_retry_after, max_concurrency (embedding batches the ingestion pipeline keeps in
+    flight, see `offline_loading.embed_scheduler`), query_prefix / document_prefix (text put before each query /
     passage, for models trained with instructions such as E5's "query: " / "passage: "),
     headers (extra HTTP headers).
     """
@@ -190,6 +192,7 @@ class RemoteEmbedding(BaseEmbedding):
         retry_max_delay: float = 20.0,
         max_retry_after: float = 120.0,
         call_timeout: float | None = None,
+        max_concurrency: int = 4,
         query_prefix: str = "",
         document_prefix: str = "",
         headers: dict[str, str] | None = None,
@@ -216,6 +219,7 @@ class RemoteEmbedding(BaseEmbedding):
             # the whole call, retries included (a longer per-attempt timeout widens it)
             call_timeout=float(call_timeout) if call_timeout else max(DEFAULT_CALL_TIMEOUT, float(timeout)),
         )
+        self.max_concurrency = max(1, int(max_concurrency))
         self.query_prefix = query_prefix
         self.document_prefix = document_prefix
         self.extra_headers = dict(headers or {})

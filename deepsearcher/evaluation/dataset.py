@@ -29,6 +29,8 @@ CORPUS_FILE = "corpus.jsonl"
 class DatasetError(DeepSearcherError):
     """A dataset file is missing or malformed; the message names the file and line."""
 
+    http_status = 400
+
     def __init__(self, path: Path | str, reason: str, line: int | None = None) -> None:
         where = f"{path}, line {line}" if line is not None else str(path)
         super().__init__(f"{where}: {reason}")

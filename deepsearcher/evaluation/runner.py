@@ -97,7 +97,7 @@ def load_corpus(dataset: Dataset, collection: str, on_progress: ProgressCallback
         vector_db=vector_db,
         chunk_size=CORPUS_CHUNK_SIZE,
         chunk_overlap=0,
-        batch_size=settings.get("batch_size", 64),
+        batch_size=settings.get("batch_size", 256),
         window_size=0,
         on_progress=on_progress,
     )

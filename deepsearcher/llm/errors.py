@@ -4,25 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from deepsearcher.types.errors import DeepSearcherError, MissingAPIKeyError
+from deepsearcher.types.errors import MissingAPIKeyError, ProviderError, failure_message
 
 __all__ = ["LLMError", "LLMOutputError", "MissingAPIKeyError", "failure_message"]
 
 
-def failure_message(what: str, model: str, where: str | None, reason: str, hint: str = "") -> str:
-    """'<what> failed (model <model> at <where>): <reason>. <hint>' — one line for LLM and embedding errors."""
-    at = f" at {where}" if where else ""
-    message = f"{what} failed (model {model}{at}): {reason}"
-    return f"{message}. {hint}" if hint else message
-
-
-class LLMError(DeepSearcherError):
+class LLMError(ProviderError):
     """An LLM call failed for good (after the retries that made sense).
 
     The message is one line: which provider, model and server, and what happened,
     e.g. ``OpenAI call failed (model gpt-4o-mini at https://api.openai.com/v1): 429 Too
     Many Requests after 4 attempts``.
     """
+
+    error_kind = "llm"
 
     def __init__(
         self,
@@ -46,8 +41,11 @@ class LLMError(DeepSearcherError):
         self.attempts = attempts
 
 
-class LLMOutputError(DeepSearcherError, ValueError):
-    """The model's reply could not be read as the format a step asked for."""
+class LLMOutputError(ProviderError, ValueError):
+    """The model's reply could not be read as the format a step asked for (HTTP 502: the
+    upstream model, not the client, produced it)."""
+
+    error_kind = "llm_output"
 
     def __init__(self, step: str, text: str, reason: str = "") -> None:
         text = text if isinstance(text, str) else repr(text)

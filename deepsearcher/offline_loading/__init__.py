@@ -45,7 +45,7 @@ def configured_pipeline(
         vector_db=configuration.vector_db,
         chunk_size=chunk_size or settings.get("chunk_size", 1500),
         chunk_overlap=chunk_overlap if chunk_overlap is not None else settings.get("chunk_overlap", 100),
-        batch_size=batch_size or settings.get("batch_size", 64),
+        batch_size=batch_size or settings.get("batch_size", 256),
         window_size=settings.get("window_size", 300),
         on_progress=on_progress,
     )

@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable
 
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.loader.splitter import split_docs_to_chunks
+from deepsearcher.offline_loading.embed_scheduler import EmbedScheduler
 from deepsearcher.offline_loading.sources import LoadedSource
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.types import Chunk
@@ -66,7 +67,7 @@ class IngestionPipeline:
         vector_db: BaseVectorDB,
         chunk_size: int = 1500,
         chunk_overlap: int = 100,
-        batch_size: int = 64,
+        batch_size: int = 256,
         window_size: int = 300,
         on_progress: ProgressCallback | None = None,
     ) -> None:
@@ -77,6 +78,7 @@ class IngestionPipeline:
         self.batch_size = batch_size
         self.window_size = window_size
         self.on_progress = on_progress or (lambda event, info: None)
+        self._scheduler = EmbedScheduler(embedding)  # batches in flight: the embedding's max_concurrency
 
     def run(
         self,
@@ -108,6 +110,7 @@ class IngestionPipeline:
                     inserting = self._embed_and_insert(batch, collection, writer, inserting, summary)
             if pending:
                 inserting = self._embed_and_insert(pending, collection, writer, inserting, summary)
+            inserting = self._embed_and_insert([], collection, writer, inserting, summary)  # batches still in flight
             if inserting is not None:
                 summary.chunks_inserted += inserting.result()
                 _crash_point("inserted", self._batches)
@@ -206,13 +209,16 @@ class IngestionPipeline:
         writer: ThreadPoolExecutor,
         previous: Future[int] | None,
         summary: LoadSummary,
-    ) -> Future[int]:
-        self.embedding.embed_chunks(batch, batch_size=len(batch), show_progress=False)
-        summary.embeddings_computed += len(batch)
-        self._batches += 1
-        _crash_point("embedded", self._batches)
-        if previous is not None:
-            summary.chunks_inserted += previous.result()
-            _crash_point("inserted", self._batches - 1)
-        self.on_progress("embedded", {"chunks": len(batch)})
-        return writer.submit(self.vector_db.insert_data, collection, batch)
+    ) -> Future[int] | None:
+        """Embed `batch` (up to the embedding's max_concurrency batches in flight; an empty
+        batch waits for those) and queue each finished one for the single writer."""
+        for done in self._scheduler.submit(batch) if batch else self._scheduler.drain():
+            summary.embeddings_computed += len(done)
+            self._batches += 1
+            _crash_point("embedded", self._batches)
+            if previous is not None:
+                summary.chunks_inserted += previous.result()
+                _crash_point("inserted", self._batches - 1)
+            self.on_progress("embedded", {"chunks": len(done)})
+            previous = writer.submit(self.vector_db.insert_data, collection, done)
+        return previous

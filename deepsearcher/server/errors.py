@@ -17,18 +17,19 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from deepsearcher.types import errors as kinds
-from deepsearcher.types.errors import DeepSearcherError
+from deepsearcher.types.errors import DeepSearcherError, classify
 
 logger = logging.getLogger("deepsearcher.server")
 
 
-class APIError(Exception):
-    """An error the client caused or should know about, with its HTTP status."""
+class APIError(DeepSearcherError):
+    """An HTTP-only refusal (bad credentials, upload too large) with its own status and headers."""
+
+    error_kind = "http"
 
     def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status = status
+        self.status = self.http_status = status
         self.message = message
         self.headers = headers
 
@@ -46,24 +47,8 @@ def error_response(status: int, error: str, headers: dict[str, str] | None = Non
 
 
 def status_for(exc: DeepSearcherError) -> int:
-    """The HTTP status of a DeepSearcher error (their messages are written for users)."""
-    from deepsearcher.agent.context import QueryTimeoutError
-    from deepsearcher.llm.errors import LLMError
-    from deepsearcher.server.jobs import CollectionBusyError
-
-    if isinstance(exc, LLMError):
-        return 502
-    if isinstance(exc, QueryTimeoutError):
-        return 504
-    if isinstance(exc, (kinds.StoreInUseError, kinds.MissingDependencyError)):
-        return 503
-    if isinstance(exc, (kinds.EmbeddingMismatchError, CollectionBusyError)):
-        return 409
-    if isinstance(exc, kinds.VectorStoreError):
-        return 404 if "does not exist" in str(exc) else 500
-    if isinstance(exc, (kinds.ConfigurationError, kinds.LoaderError)):
-        return 400
-    return 500
+    """The HTTP status of a DeepSearcher error: the one carried by its kind (types/errors.py)."""
+    return classify(exc).http_status
 
 
 def internal_error(exc: BaseException, request: Request | None = None) -> JSONResponse:
@@ -91,16 +76,12 @@ def validation_message(exc: RequestValidationError) -> str:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(APIError)
-    async def _api_error(request: Request, exc: APIError) -> JSONResponse:
-        return error_response(exc.status, exc.message, exc.headers)
-
     @app.exception_handler(DeepSearcherError)
     async def _deepsearcher_error(request: Request, exc: DeepSearcherError) -> JSONResponse:
-        status = status_for(exc)
-        if status >= 500:
+        info = classify(exc)
+        if info.http_status >= 500:
             logger.warning("%s %s failed: %s", request.method, request.url.path, exc)
-        return error_response(status, str(exc))
+        return error_response(info.http_status, info.message, getattr(exc, "headers", None), kind=info.kind)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -133,7 +114,7 @@ class SafeRoute(APIRoute):
         async def safe_handler(request: Request) -> Response:
             try:
                 return await handler(request)
-            except (APIError, DeepSearcherError, RequestValidationError, StarletteHTTPException):
+            except (DeepSearcherError, RequestValidationError, StarletteHTTPException):
                 raise
             except Exception as exc:  # noqa: BLE001 - the catch-all the module docstring describes
                 return internal_error(exc, request)

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Iterator
 from deepsearcher.offline_loading.pipeline import ProgressCallback
 from deepsearcher.offline_loading.sources import LoadedSource
 from deepsearcher.offline_loading.summary import LoadSummary
-from deepsearcher.types.errors import DeepSearcherError
+from deepsearcher.types.errors import DeepSearcherError, report
 
 logger = logging.getLogger("deepsearcher.server.jobs")
 
@@ -40,6 +40,9 @@ WRITE_LOCK_WAIT = 2.0
 
 class CollectionBusyError(DeepSearcherError):
     """A collection's write lock is held (by a load job): answered 409 instead of waiting."""
+
+    error_kind = "collection_busy"
+    http_status = 409
 
     def __init__(self, collection: str, job_id: str | None) -> None:
         holder = f"job {job_id} is loading it" if job_id else "another change to it is in progress"
@@ -314,12 +317,8 @@ class JobManager:
             results = summary_results(summary)
         except JobInterrupted as exc:
             status, error = "interrupted", str(exc)
-        except DeepSearcherError as exc:
-            status, error = "failed", str(exc)
         except Exception as exc:  # noqa: BLE001 - a job must end with a status, never vanish
-            error_id = uuid.uuid4().hex[:12]
-            logger.error("job %s failed unexpectedly (error id %s)", job.id, error_id, exc_info=True)
-            status, error = "failed", f"Internal error (error id {error_id}): {type(exc).__name__}; the details are in the server log."
+            status, error = "failed", report(exc, logger, f"job {job.id}").message
         finally:
             if cleanup is not None:
                 try:

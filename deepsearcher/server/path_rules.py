@@ -20,7 +20,7 @@ from typing import Iterable, Iterator
 from deepsearcher.loader.file_loader.base import BaseLoader, iter_files
 from deepsearcher.loader.file_loader._text import not_regular_reason
 from deepsearcher.offline_loading.sources import LoadedSource, folder_member, iter_file_sources
-from deepsearcher.types.errors import DeepSearcherError
+from deepsearcher.types.errors import BadInputError
 
 NO_ROOTS = (
     "Loading local paths is disabled: list the folders clients may load from in server.allowed_roots "
@@ -28,7 +28,7 @@ NO_ROOTS = (
 )
 
 
-class PathRefusedError(DeepSearcherError):
+class PathRefusedError(BadInputError):
     """A path a client asked to load is refused.
 
     `forbidden`: True when it names a place the client may not read (no roots
@@ -40,6 +40,7 @@ class PathRefusedError(DeepSearcherError):
         super().__init__(message)
         self.message = message
         self.forbidden = forbidden
+        self.http_status = 403 if forbidden else 400
 
 
 def within(path: Path, roots: Iterable[Path]) -> bool:
@@ -65,7 +66,7 @@ def resolve_allowed(given: str, roots: list[Path], no_roots: str = NO_ROOTS) -> 
     if not within(resolved, roots):
         detail = f" (it leads to '{resolved}')" if resolved != raw else ""
         raise PathRefusedError(f"Path '{given}' is outside the allowed roots{detail}; allowed: {_listing(roots)}.")
-    special = None if resolved.is_dir() else not_regular_reason(resolved)
+    special = None if resolved.is_dir() else not_regular_reason(resolved)  # folders are loaded recursively
     if special is not None:
         raise PathRefusedError(f"Path '{given}' is {special}; only regular files and folders can be loaded.", forbidden=False)
     return resolved

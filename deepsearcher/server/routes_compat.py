@@ -1,5 +1,6 @@
 """DeepSearcher's original endpoints, with its request and response shapes.
 
+    POST /set-provider-config/ {feature, provider, config}            → {"message", "provider", "config"}
     POST /load-files/    {paths, collection_name?, collection_description?, batch_size?} → {"message"}
     POST /load-website/  {urls, collection_name?, collection_description?, batch_size?}  → {"message"}
     GET  /query/?original_query=…&max_iter=…                                           → {"result", "consume_token"}
@@ -8,19 +9,31 @@ Loads answer when they are done (as DeepSearcher's did) but run as jobs in worke
 threads, serialized per collection like the v1 jobs. 200: everything loaded; 207:
 some sources failed (the message names them); 422: nothing could be loaded; the
 response also carries `summary` and `job_id`.
+
+/set-provider-config/ rebuilds the components (as DeepSearcher's did), so it is an
+admin action: with API keys it needs a key without a collections limit; without keys
+only a loopback listener accepts it. The new settings take effect only if every
+component builds; the answer's `config` hides credential-like values.
 """
 
 from __future__ import annotations
 
-from typing import List, Optional, Union
+import asyncio
+import copy
+from typing import Any, Dict, List, Optional, Union
 
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from deepsearcher.server import services
 from deepsearcher.server.auth import Principal, require_principal
-from deepsearcher.server.errors import JSONSafeResponse, SafeRoute, error_response
+from deepsearcher.server.errors import APIError, JSONSafeResponse, SafeRoute, error_response
 from deepsearcher.server.paths import check_url
+from deepsearcher.server.settings import is_loopback
+from deepsearcher.types.errors import DeepSearcherError
+
+SECRET_MARKERS = ("key", "token", "secret", "password", "credential")
+_switching = asyncio.Lock()
 
 router = APIRouter(tags=["DeepSearcher-compatible"], route_class=SafeRoute, dependencies=[Depends(require_principal)])
 
@@ -41,6 +54,67 @@ class LoadWebsiteRequest(BaseModel):
     collection_name: Optional[str] = None
     collection_description: Optional[str] = None
     batch_size: Optional[int] = Field(None, ge=1, le=4096)
+
+
+class ProviderConfigRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    feature: str = Field(description="llm, embedding, file_loader, web_crawler or vector_db.", examples=["llm"])
+    provider: str = Field(description="A provider name (see `deepsearcher providers`).", examples=["OpenAI"])
+    config: Dict[str, Any] = Field(
+        default_factory=dict, description="The provider's settings.", examples=[{"model": "gpt-4o-mini"}]
+    )
+
+
+def redacted(value: Any) -> Any:
+    """`value` with every credential-like entry replaced, for echoing settings back."""
+    if isinstance(value, dict):
+        return {k: "***" if any(m in str(k).lower() for m in SECRET_MARKERS) else redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redacted(item) for item in value]
+    return value
+
+
+def _require_admin(request: Request, principal: Principal) -> None:
+    settings = services.server_state(request).settings
+    if settings.auth_enabled:
+        if principal.collections is not None:
+            raise APIError(403, "Changing providers needs an admin key (one without a collections limit).")
+        return
+    listener = request.scope.get("server")
+    if not listener or not is_loopback(str(listener[0])):
+        raise APIError(
+            403, "Changing providers without API keys is allowed only on a loopback listener; add server.api_keys."
+        )
+
+
+def _busy(state: Any) -> bool:
+    return any(job["status"] in ("queued", "running") for job in state.job_manager().list())
+
+
+@router.post("/set-provider-config/", summary="Switch one feature to another provider (admin).")
+async def set_provider_config(
+    body: ProviderConfigRequest, request: Request, principal: Principal = Depends(require_principal)
+) -> dict:
+    from deepsearcher import configuration
+
+    _require_admin(request, principal)
+    state = services.server_state(request)
+    async with _switching:
+        if _busy(state):
+            raise APIError(409, "Load jobs are running: switch providers when they have finished (GET /v1/jobs).")
+        candidate = copy.deepcopy(state.config)
+        candidate.set_provider_config(body.feature, body.provider, body.config)
+        try:
+            await services.in_thread(configuration.init_config, candidate)
+            optional_error = {"llm": configuration.llm_error, "web_crawler": configuration.web_crawler_error}.get(body.feature)
+            if optional_error is not None:  # asked for explicitly: its failure is this request's failure
+                raise optional_error
+        except (DeepSearcherError, OSError) as exc:
+            await services.in_thread(configuration.init_config, state.config)  # back to what worked
+            raise APIError(400, f"Failed to set provider config: {exc}") from exc
+        state.config = candidate
+    return {"message": "Provider config set successfully", "provider": body.provider, "config": redacted(body.config)}
 
 
 def _as_list(value: Union[str, List[str]]) -> list[str]:

@@ -15,11 +15,10 @@ import asyncio
 import json
 import logging
 import threading
-import uuid
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from deepsearcher.agent.events import StepEvent
-from deepsearcher.types.errors import DeepSearcherError
+from deepsearcher.types.errors import report
 
 logger = logging.getLogger("deepsearcher.server")
 
@@ -68,13 +67,12 @@ async def stream_agent_run(run: Callable[[Callable[[StepEvent], None]], Awaitabl
                 yield format_event("step", item.to_dict())
         try:
             result = task.result()
-        except DeepSearcherError as exc:
-            yield format_event("error", {"message": str(exc)})
-            return
-        except Exception as exc:  # noqa: BLE001 - reported as an event, logged with an id
-            error_id = uuid.uuid4().hex[:12]
-            logger.error("query stream failed (error id %s)", error_id, exc_info=(type(exc), exc, exc.__traceback__))
-            yield format_event("error", {"message": f"Internal server error (error id {error_id}); the details are in the server log.", "error_id": error_id})
+        except Exception as exc:  # noqa: BLE001 - reported as an event (unexpected ones logged with an id)
+            info = report(exc, logger, "query stream")
+            event = {"message": info.message, "kind": info.kind, "status": info.http_status}
+            if info.error_id:
+                event["error_id"] = info.error_id
+            yield format_event("error", event)
             return
         yield format_event("result", result.to_dict())
     finally:

@@ -1,14 +1,63 @@
-"""Errors that carry a message a user can act on: what failed and what to do."""
+"""One hierarchy of errors whose messages a user can act on: what failed and what to do.
+
+Each kind carries the HTTP status the REST API answers with and the exit status of the
+CLI, so every front-end (server, CLI, MCP, background jobs, SSE streams) maps an error
+the same way through `classify` — by its type, never by matching its text.
+"""
 
 from __future__ import annotations
 
+import logging
+import uuid
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+__all__ = [
+    "BadInputError",
+    "CollectionNotFoundError",
+    "ConfigurationError",
+    "DeepSearcherError",
+    "EmbeddingMismatchError",
+    "ErrorInfo",
+    "LoaderError",
+    "MissingAPIKeyError",
+    "MissingDependencyError",
+    "NoSearchableDataError",
+    "NotReadyError",
+    "ProviderError",
+    "StoreInUseError",
+    "VectorStoreError",
+    "classify",
+    "failure_message",
+    "report",
+]
+
 
 class DeepSearcherError(Exception):
-    """Base of every error DeepSearcher raises on purpose."""
+    """Base of every error DeepSearcher raises on purpose: its message is meant for the user.
+
+    `http_status` and `exit_code` may be overridden per class, or per instance when one
+    class covers two cases (a refused path is 403, a malformed one 400).
+    """
+
+    error_kind: ClassVar[str] = "error"
+    http_status: int = 500
+    exit_code: int = 1
+
+
+class BadInputError(DeepSearcherError, ValueError):
+    """A request's own values are wrong (empty question, top_k out of range, unknown agent)."""
+
+    error_kind = "bad_input"
+    http_status = 400
+    exit_code = 2
 
 
 class ConfigurationError(DeepSearcherError, ValueError):
     """A config key or value is wrong; the message names the key and allowed values."""
+
+    error_kind = "configuration"
+    http_status = 400
 
 
 class MissingAPIKeyError(ConfigurationError):
@@ -16,6 +65,8 @@ class MissingAPIKeyError(ConfigurationError):
     or found in the environment. The default message names the variable and the config key:
     ``No API key for OpenAI: set OPENAI_API_KEY or provide_settings.llm.config.api_key.``
     """
+
+    error_kind = "missing_api_key"
 
     def __init__(
         self,
@@ -39,6 +90,9 @@ class MissingAPIKeyError(ConfigurationError):
 class MissingDependencyError(DeepSearcherError, ImportError):
     """An optional package is not installed; the message names the extra to install."""
 
+    error_kind = "missing_dependency"
+    http_status = 503
+
     def __init__(self, package: str, extra: str, feature: str = "") -> None:
         what = f" for {feature}" if feature else ""
         super().__init__(
@@ -49,8 +103,18 @@ class MissingDependencyError(DeepSearcherError, ImportError):
         self.extra = extra
 
 
+class NotReadyError(DeepSearcherError):
+    """A component a request needs is not available yet (server starting, no LLM configured)."""
+
+    error_kind = "not_ready"
+    http_status = 503
+
+
 class LoaderError(DeepSearcherError):
     """A source could not be loaded; names the source and the reason."""
+
+    error_kind = "load_failed"
+    http_status = 400
 
     def __init__(self, source: str, reason: str) -> None:
         super().__init__(f"{source}: {reason}")
@@ -58,13 +122,94 @@ class LoaderError(DeepSearcherError):
         self.reason = reason
 
 
+class ProviderError(DeepSearcherError):
+    """A remote or local model provider (LLM, embedding) failed or answered something unusable."""
+
+    error_kind = "provider"
+    http_status = 502
+
+
 class VectorStoreError(DeepSearcherError):
     """The vector store refused or failed an operation."""
+
+    error_kind = "vector_store"
+
+
+class CollectionNotFoundError(VectorStoreError):
+    """A named collection is not in the store; the message lists those that are."""
+
+    error_kind = "collection_not_found"
+    http_status = 404
+
+
+class NoSearchableDataError(DeepSearcherError):
+    """A question was asked with nothing to search: no collection, or all empty or unauthorized."""
+
+    error_kind = "no_searchable_data"
+    http_status = 409
 
 
 class StoreInUseError(VectorStoreError):
     """An embedded store file is open in another process."""
 
+    error_kind = "store_in_use"
+    http_status = 503
+
 
 class EmbeddingMismatchError(VectorStoreError):
     """A collection was built with another embedding model or dimension."""
+
+    error_kind = "embedding_mismatch"
+    http_status = 409
+
+
+def failure_message(what: str, model: str, where: str | None, reason: str, hint: str = "") -> str:
+    """'<what> failed (model <model> at <where>): <reason>. <hint>' — one line for LLM and embedding errors."""
+    at = f" at {where}" if where else ""
+    message = f"{what} failed (model {model}{at}): {reason}"
+    return f"{message}. {hint}" if hint else message
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """How every front-end reports one exception.
+
+    `known`: the message is written for users and may be shown as is; otherwise the
+    front-end logs the traceback and shows a generic message.
+    """
+
+    kind: str
+    http_status: int
+    exit_code: int
+    message: str
+    known: bool
+    error_id: str | None = None
+
+
+#: Exceptions from outside DeepSearcher whose messages are still fit for users.
+_FOREIGN: tuple[tuple[type[BaseException], str, int], ...] = (
+    (ImportError, "missing_dependency", 503),
+    (OSError, "os_error", 500),
+)
+
+
+def classify(exc: BaseException) -> ErrorInfo:
+    """The one mapping from an exception to its kind, HTTP status, exit status and message."""
+    if isinstance(exc, DeepSearcherError):
+        return ErrorInfo(exc.error_kind, exc.http_status, exc.exit_code, str(exc), True)
+    for cls, kind, status in _FOREIGN:
+        if isinstance(exc, cls):
+            return ErrorInfo(kind, status, 1, str(exc) or type(exc).__name__, True)
+    return ErrorInfo("internal", 500, 1, f"{type(exc).__name__}: {exc}", False)
+
+
+def report(exc: BaseException, logger: logging.Logger, where: str) -> ErrorInfo:
+    """`classify(exc)`; an unexpected exception is logged with its traceback under a fresh
+    error id and its message replaced by one naming that id (no internals leak to clients)."""
+    info = classify(exc)
+    if info.known:
+        return info
+    error_id = uuid.uuid4().hex[:12]
+    logger.error("Unexpected error %s in %s", error_id, where, exc_info=(type(exc), exc, exc.__traceback__))
+    message = f"Internal error (error id {error_id}): {type(exc).__name__}; the details are in the log."
+    return replace(info, message=message, error_id=error_id)

@@ -9,6 +9,7 @@ import logging
 from typing import Any, Iterator
 
 from deepsearcher.types import Chunk, CollectionInfo, EmbeddingMismatchError, RetrievalResult, VectorStoreError
+from deepsearcher.types.errors import CollectionNotFoundError
 from deepsearcher.vector_db.base import SourceRecord
 
 # What each stored chunk carries besides its vectors.
@@ -88,10 +89,10 @@ def of_dim(infos: list[CollectionInfo], dim: int | None) -> list[CollectionInfo]
     return [info for info in infos if dim is None or info.dim == int(dim)]
 
 
-def missing_collection(operation: str, name: str, location: str, existing: list[str]) -> VectorStoreError:
+def missing_collection(operation: str, name: str, location: str, existing: list[str]) -> CollectionNotFoundError:
     """The error for an operation on a collection that is not there, listing those that are."""
     listing = ", ".join(existing) if existing else "none"
-    return VectorStoreError(
+    return CollectionNotFoundError(
         f"Cannot {operation}: collection '{name}' does not exist in {location}. "
         f"Existing collections: {listing}. Load documents into it first or pick an existing one."
     )

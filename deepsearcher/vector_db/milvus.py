@@ -8,13 +8,21 @@ as shown to a reader), ``index_text`` (title + chunk, analysed and turned into t
 ``sparse`` vector by a Milvus function), ``reference``, ``source_hash`` and
 ``source_chunks`` (so listing ingested sources never reads chunk bodies) and a JSON
 ``metadata`` (title, wider_text, ...). The description, embedding model and dimension
-live in collection *properties*, because Milvus Lite drops the schema description.
+live in collection *properties*, because Milvus Lite drops the schema description; where
+a server drops properties too (the milvus-lite 2.5 engine) they live in a side collection
+(`_milvus_meta`).
+
+What the server supports is asked once per connection (`_milvus_capabilities`): a server
+without BM25 functions (Milvus < 2.5) gets dense-only collections and one warning. Reads
+that follow our own writes (counts, source listings, collection info) ask for Strong
+consistency; searches keep the collection's level.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -22,6 +30,8 @@ from typing import Any, Iterator
 from deepsearcher.config.registry import register_provider
 from deepsearcher.types import Chunk, CollectionInfo, ConfigurationError, RetrievalResult, StoreInUseError, VectorStoreError
 from deepsearcher.vector_db import _milvus_lite as lite
+from deepsearcher.vector_db._milvus_capabilities import PROBE_PREFIX, Capabilities, detect
+from deepsearcher.vector_db._milvus_meta import META_COLLECTION, MetaTable
 from deepsearcher.vector_db import _common as common
 from deepsearcher.vector_db._common import INDEX_TEXT, METADATA, REFERENCE, SOURCE_CHUNKS, SOURCE_HASH, TEXT
 from deepsearcher.vector_db.base import BaseVectorDB, SourceRecord, StoredChunk
@@ -45,6 +55,7 @@ JSON_MAX = 60000  # bytes; Milvus caps a JSON value at 64 KiB
 BM25_FUNCTION = "index_text_bm25"
 RANKERS = ("weighted", "rrf")
 LITE_ANALYZERS = ("standard", "jieba")
+STRONG = "Strong"  # consistency for reads that must see our own writes
 
 
 class _DropMvccWarning(logging.Filter):
@@ -146,9 +157,14 @@ class Milvus(BaseVectorDB):
         ranker: str = "weighted",
         weights: tuple[float, float] | list[float] = (0.6, 0.4),
         index_params: dict[str, Any] | None = None,
+        return_embedding: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(default_collection)
+        #: Put each hit's stored vector in RetrievalResult.embedding (as DeepSearcher did);
+        #: off by default (384+ floats per hit); `search_data(..., with_embedding=True)` asks per call.
+        self.return_embedding = _as_bool(return_embedding)
+        self._metrics: dict[str, str] = {}
         self.hybrid = _as_bool(hybrid)
         self.analyzer = analyzer
         self.rrf_k = int(rrf_k)
@@ -164,6 +180,8 @@ class Milvus(BaseVectorDB):
         self._loaded: set[str] = set()
         self._fields: dict[str, set[str]] = {}
         self._lite_path: str | None = None
+        self._capabilities: Capabilities | None = None
+        self._meta: MetaTable | None = None
         import pymilvus  # a core dependency, imported here so provider discovery stays fast
 
         self._pymilvus = pymilvus
@@ -229,6 +247,23 @@ class Milvus(BaseVectorDB):
         self._lite_path = self.uri
         return client
 
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this Milvus supports, asked on first use and kept for the connection. A server
+        without BM25 / hybrid search gets one warning naming its version and what is lost."""
+        if self._capabilities is None:
+            with self._op("detect server features"):
+                self._capabilities = detect(self._client(), self._pymilvus)
+            lost = self._capabilities.lost_features()
+            if lost and self.hybrid:
+                logger.warning("Milvus at %s (%s) has no %s.", self.uri, self._capabilities.label, lost)
+        return self._capabilities
+
+    def _meta_table(self) -> MetaTable:
+        if self._meta is None:
+            self._meta = MetaTable(self._client(), self._pymilvus, self._op)
+        return self._meta
+
     def close(self) -> None:
         client, self.client = getattr(self, "client", None), None
         common.close_client(client, logger, "Milvus")
@@ -237,6 +272,8 @@ class Milvus(BaseVectorDB):
             self._lite_path = None
         self._loaded.clear()
         self._fields.clear()
+        self._metrics.clear()
+        self._meta = None
 
     def _client(self) -> Any:
         if self.client is None:
@@ -271,6 +308,7 @@ class Milvus(BaseVectorDB):
             raise common.missing_collection(operation, name, self.uri, existing)
         with self._op("load_collection", name):
             self._client().load_collection(name)
+        self.capabilities  # noqa: B018 - detected (and warned about) once per connection, on first use
         self._loaded.add(name)
 
     def _describe(self, name: str) -> dict[str, Any]:
@@ -303,8 +341,16 @@ class Milvus(BaseVectorDB):
             extra={"fields": [field.get("name") for field in desc.get("fields", [])]},
         )
 
-    def _read_info(self, name: str) -> CollectionInfo:
-        return self._info_from_description(name, self._describe(name))
+    def _read_info(self, name: str, side_rows: dict[str, dict[str, Any]] | None = None) -> CollectionInfo:
+        """Info from the collection's properties, or from the side collection where the
+        server dropped them (`side_rows`: rows already read for a listing)."""
+        desc = self._describe(name)
+        if PROP_DIM not in (desc.get("properties") or {}):
+            rows = side_rows if side_rows is not None else self._meta_table().read([name])
+            row = rows.get(name)
+            if row:
+                desc = dict(desc, properties={PROP_DESCRIPTION: row["description"], PROP_MODEL: row["embedding_model"]})
+        return self._info_from_description(name, desc)
 
     def _analyzer_params(self) -> dict[str, Any]:
         params = analyzer_params(self.analyzer)
@@ -320,34 +366,38 @@ class Milvus(BaseVectorDB):
         return params
 
     def _build_schema(self, dim: int, description: str) -> tuple[Any, Any]:
+        """The collection schema and indexes; without BM25 on the server, dense only."""
         pm = self._pymilvus
+        bm25 = self.capabilities.bm25
         schema = pm.MilvusClient.create_schema(auto_id=True, enable_dynamic_field=False, description=description)
         schema.add_field(PK, pm.DataType.INT64, is_primary=True)
         schema.add_field(EMBEDDING, pm.DataType.FLOAT_VECTOR, dim=dim)
         schema.add_field(TEXT, pm.DataType.VARCHAR, max_length=VARCHAR_MAX)
-        schema.add_field(
-            INDEX_TEXT,
-            pm.DataType.VARCHAR,
-            max_length=VARCHAR_MAX,
-            enable_analyzer=True,
-            analyzer_params=self._analyzer_params(),
-        )
-        schema.add_field(SPARSE, pm.DataType.SPARSE_FLOAT_VECTOR)
+        if bm25:
+            schema.add_field(
+                INDEX_TEXT,
+                pm.DataType.VARCHAR,
+                max_length=VARCHAR_MAX,
+                enable_analyzer=True,
+                analyzer_params=self._analyzer_params(),
+            )
+            schema.add_field(SPARSE, pm.DataType.SPARSE_FLOAT_VECTOR)
         schema.add_field(REFERENCE, pm.DataType.VARCHAR, max_length=VARCHAR_MAX)
         schema.add_field(SOURCE_HASH, pm.DataType.VARCHAR, max_length=HASH_MAX)
         schema.add_field(SOURCE_CHUNKS, pm.DataType.INT64)
         schema.add_field(METADATA, pm.DataType.JSON)
-        schema.add_function(
-            pm.Function(
-                name=BM25_FUNCTION,
-                function_type=pm.FunctionType.BM25,
-                input_field_names=[INDEX_TEXT],
-                output_field_names=[SPARSE],
-            )
-        )
         index = self._client().prepare_index_params()
         index.add_index(EMBEDDING, index_type=self.index_type, metric_type="COSINE", params=self.index_params)
-        index.add_index(SPARSE, index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+        if bm25:
+            schema.add_function(
+                pm.Function(
+                    name=BM25_FUNCTION,
+                    function_type=pm.FunctionType.BM25,
+                    input_field_names=[INDEX_TEXT],
+                    output_field_names=[SPARSE],
+                )
+            )
+            index.add_index(SPARSE, index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
         return schema, index
 
     def _create_collection(self, name: str, dim: int, description: str, embedding_model: str | None, **kwargs: Any) -> None:
@@ -367,30 +417,43 @@ class Milvus(BaseVectorDB):
         # logs a traceback for it).
         with self._op("create_index", name):
             self._client().create_index(name, index, sync=False)
+        if PROP_DIM not in (self._describe(name).get("properties") or {}):  # dropped by this server
+            self._meta_table().write(name, description, embedding_model, dim)
         self._fields.pop(name, None)
+        self._metrics.pop(name, None)
         self._require(name, "open the collection")
 
     def _open_existing(self, name: str, dim: int, description: str, embedding_model: str | None) -> None:
         info = self._read_info(name)
         common.check_embedding(info, dim, embedding_model)
-        updates = {INFO_PROPERTIES[key]: value for key, value in common.info_updates(info, description, embedding_model).items()}
-        if updates:
+        if info.embedding_model is None and embedding_model:
+            logger.warning("Collection '%s' records no embedding model (built by DeepSearcher or another tool): "
+                           "unknown model, assuming its %s-dim vectors come from '%s'.", name, info.dim, embedding_model)
+        changes = common.info_updates(info, description, embedding_model)
+        if changes and PROP_DIM not in (self._describe(name).get("properties") or {}):
+            merged = {"description": info.description, "embedding_model": info.embedding_model, **changes}
+            self._meta_table().write(name, merged["description"], merged["embedding_model"], info.dim or dim)
+        elif changes:
+            updates = {INFO_PROPERTIES[key]: value for key, value in changes.items()}
             with self._op("alter_collection_properties", name):
                 self._client().alter_collection_properties(name, properties=updates)
         self._require(name, "open the collection")
 
     def list_collections(self, dim: int | None = None) -> list[CollectionInfo]:
         with self._op("list_collections"):
-            names = sorted(self._client().list_collections())
-        return common.of_dim([self._read_info(name) for name in names], dim)
+            names = sorted(n for n in self._client().list_collections() if not _is_internal(n))
+        side_rows = self._meta_table().read(names)
+        return common.of_dim([self._read_info(name, side_rows) for name in names], dim)
 
     def clear_db(self, collection: str | None = None) -> None:
         name = self._collection(collection)
         with self._op("drop_collection", name):
             if self._client().has_collection(name):
                 self._client().drop_collection(name)
+        self._meta_table().forget(name)
         self._loaded.discard(name)
         self._fields.pop(name, None)
+        self._metrics.pop(name, None)
 
     # ------------------------------------------------------------------ data
 
@@ -420,7 +483,7 @@ class Milvus(BaseVectorDB):
             with self._op("insert", name):
                 result = self._client().insert(name, rows)
             inserted += int(result.get("insert_count", len(rows))) if isinstance(result, dict) else len(rows)
-        self.flush(name)
+        self._seal(name)
         return inserted
 
     def flush(self, collection: str | None = None) -> None:
@@ -429,12 +492,18 @@ class Milvus(BaseVectorDB):
         with self._op("flush", name):
             self._client().flush(name)
 
+    def _seal(self, name: str) -> None:
+        """Flush after our writes on in-process Milvus Lite only: a server seals segments
+        itself, and flushing after every batch there makes many small segments."""
+        if self.is_lite:
+            self.flush(name)
+
     def count(self, collection: str | None = None, filter: str = "") -> int:
         """Number of chunks in a collection (matching `filter` when given)."""
         name = self._collection(collection)
         self._require(name, "count")
         with self._op("count", name):
-            rows = self._client().query(name, filter=filter, output_fields=["count(*)"])
+            rows = self._client().query(name, filter=filter, output_fields=["count(*)"], consistency_level=STRONG)
         return int(rows[0]["count(*)"]) if rows else 0
 
     def delete_by_reference(self, collection: str | None, reference: str) -> int:
@@ -446,7 +515,7 @@ class Milvus(BaseVectorDB):
             return 0
         with self._op("delete", name):
             self._client().delete(name, filter=expr)
-        self.flush(name)
+        self._seal(name)
         return matching
 
     def stored_chunks(self, collection: str | None, reference: str) -> list[StoredChunk] | None:
@@ -485,7 +554,9 @@ class Milvus(BaseVectorDB):
         output = [REFERENCE, SOURCE_HASH, SOURCE_CHUNKS] if has_own_fields else [REFERENCE, METADATA]
         tally = common.SourceTally()
         with self._op("query_iterator", name):
-            iterator = self._client().query_iterator(name, batch_size=1000, filter="", output_fields=output)
+            iterator = self._client().query_iterator(
+                name, batch_size=1000, filter="", output_fields=output, consistency_level=STRONG
+            )
             try:
                 while True:
                     batch = iterator.next()
@@ -500,11 +571,26 @@ class Milvus(BaseVectorDB):
 
     # ------------------------------------------------------------------ search
 
+    def _no_bm25_reason(self, name: str) -> str:
+        reason = f"collection '{name}' has no BM25 field"
+        if not self.capabilities.bm25:
+            reason += f"; the Milvus at {self.uri} ({self.capabilities.label}) has no BM25 functions (Milvus >= 2.5)"
+        return reason
+
     def _candidates(self, top_k: int) -> int:
         return self.candidates_per_side or max(top_k * 2, 20)
 
-    def _dense_params(self, limit: int) -> dict[str, Any]:
-        params: dict[str, Any] = {"metric_type": "COSINE"}
+    def _metric(self, name: str) -> str:
+        """The metric of the collection's vector index: COSINE for ours, L2 for DeepSearcher's."""
+        if name not in self._metrics:
+            with self._op("describe_index", name):
+                indexes = self._client().list_indexes(name, field_name=EMBEDDING)
+                described = self._client().describe_index(name, indexes[0]) if indexes else {}
+            self._metrics[name] = str(described.get("metric_type") or "COSINE").upper()
+        return self._metrics[name]
+
+    def _dense_params(self, limit: int, metric: str = "COSINE") -> dict[str, Any]:
+        params: dict[str, Any] = {"metric_type": metric}
         if self.index_type.startswith("HNSW"):
             params["params"] = {"ef": max(64, limit)}
         return params
@@ -524,10 +610,12 @@ class Milvus(BaseVectorDB):
             mode = "hybrid" if self.hybrid and text else "dense"
         if mode in ("sparse", "hybrid") and (not text or not has_sparse):
             if mode == "sparse":
-                reason = "no query_text was given" if not text else f"collection '{name}' has no BM25 field"
+                reason = "no query_text was given" if not text else self._no_bm25_reason(name)
                 raise VectorStoreError(f"Cannot run a BM25 (sparse) search: {reason}.")
             mode = "dense"
-        output = [TEXT, REFERENCE, METADATA]
+        with_embedding = _as_bool(kwargs.get("with_embedding", self.return_embedding))
+        output = [TEXT, REFERENCE, METADATA] + ([EMBEDDING] if with_embedding else [])
+        metric = self._metric(name)
         expr = filter or ""
         client = self._client()
         with self._op(f"{mode} search", name):
@@ -539,7 +627,7 @@ class Milvus(BaseVectorDB):
                     limit=top_k,
                     filter=expr,
                     output_fields=output,
-                    search_params=self._dense_params(top_k),
+                    search_params=self._dense_params(top_k, metric),
                 )[0]
             elif mode == "sparse":
                 hits = client.search(
@@ -551,12 +639,14 @@ class Milvus(BaseVectorDB):
                     output_fields=output,
                     search_params={"metric_type": "BM25"},
                 )[0]
+            elif self.ranker == "weighted" and not self.capabilities.weighted_bm25:
+                hits = self._fused_hybrid(name, vector, text, top_k, expr, output)
             else:
                 pm = self._pymilvus
                 limit = max(self._candidates(top_k), top_k)
                 requests = [
                     pm.AnnSearchRequest(
-                        data=[list(vector)], anns_field=EMBEDDING, param=self._dense_params(limit), limit=limit, expr=expr or None
+                        data=[list(vector)], anns_field=EMBEDDING, param=self._dense_params(limit, metric), limit=limit, expr=expr or None
                     ),
                     pm.AnnSearchRequest(
                         data=[text], anns_field=SPARSE, param={"metric_type": "BM25"}, limit=limit, expr=expr or None
@@ -568,8 +658,40 @@ class Milvus(BaseVectorDB):
             score = float(hit.get("distance", 0.0))
             if mode == "sparse":
                 score = abs(score)  # Milvus Lite returns BM25 scores negated (order is right)
-            results.append(common.stored_result(hit.get("entity") or {}, score))
+            elif mode == "dense" and metric == "L2":
+                score = 1.0 - score / 2.0  # squared L2 → cosine for unit vectors; higher is better
+            result = common.stored_result(hit.get("entity") or {}, score)
+            if with_embedding:
+                result.embedding = [float(x) for x in (hit.get("entity") or {}).get(EMBEDDING) or []]
+            results.append(result)
         return results
+
+
+    def _fused_hybrid(
+        self, name: str, vector: list[float], text: str, top_k: int, expr: str, output: list[str]
+    ) -> list[dict[str, Any]]:
+        """Weighted fusion done here, for servers whose WeightedRanker inverts BM25 (see
+        Capabilities.weighted_bm25): the same normalisation Milvus documents, (1 + cos) / 2
+        and 2·atan(bm25)/π, over `candidates_per_side` hits of each search."""
+        limit = max(self._candidates(top_k), top_k)
+        client = self._client()
+        dense = client.search(
+            name, data=[list(vector)], anns_field=EMBEDDING, limit=limit, filter=expr,
+            output_fields=output, search_params=self._dense_params(limit),
+        )[0]
+        sparse = client.search(
+            name, data=[text], anns_field=SPARSE, limit=limit, filter=expr,
+            output_fields=output, search_params={"metric_type": "BM25"},
+        )[0]
+        fused: dict[Any, dict[str, Any]] = {}
+        for hits, weight, norm in (
+            (dense, self.weights[0], lambda d: (1.0 + d) / 2.0),
+            (sparse, self.weights[1], lambda d: 2.0 * math.atan(abs(d)) / math.pi),
+        ):
+            for hit in hits:
+                entry = fused.setdefault(hit["id"], {"entity": hit.get("entity") or {}, "distance": 0.0})
+                entry["distance"] += weight * norm(float(hit.get("distance", 0.0)))
+        return sorted(fused.values(), key=lambda hit: -hit["distance"])[:top_k]
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -584,6 +706,11 @@ def _as_bool(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in ("1", "true", "yes", "on")
     return bool(value)
+
+
+def _is_internal(name: str) -> bool:
+    """Collections this store keeps for itself (collection info, feature probes)."""
+    return name == META_COLLECTION or name.startswith(PROBE_PREFIX)
 
 
 def _is_milvus_failure(exc: BaseException) -> bool:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from deepsearcher.types.errors import DeepSearcherError, MissingAPIKeyError
+from deepsearcher.types.errors import BadInputError, MissingAPIKeyError
 
 __all__ = ["MissingAPIKeyError", "URLRefusedError"]
 
 
-class URLRefusedError(DeepSearcherError):
+class URLRefusedError(BadInputError):
     """A URL was refused before any request to it: wrong scheme, or a forbidden network address."""
 
     def __init__(self, url: str, reason: str) -> None:

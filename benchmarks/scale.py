@@ -1,0 +1,243 @@
+"""How the cost of the store grows with the corpus: Milvus Lite vs. a Milvus 2.3.5 server.
+
+    flock /tmp/heavy.lock python benchmarks/scale.py [--lite 10000,100000,1000000]
+                                                     [--server 10000,100000] [--dim 384]
+
+Synthetic corpora, no embedding model: random unit vectors and generated text (Zipf-like
+words from a fixed vocabulary, plus one rare token per chunk), inserted through the
+store's own `insert_data`. For each store and size N, in a child process of its own:
+insert rate, p50/p95 latency of 100 dense and 100 hybrid searches (top 10), RSS (this
+process for Lite, which runs in-process; the server's process tree for the server), disk
+used, and the time to reopen (Lite: close, open the database again and answer one search;
+server: a new connection, release + load of the collection and one search). Then the
+growth of each figure per 10x of N. The 2.3.5 server has no BM25 / hybrid_search, so its
+hybrid column is empty (searches there are dense only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+BATCH = 5000
+QUERIES = 100
+TOP_K = 10
+
+
+def vocabulary(size: int = 5000) -> list[str]:
+    import random
+
+    rng = random.Random(11)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return ["".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(size)]
+
+
+def texts(start: int, count: int, words: list[str], rng) -> list[str]:
+    """Chunks of ~60 words drawn Zipf-like from `words`, each with its own rare token."""
+    import numpy as np
+
+    ranks = np.minimum(rng.zipf(1.3, size=(count, 60)) - 1, len(words) - 1)
+    return [" ".join(words[r] for r in row) + f" tok{start + i}" for i, row in enumerate(ranks)]
+
+
+def unit_vectors(rng, count: int, dim: int):
+    import numpy as np
+
+    vectors = rng.standard_normal((count, dim)).astype("float32")
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def dir_size(path: str) -> int:
+    total = 0
+    for folder, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.path.getsize(os.path.join(folder, name))
+            except OSError:
+                pass
+    return total
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def tree_rss(pid: int) -> int:
+    import psutil
+
+    proc = psutil.Process(pid)
+    return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
+
+
+def measure(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: int | None) -> dict:
+    """One store, one size: runs in a child process (see the module docstring)."""
+    import numpy as np
+    import psutil
+
+    from deepsearcher.types import Chunk
+    from deepsearcher.vector_db.milvus import Milvus
+
+    rng = np.random.default_rng(n)
+    words = vocabulary()
+    store = Milvus(uri=uri)
+    store.init_collection(dim, "scale", embedding_model="random-unit", force_new_collection=True)
+    started = time.perf_counter()
+    for start in range(0, n, BATCH):
+        count = min(BATCH, n - start)
+        vectors = unit_vectors(rng, count, dim).tolist()
+        chunks = [
+            Chunk(text=text, reference=f"doc{(start + i) // 100}.txt", embedding=vector,
+                  metadata={"source_hash": "h", "source_chunks": 100})
+            for i, (text, vector) in enumerate(zip(texts(start, count, words, rng), vectors))
+        ]
+        store.insert_data("scale", chunks, batch_size=1000)
+    store.flush("scale")  # on disk before the clock stops (Lite flushes each insert already)
+    insert_seconds = time.perf_counter() - started
+    disk = dir_size(data_dir)
+    version = store.capabilities.version
+
+    queries = unit_vectors(rng, QUERIES, dim).tolist()
+    query_texts = [" ".join(words[i] for i in rng.integers(0, 200, 3)) + f" tok{int(rng.integers(0, n))}" for _ in range(QUERIES)]
+    timings: dict[str, list[float]] = {"dense": [], "hybrid": []}
+    modes = ["dense"] + (["hybrid"] if store.capabilities.bm25 else [])
+    for mode in modes:
+        store.search_data("scale", queries[0], top_k=TOP_K, query_text=query_texts[0], mode=mode)  # warm-up
+        for vector, text in zip(queries, query_texts):
+            t0 = time.perf_counter()
+            store.search_data("scale", vector, top_k=TOP_K, query_text=text, mode=mode)
+            timings[mode].append(time.perf_counter() - t0)
+    rss = tree_rss(server_pid) if server_pid else psutil.Process().memory_info().rss
+    store.close()
+
+    t0 = time.perf_counter()
+    if server_pid:
+        probe = Milvus(uri=uri)
+        probe.client.release_collection("scale")
+        probe.close()
+    reopened = Milvus(uri=uri)
+    reopened.search_data("scale", queries[1], top_k=TOP_K, mode="dense")
+    reopen_seconds = time.perf_counter() - t0
+    if server_pid:
+        reopened.clear_db("scale")  # the next size starts from an empty server
+    reopened.close()
+    result = {
+        "kind": kind,
+        "n": n,
+        "insert_per_s": n / insert_seconds,
+        "insert_s": insert_seconds,
+        "rss_mib": rss / 2**20,
+        "disk_mib": disk / 2**20,
+        "reopen_s": reopen_seconds,
+        "version": version,
+    }
+    for mode, values in timings.items():
+        result[f"{mode}_p50_ms"] = percentile(values, 0.5) * 1000 if values else None
+        result[f"{mode}_p95_ms"] = percentile(values, 0.95) * 1000 if values else None
+    return result
+
+
+def child(args: argparse.Namespace) -> None:
+    result = measure(args.kind, args.n, args.dim, args.uri, args.data_dir, args.server_pid)
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+def run_child(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: int | None, timeout: float) -> dict:
+    command = [sys.executable, __file__, "--child", "--kind", kind, "--n", str(n), "--dim", str(dim),
+               "--uri", uri, "--data-dir", data_dir]
+    if server_pid:
+        command += ["--server-pid", str(server_pid)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"kind": kind, "n": n, "error": f"did not finish within {timeout:.0f}s"}
+    for line in done.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    return {"kind": kind, "n": n, "error": (done.stderr or done.stdout).strip()[-600:]}
+
+
+COLUMNS = [
+    ("insert_per_s", "insert/s", "{:>10.0f}"),
+    ("dense_p50_ms", "dense p50", "{:>10.1f}"),
+    ("dense_p95_ms", "dense p95", "{:>10.1f}"),
+    ("hybrid_p50_ms", "hybrid p50", "{:>10.1f}"),
+    ("hybrid_p95_ms", "hybrid p95", "{:>10.1f}"),
+    ("rss_mib", "RSS MiB", "{:>10.0f}"),
+    ("disk_mib", "disk MiB", "{:>10.0f}"),
+    ("reopen_s", "reopen s", "{:>10.2f}"),
+]
+
+
+def print_table(rows: list[dict]) -> None:
+    print(f"{'store':<22}{'N':>9}" + "".join(f"{title:>11}" for _, title, _ in COLUMNS))
+    for row in rows:
+        if "error" in row:
+            print(f"{row['kind']:<22}{row['n']:>9}  FAILED: {row['error']}")
+            continue
+        cells = "".join(" " + (fmt.format(row[key]) if row.get(key) is not None else f"{'-':>10}") for key, _, fmt in COLUMNS)
+        print(f"{row['kind']:<22}{row['n']:>9}{cells}")
+    print("\ngrowth per 10x of N (ratio of successive sizes)")
+    by_kind: dict[str, list[dict]] = {}
+    for row in rows:
+        if "error" not in row:
+            by_kind.setdefault(row["kind"], []).append(row)
+    for kind, series in by_kind.items():
+        for small, large in zip(series, series[1:]):
+            cells = ""
+            for key, _, _ in COLUMNS:
+                a, b = small.get(key), large.get(key)
+                cells += f" {b / a:>9.2f}x" if a and b else f" {'-':>10}"
+            print(f"{kind:<22}{small['n']:>4}->{large['n']:<7}"[:31].ljust(31) + cells)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lite", default="10000,100000,1000000", help="sizes for Milvus Lite ('' for none)")
+    parser.add_argument("--server", default="10000,100000", help="sizes for the Milvus 2.3.5 server ('' for none)")
+    parser.add_argument("--dim", type=int, default=384)
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds allowed per store and size")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--kind", help=argparse.SUPPRESS)
+    parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--uri", help=argparse.SUPPRESS)
+    parser.add_argument("--data-dir", help=argparse.SUPPRESS)
+    parser.add_argument("--server-pid", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.child:
+        child(args)
+        return
+    sizes = lambda text: [int(x) for x in text.split(",") if x.strip()]  # noqa: E731
+    rows = []
+    print(f"dim {args.dim}, {QUERIES} queries, top {TOP_K}, {os.cpu_count()} CPUs", flush=True)
+    for n in sizes(args.lite):
+        folder = tempfile.mkdtemp(prefix="scale-lite-")
+        try:
+            rows.append(run_child("milvus-lite", n, args.dim, os.path.join(folder, "milvus.db"), folder, None, args.timeout))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        print(f"  done: milvus-lite N={n}", flush=True)
+    if sizes(args.server):
+        from deepsearcher.testing.milvus_servers import Milvus235Server
+
+        with Milvus235Server() as server:
+            for n in sizes(args.server):
+                rows.append(run_child("milvus-2.3.5-server", n, args.dim, server.uri, str(server.data_dir), server.process.pid, args.timeout))
+                print(f"  done: milvus-2.3.5-server N={n}", flush=True)
+    print()
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+"""Length-sorted batching: the single biggest lever on a transformer encoder's CPU throughput.
+
+A padded batch costs as much as its longest text times its size. Texts arriving in
+document order mix short and long passages, so most of each batch is padding. Sorting a
+window of texts by length and cutting batches from the sorted list keeps the padding
+small; the vectors are put back in the caller's order afterwards.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence, TypeVar
+
+T = TypeVar("T")
+
+
+def sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indices into `lengths`, grouped in batches of similar length (longest first)."""
+    order = sorted(range(len(lengths)), key=lambda index: -lengths[index])
+    size = max(1, int(batch_size))
+    return [order[start : start + size] for start in range(0, len(order), size)]
+
+
+def encode_sorted(
+    items: Sequence[T],
+    lengths: Sequence[int],
+    batch_size: int,
+    encode: Callable[[list[T]], Sequence[list[float]]],
+) -> list[list[float]]:
+    """Run `encode` over length-sorted batches of `items`; results come back in input order."""
+    results: list[list[float] | None] = [None] * len(items)
+    for batch in sorted_batches(lengths, batch_size):
+        for index, vector in zip(batch, encode([items[i] for i in batch])):
+            results[index] = vector
+    return results  # type: ignore[return-value]

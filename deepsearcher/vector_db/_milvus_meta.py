@@ -1,0 +1,83 @@
+"""Collection info (description, embedding model, dimension) where the server drops properties.
+
+Milvus keeps them as collection properties, but the milvus-lite 2.5 engine accepts
+properties and silently drops them (and has no AlterCollection). Without them the
+embedding-model guard and the CollectionRouter's descriptions would be lost, so such
+servers get one small side collection holding a row per collection. Every read here
+follows our own writes, so it asks for Strong consistency.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, ContextManager
+
+META_COLLECTION = "_deepsearcher_collections"
+NAME, DESCRIPTION, MODEL, DIM, VECTOR = "name", "description", "embedding_model", "dim", "v"
+STRONG = "Strong"
+
+Op = Callable[[str, str | None], ContextManager[None]]
+
+
+class MetaTable:
+    """Rows of (collection name → description, embedding model, dim) in META_COLLECTION."""
+
+    def __init__(self, client: Any, pymilvus: Any, op: Op) -> None:
+        self._client = client
+        self._pm = pymilvus
+        self._op = op
+        self._ready = False
+
+    def _exists(self) -> bool:
+        if self._ready:
+            return True
+        with self._op("has_collection", META_COLLECTION):
+            if not self._client.has_collection(META_COLLECTION):
+                return False
+        with self._op("load_collection", META_COLLECTION):
+            self._client.load_collection(META_COLLECTION)
+        self._ready = True
+        return True
+
+    def _create(self) -> None:
+        pm = self._pm
+        schema = pm.MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field(NAME, pm.DataType.VARCHAR, is_primary=True, max_length=256)
+        schema.add_field(DESCRIPTION, pm.DataType.VARCHAR, max_length=65535)
+        schema.add_field(MODEL, pm.DataType.VARCHAR, max_length=1024)
+        schema.add_field(DIM, pm.DataType.INT64)
+        schema.add_field(VECTOR, pm.DataType.FLOAT_VECTOR, dim=2)  # Milvus requires a vector field
+        index = self._client.prepare_index_params()
+        index.add_index(VECTOR, index_type="FLAT", metric_type="L2")
+        with self._op("create_collection", META_COLLECTION):
+            self._client.create_collection(META_COLLECTION, schema=schema, consistency_level=STRONG)
+            self._client.create_index(META_COLLECTION, index, sync=False)
+            self._client.load_collection(META_COLLECTION)
+        self._ready = True
+
+    def read(self, names: list[str] | None = None) -> dict[str, dict[str, Any]]:
+        """Stored rows keyed by collection name (only `names` when given)."""
+        if not self._exists() or names == []:
+            return {}
+        expr = f"{NAME} in {json.dumps(list(names))}" if names else f'{NAME} != ""'
+        with self._op("query", META_COLLECTION):
+            rows = self._client.query(
+                META_COLLECTION, filter=expr, output_fields=[NAME, DESCRIPTION, MODEL, DIM], consistency_level=STRONG
+            )
+        return {row[NAME]: row for row in rows}
+
+    def write(self, name: str, description: str, embedding_model: str | None, dim: int | None) -> None:
+        """Record (or replace) the row of collection `name`."""
+        if not self._exists():
+            self._create()
+        row = {NAME: name, DESCRIPTION: description, MODEL: embedding_model or "", DIM: int(dim or 0), VECTOR: [0.0, 0.0]}
+        self.forget(name)
+        with self._op("insert", META_COLLECTION):
+            self._client.insert(META_COLLECTION, [row])
+
+    def forget(self, name: str) -> None:
+        """Remove the row of a dropped collection."""
+        if not self._exists():
+            return
+        with self._op("delete", META_COLLECTION):
+            self._client.delete(META_COLLECTION, filter=f"{NAME} == {json.dumps(name)}")

