@@ -45,12 +45,19 @@ def row(probe: str, expected: str, observed: str, ok: bool) -> None:
 
 
 def env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), "HF_HUB_OFFLINE": "1"}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "HF_HUB_OFFLINE": "1",
+    }
 
 
 def write_config(base: Path, **sections: Any) -> Path:
     settings: dict[str, Any] = {
-        "provide_settings": {"embedding": HASH, "vector_db": {"provider": "Milvus", "config": {"uri": str(base / "milvus.db")}}},
+        "provide_settings": {
+            "embedding": HASH,
+            "vector_db": {"provider": "Milvus", "config": {"uri": str(base / "milvus.db")}},
+        },
         "load_settings": {"chunk_size": 200, "chunk_overlap": 0, "batch_size": 4},
     }
     for key, value in sections.items():
@@ -63,11 +70,18 @@ def write_config(base: Path, **sections: Any) -> Path:
     return path
 
 
-def cli(*args: str, extra_env: dict[str, str] | None = None, timeout: float = 120) -> tuple[subprocess.CompletedProcess, float]:
+def cli(
+    *args: str, extra_env: dict[str, str] | None = None, timeout: float = 120
+) -> tuple[subprocess.CompletedProcess, float]:
     started = time.monotonic()
     try:
-        done = subprocess.run([sys.executable, "-m", "deepsearcher.cli.main", *args], env={**env(), **(extra_env or {})},
-                              capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(
+            [sys.executable, "-m", "deepsearcher.cli.main", *args],
+            env={**env(), **(extra_env or {})},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired as exc:
         done = subprocess.CompletedProcess(exc.cmd, 124, exc.stdout or "", exc.stderr or "")
     return done, time.monotonic() - started
@@ -85,7 +99,12 @@ def probe_fifo(base: Path) -> None:
     summary = json.loads(done.stdout) if done.stdout.strip().startswith("{") else {}
     outcomes = {Path(item["source"]).name: item["outcome"] for item in summary.get("sources", [])}
     ok = done.returncode == 0 and outcomes == {"a.txt": "loaded", "p.txt": "skipped"}
-    row("FIFO in a loaded folder", "ends at once; a.txt loaded, p.txt skipped (FIFO)", f"rc {done.returncode} in {seconds:.1f} s; {outcomes}", ok)
+    row(
+        "FIFO in a loaded folder",
+        "ends at once; a.txt loaded, p.txt skipped (FIFO)",
+        f"rc {done.returncode} in {seconds:.1f} s; {outcomes}",
+        ok,
+    )
 
 
 def probe_llm(base: Path) -> None:
@@ -97,21 +116,31 @@ def probe_llm(base: Path) -> None:
             observed = "stream ended normally"
         except Exception as exc:  # noqa: BLE001 - the failure is what is measured
             observed = f"{type(exc).__name__} after {time.monotonic() - started:.1f} s"
-        row("LLM dripping a token every 0.5 s (stream_timeout 5)", "fails within ~5 s naming stream_timeout",
-            observed, "LLMError" in observed and time.monotonic() - started < 7)
+        row(
+            "LLM dripping a token every 0.5 s (stream_timeout 5)",
+            "fails within ~5 s naming stream_timeout",
+            observed,
+            "LLMError" in observed and time.monotonic() - started < 7,
+        )
     with ScriptedLLMServer(fallback=Reply("late", latency=600)) as server:
         config = write_config(base, llm=server.llm_config())
         done, seconds = cli("query", "What is up?", "-c", str(config), timeout=120)
         last = (done.stderr.strip().splitlines() or [""])[-1][:110]
-        row("hung LLM server, default settings (deepsearcher query)", "fails clearly in well under a minute",
-            f"rc {done.returncode} in {seconds:.1f} s: {last}", done.returncode != 0 and seconds < 55)
+        row(
+            "hung LLM server, default settings (deepsearcher query)",
+            "fails clearly in well under a minute",
+            f"rc {done.returncode} in {seconds:.1f} s: {last}",
+            done.returncode != 0 and seconds < 55,
+        )
 
 
 def corpus(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for name in "abc":
         (folder / f"{name}.txt").write_text(f"Small file {name}: one short paragraph about {name}.\n", encoding="utf-8")
-    paragraphs = [f"Paragraph {i} of the big file describes item number {i} with enough words to fill it." for i in range(70)]
+    paragraphs = [
+        f"Paragraph {i} of the big file describes item number {i} with enough words to fill it." for i in range(70)
+    ]
     (folder / "big.txt").write_text("\n\n".join(paragraphs), encoding="utf-8")
     return folder
 
@@ -134,7 +163,9 @@ print(json.dumps({"rows": rows, "most_per_id": max(ids.values(), default=0)}))
 def stored_rows(uri: Path) -> tuple[Counter, int]:
     """Every stored (source, chunk index, chunk key) with its count, and the most rows one id has;
     read in a fresh process, as a user's next command would."""
-    done = subprocess.run([sys.executable, "-c", _ROWS_SCRIPT, str(uri)], env=env(), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", _ROWS_SCRIPT, str(uri)], env=env(), capture_output=True, text=True, timeout=120
+    )
     if done.returncode != 0:
         raise RuntimeError(f"reading the store failed: {done.stderr.strip().splitlines()[-1:]}")
     data = json.loads(done.stdout.strip().splitlines()[-1])
@@ -163,12 +194,22 @@ def probe_kill_sweep(base: Path, points: int) -> None:
             exact += 1
         big = next((item for item in summary["sources"] if item["source"].endswith("big.txt")), {})
         if big.get("reason", "").startswith("resumed"):
-            embedded_mid_file.append(f"{point}: {summary['embeddings_computed']} embedded, {summary['chunks_kept']} kept")
-    row("SIGKILL of `deepsearcher load` + rerun", f"{len(stages)} kill points, {len(stages)} exact (= clean load, no id twice)",
-        f"{len(stages)} kill points, {exact} exact", exact == len(stages) and len(stages) > 0)
+            embedded_mid_file.append(
+                f"{point}: {summary['embeddings_computed']} embedded, {summary['chunks_kept']} kept"
+            )
+    row(
+        "SIGKILL of `deepsearcher load` + rerun",
+        f"{len(stages)} kill points, {len(stages)} exact (= clean load, no id twice)",
+        f"{len(stages)} kill points, {exact} exact",
+        exact == len(stages) and len(stages) > 0,
+    )
     sample = embedded_mid_file[len(embedded_mid_file) // 2] if embedded_mid_file else "none resumed"
-    row("crash inside one big file: rerun embeds", f"only the missing chunks (of {len(clean)})",
-        f"{len(embedded_mid_file)} resumed mid-file, e.g. {sample}", bool(embedded_mid_file))
+    row(
+        "crash inside one big file: rerun embeds",
+        f"only the missing chunks (of {len(clean)})",
+        f"{len(embedded_mid_file)} resumed mid-file, e.g. {sample}",
+        bool(embedded_mid_file),
+    )
 
 
 def probe_summaries(base: Path) -> None:
@@ -187,7 +228,12 @@ def probe_summaries(base: Path) -> None:
     empty.mkdir()
     done, _ = cli("load", str(empty), "-c", str(config))
     warned = "Nothing was loaded" in done.stderr
-    row("empty folder", "warning + exit 1", f"exit {done.returncode}, warning {'shown' if warned else 'missing'}", done.returncode == 1 and warned)
+    row(
+        "empty folder",
+        "warning + exit 1",
+        f"exit {done.returncode}, warning {'shown' if warned else 'missing'}",
+        done.returncode == 1 and warned,
+    )
 
 
 class Serve:
@@ -199,7 +245,18 @@ class Serve:
         self.config = write_config(base, server={"allowed_roots": [str(root)], "data_dir": str(base / "data")})
 
     def start(self) -> "Serve":
-        command = [sys.executable, "-m", "deepsearcher.cli.main", "serve", "--port", str(self.port), "--log-level", "warning", "-c", str(self.config)]
+        command = [
+            sys.executable,
+            "-m",
+            "deepsearcher.cli.main",
+            "serve",
+            "--port",
+            str(self.port),
+            "--log-level",
+            "warning",
+            "-c",
+            str(self.config),
+        ]
         self.process = subprocess.Popen(command, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
@@ -217,17 +274,25 @@ class Serve:
 def probe_server(base: Path) -> None:
     root = base / "root"
     root.mkdir()
-    (root / "big.txt").write_text("\n\n".join(f"Paragraph {i} is about item {i} and says a little more." for i in range(3000)), encoding="utf-8")
+    (root / "big.txt").write_text(
+        "\n\n".join(f"Paragraph {i} is about item {i} and says a little more." for i in range(3000)), encoding="utf-8"
+    )
     server = Serve(base, root).start()
     try:
-        job_id = httpx.post(server.url + "/v1/load", json={"inputs": [str(root)], "collection": "kb", "batch_size": 1}).json()["job_id"]
+        job_id = httpx.post(
+            server.url + "/v1/load", json={"inputs": [str(root)], "collection": "kb", "batch_size": 1}
+        ).json()["job_id"]
         while server.job(job_id)["progress"]["chunks_embedded"] < 5:
             time.sleep(0.05)
         started = time.monotonic()
         busy = httpx.delete(server.url + "/v1/collections/kb", timeout=30)
         waited = time.monotonic() - started
-        row("DELETE of a collection a job is loading", "409 'busy: job J is loading it' within seconds",
-            f"{busy.status_code} after {waited:.1f} s: {busy.json().get('error', '')[:60]}", busy.status_code == 409 and waited < 5)
+        row(
+            "DELETE of a collection a job is loading",
+            "409 'busy: job J is loading it' within seconds",
+            f"{busy.status_code} after {waited:.1f} s: {busy.json().get('error', '')[:60]}",
+            busy.status_code == 409 and waited < 5,
+        )
         started = time.monotonic()
         server.process.send_signal(signal.SIGTERM)
         server.process.wait(30)
@@ -241,14 +306,22 @@ def probe_server(base: Path) -> None:
     again.start()
     try:
         status = again.job(job_id)
-        row("job after a restart", "'interrupted' (not 404)", status.get("status", str(status)), status.get("status") == "interrupted")
+        row(
+            "job after a restart",
+            "'interrupted' (not 404)",
+            status.get("status", str(status)),
+            status.get("status") == "interrupted",
+        )
         httpx.post(f"{again.url}/v1/jobs/{job_id}/resume")
         while (status := again.job(job_id))["status"] in ("queued", "running"):
             time.sleep(0.1)
         results = status.get("results") or {}
-        row("POST /v1/jobs/{id}/resume", "succeeded, stored chunks kept",
+        row(
+            "POST /v1/jobs/{id}/resume",
+            "succeeded, stored chunks kept",
             f"{status['status']}: kept {results.get('chunks_kept')}, embedded {results.get('embeddings_computed')}",
-            status["status"] == "succeeded" and (results.get("chunks_kept") or 0) > 0)
+            status["status"] == "succeeded" and (results.get("chunks_kept") or 0) > 0,
+        )
     finally:
         again.process.terminate()
         again.process.wait(30)
@@ -258,7 +331,11 @@ def probe_crawler() -> None:
     from deepsearcher.loader.web_crawler.http_crawler import HttpCrawler
 
     hits: dict[str, list[float]] = {}
-    page = b"<html><head><title>T</title></head><body><main><p>" + b"Tides are driven by the moon. " * 20 + b"</p></main></body></html>"
+    page = (
+        b"<html><head><title>T</title></head><body><main><p>"
+        + b"Tides are driven by the moon. " * 20
+        + b"</p></main></body></html>"
+    )
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args: Any) -> None:
@@ -273,7 +350,9 @@ def probe_crawler() -> None:
             else:
                 body, status, headers = page.replace(b"moon", self.path.encode()), 200, {}
             self.send_response(status)
-            self.send_header("Content-Type", "text/html" if status == 200 and self.path != "/robots.txt" else "text/plain")
+            self.send_header(
+                "Content-Type", "text/html" if status == 200 and self.path != "/robots.txt" else "text/plain"
+            )
             self.send_header("Content-Length", str(len(body)))
             for key, value in headers.items():
                 self.send_header(key, value)
@@ -289,11 +368,20 @@ def probe_crawler() -> None:
         server.shutdown()
     busy = hits.get("/busy", [])
     gap = busy[1] - busy[0] if len(busy) > 1 else 0.0
-    row("429 with Retry-After: 1", "retried after >= 1 s, then loaded", f"{len(busy)} requests, {gap:.2f} s apart, {len(report.documents)} pages",
-        len(busy) == 2 and gap >= 0.95 and len(report.documents) == 3)
+    row(
+        "429 with Retry-After: 1",
+        "retried after >= 1 s, then loaded",
+        f"{len(busy)} requests, {gap:.2f} s apart, {len(report.documents)} pages",
+        len(busy) == 2 and gap >= 0.95 and len(report.documents) == 3,
+    )
     stamps = sorted(stamp for path, times in hits.items() if path != "/robots.txt" for stamp in times)
     gaps = [later - earlier for earlier, later in zip(stamps, stamps[1:])]
-    row("robots.txt Crawl-delay: 1", "requests to the host >= 1 s apart", f"smallest gap {min(gaps):.2f} s", min(gaps) >= 0.95)
+    row(
+        "robots.txt Crawl-delay: 1",
+        "requests to the host >= 1 s apart",
+        f"smallest gap {min(gaps):.2f} s",
+        min(gaps) >= 0.95,
+    )
 
 
 def main() -> None:

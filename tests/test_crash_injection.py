@@ -36,8 +36,12 @@ COLLECTION = "crash"
 def write_corpus(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for name in ("a", "b", "c"):
-        (folder / f"{name}.txt").write_text(f"Small file {name}: a single short paragraph about {name}.\n", encoding="utf-8")
-    paragraphs = [f"Paragraph {i} of the big file describes item number {i} with enough words to fill it." for i in range(70)]
+        (folder / f"{name}.txt").write_text(
+            f"Small file {name}: a single short paragraph about {name}.\n", encoding="utf-8"
+        )
+    paragraphs = [
+        f"Paragraph {i} of the big file describes item number {i} with enough words to fill it." for i in range(70)
+    ]
     (folder / "big.txt").write_text("\n\n".join(paragraphs), encoding="utf-8")
     return folder
 
@@ -79,7 +83,9 @@ def clean(tmp_path_factory: pytest.TempPathFactory):
     base = tmp_path_factory.mktemp("crash")
     corpus = write_corpus(base / "docs")
     summary, stored = rerun(corpus, base / "clean.db")
-    assert summary.embeddings_computed > (BATCHES - 1) * SIZES["batch_size"], "the corpus must fill every kill point's batch"
+    assert summary.embeddings_computed > (BATCHES - 1) * SIZES["batch_size"], (
+        "the corpus must fill every kill point's batch"
+    )
     assert all(count == 1 for reference, counts in stored.items() if reference != "(rows)" for count in counts.values())
     return corpus, summary, stored
 
@@ -89,7 +95,18 @@ def test_killed_load_reruns_to_exactly_the_clean_store(point: str, clean, tmp_pa
     corpus, clean_summary, clean_store = clean
     uri = tmp_path / "milvus.db"
     env = {**os.environ, CRASH_ENV: point, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    command = [sys.executable, "-m", "deepsearcher.cli.main", "load", str(corpus), "--collection", COLLECTION, "-c", str(config(tmp_path / "c.yaml", uri)), "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "deepsearcher.cli.main",
+        "load",
+        str(corpus),
+        "--collection",
+        COLLECTION,
+        "-c",
+        str(config(tmp_path / "c.yaml", uri)),
+        "--json",
+    ]
     killed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
 

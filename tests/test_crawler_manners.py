@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 from website_server import LocalServer, Reply, page, text
+
 from deepsearcher.loader.web_crawler.http_crawler import HttpCrawler
 
 
@@ -68,7 +69,9 @@ def test_robots_crawl_delay_spaces_requests_to_one_host() -> None:
     def stamped(reply: Reply):
         return lambda request: (stamps.append(time.monotonic()), reply)[1]
 
-    with LocalServer({path: (reply if path == "/robots.txt" else stamped(reply)) for path, reply in routes.items()}) as server:
+    with LocalServer(
+        {path: (reply if path == "/robots.txt" else stamped(reply)) for path, reply in routes.items()}
+    ) as server:
         report = crawler(max_connections=4).crawl(server.url("/"), max_depth=1)
     assert len(report.documents) == 3
     gaps = [later - earlier for earlier, later in zip(stamps, stamps[1:])]
@@ -79,6 +82,8 @@ def test_per_host_delay_without_robots() -> None:
     stamps: list[float] = []
     route = lambda request: (stamps.append(time.monotonic()), GOOD)[1]  # noqa: E731
     with LocalServer({"*": route}) as server:
-        crawler(respect_robots=False, per_host_delay=0.2, max_connections=4).crawl([server.url(f"/p{i}") for i in range(3)])
+        crawler(respect_robots=False, per_host_delay=0.2, max_connections=4).crawl(
+            [server.url(f"/p{i}") for i in range(3)]
+        )
     gaps = [later - earlier for earlier, later in zip(stamps, stamps[1:])]
     assert len(stamps) == 3 and min(gaps) >= 0.15

@@ -35,7 +35,13 @@ def test_a_restart_reads_unfinished_jobs_as_interrupted_and_resume_completes_the
     db = tmp_path / "jobs.sqlite"
     crashed = JobManager(db_path=db)
     started, hang = threading.Event(), threading.Event()
-    job = crashed.submit("load", "kb", ["/data/a.txt"], lambda progress: (started.set(), hang.wait(10))[1], spec={"paths": ["/data/a.txt"]})
+    job = crashed.submit(
+        "load",
+        "kb",
+        ["/data/a.txt"],
+        lambda progress: (started.set(), hang.wait(10))[1],
+        spec={"paths": ["/data/a.txt"]},
+    )
     assert started.wait(5)
     # the process "dies" here: no shutdown, its writes end, a new manager opens the same file
     crashed._db.close()
@@ -101,14 +107,19 @@ class ServeProcess:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.config = base / "config.yaml"
-        self.config.write_text(yaml.safe_dump({
-            "provide_settings": {
-                "embedding": {"provider": "deepsearcher.testing.hash_embedding:HashEmbedding", "config": {}},
-                "vector_db": {"provider": "Milvus", "config": {"uri": str(base / "milvus.db")}},
-            },
-            "load_settings": {"chunk_size": 200, "chunk_overlap": 0},
-            "server": {"allowed_roots": [str(root)], "data_dir": str(base / "data")},
-        }), encoding="utf-8")
+        self.config.write_text(
+            yaml.safe_dump(
+                {
+                    "provide_settings": {
+                        "embedding": {"provider": "deepsearcher.testing.hash_embedding:HashEmbedding", "config": {}},
+                        "vector_db": {"provider": "Milvus", "config": {"uri": str(base / "milvus.db")}},
+                    },
+                    "load_settings": {"chunk_size": 200, "chunk_overlap": 0},
+                    "server": {"allowed_roots": [str(root)], "data_dir": str(base / "data")},
+                }
+            ),
+            encoding="utf-8",
+        )
 
     def start(self):
         import os
@@ -118,7 +129,18 @@ class ServeProcess:
         import httpx
 
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-        command = [sys.executable, "-m", "deepsearcher.cli.main", "serve", "--port", str(self.port), "--log-level", "warning", "-c", str(self.config)]
+        command = [
+            sys.executable,
+            "-m",
+            "deepsearcher.cli.main",
+            "serve",
+            "--port",
+            str(self.port),
+            "--log-level",
+            "warning",
+            "-c",
+            str(self.config),
+        ]
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -139,10 +161,15 @@ def test_sigterm_stops_the_job_at_a_batch_boundary_and_a_restart_resumes_it(tmp_
 
     root = tmp_path / "root"
     root.mkdir()
-    (root / "big.txt").write_text("\n\n".join(f"Paragraph {i} is about item {i} and says a little more to fill it." for i in range(150)), encoding="utf-8")
+    (root / "big.txt").write_text(
+        "\n\n".join(f"Paragraph {i} is about item {i} and says a little more to fill it." for i in range(150)),
+        encoding="utf-8",
+    )
     server = ServeProcess(tmp_path, root).start()
     try:
-        accepted = httpx.post(server.url + "/v1/load", json={"inputs": [str(root)], "collection": "kb", "batch_size": 1})
+        accepted = httpx.post(
+            server.url + "/v1/load", json={"inputs": [str(root)], "collection": "kb", "batch_size": 1}
+        )
         assert accepted.status_code == 202, accepted.text
         job_id = accepted.json()["job_id"]
         deadline = time.monotonic() + 30
