@@ -94,3 +94,15 @@ def test_query_settings_choose_the_default_agent_and_budget(server, config_file:
     assert data["agent"] == "DeepSearch"  # from query_settings.agent, no --agent given
     assert data["stopped_by_budget"] is True  # query_settings.max_tokens applied
     assert {step.get("iteration") for step in data["steps"] if step["kind"] == "search"} == {1}
+
+
+def test_query_timeout_option_ends_a_hung_query_clearly(server, config_file: Path) -> None:
+    import time
+
+    from deepsearcher.testing.scripted_llm import Reply
+
+    server.on("Answer the question using only the numbered sources", Reply("late", latency=10))
+    started = time.monotonic()
+    result = runner.invoke(app, ["query", "Who built it?", "--agent", "naive", "--collection", "science", "--timeout", "1", "-c", str(config_file)])
+    assert time.monotonic() - started < 5
+    assert result.exit_code == 1 and "within its 1 s deadline: step 'answer'" in " ".join(result.stderr.split())
