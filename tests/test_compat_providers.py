@@ -200,10 +200,11 @@ def test_milvus_embedding_default_is_the_bundled_model_said_once(caplog):
 
 
 def test_milvus_embedding_model_not_on_this_machine_says_no_download():
+    emb = embedding_registry.get("MilvusEmbedding")(model="BAAI/bge-base-en-v1.5")  # loads on first use
     with pytest.raises(
         OSError, match=r"(?s)Cannot load the sentence-transformers model 'BAAI/bge-base-en-v1\.5'.*allow_download"
     ):
-        embedding_registry.get("MilvusEmbedding")(model="BAAI/bge-base-en-v1.5")
+        emb.embed_query("hello")
 
 
 def test_milvus_embedding_jina_models_use_jinas_api(api_factory, monkeypatch):  # noqa: F811
