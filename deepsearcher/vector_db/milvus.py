@@ -34,7 +34,7 @@ from deepsearcher.vector_db._milvus_capabilities import PROBE_PREFIX, Capabiliti
 from deepsearcher.vector_db._milvus_meta import META_COLLECTION, MetaTable
 from deepsearcher.vector_db import _common as common
 from deepsearcher.vector_db._common import INDEX_TEXT, METADATA, REFERENCE, SOURCE_CHUNKS, SOURCE_HASH, TEXT
-from deepsearcher.vector_db.base import BaseVectorDB, SourceRecord
+from deepsearcher.vector_db.base import BaseVectorDB, SourceRecord, StoredChunk
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
             safe[key] = value
             size = len(json.dumps(safe, ensure_ascii=False).encode("utf-8"))
     if size > JSON_MAX:  # large nested values: keep what a reader needs
-        safe = {k: v for k, v in safe.items() if k in ("title", "source_chunks", "source_hash")}
+        safe = {k: v for k, v in safe.items() if k in ("title", "source_chunks", "source_hash", "chunk_index", "chunk_key")}
     return safe
 
 
@@ -523,6 +523,34 @@ class Milvus(BaseVectorDB):
             self._client().delete(name, filter=expr)
         self._seal(name)
         return matching
+
+    def stored_chunks(self, collection: str | None, reference: str) -> list[StoredChunk] | None:
+        """Every row of `reference` with its id and the pipeline's chunk_key / chunk_index."""
+        name = self._collection(collection)
+        self._require(name, "list chunks")
+        rows: list[StoredChunk] = []
+        with self._op("query_iterator", name):
+            iterator = self._client().query_iterator(
+                name, batch_size=1000, filter=f"{REFERENCE} == {quote(reference)}", output_fields=[PK, METADATA]
+            )
+            try:
+                while batch := iterator.next():
+                    for row in batch:
+                        metadata = row.get(METADATA) or {}
+                        index = metadata.get("chunk_index")
+                        rows.append(StoredChunk(row[PK], str(metadata.get("chunk_key") or ""), index if isinstance(index, int) else None))
+            finally:
+                iterator.close()
+        return rows
+
+    def delete_ids(self, collection: str | None, ids: list[Any]) -> int:
+        name = self._collection(collection)
+        if not ids:
+            return 0
+        with self._op("delete", name):
+            self._client().delete(name, ids=list(ids))
+        self.flush(name)
+        return len(ids)
 
     def list_sources(self, collection: str | None) -> dict[str, SourceRecord]:
         name = self._collection(collection)
