@@ -94,22 +94,36 @@ def submit_load(
     batch_size: int | None = None,
     crawl_kwargs: dict[str, Any] | None = None,
 ) -> Job:
-    """Queue a job loading `paths` and `urls` into `collection`."""
+    """Queue a job loading `paths` and `urls` into `collection` (recorded so it can be resumed)."""
+    spec = {
+        "description": description,
+        "paths": [str(path) for path in paths],
+        "urls": list(urls),
+        "force_new_collection": force_new_collection,
+        "batch_size": batch_size,
+        "crawl": {key: value for key, value in (crawl_kwargs or {}).items() if value is not None},
+    }
+    inputs = spec["paths"] + urls
+    work = load_work(state, collection, spec)
+    return state.job_manager().submit(kind, collection, inputs, work, owner=principal.label, spec=spec)
+
+
+def load_work(state: ServerState, collection: str, spec: dict[str, Any], resuming: bool = False) -> Callable[[ProgressCallback], LoadSummary]:
+    """The work of a load job from its recorded spec (a resumed job never drops the collection again)."""
     roots = list(state.settings.allowed_roots)
-    crawl = {key: value for key, value in (crawl_kwargs or {}).items() if value is not None}
+    paths = [Path(path) for path in spec["paths"]]
 
     def work(on_progress: ProgressCallback) -> LoadSummary:
         configuration = components()
-        pipeline = configured_pipeline(batch_size=batch_size, on_progress=on_progress)
+        pipeline = configured_pipeline(batch_size=spec.get("batch_size"), on_progress=on_progress)
         return pipeline.run(
-            with_web_sources(iter_allowed_file_sources(paths, configuration.file_loader, roots), urls, crawl),
+            with_web_sources(iter_allowed_file_sources(paths, configuration.file_loader, roots), spec["urls"], spec["crawl"]),
             collection_name=collection,
-            collection_description=description or "",
-            force_new_collection=force_new_collection,
+            collection_description=spec.get("description") or "",
+            force_new_collection=bool(spec.get("force_new_collection")) and not resuming,
         )
 
-    inputs = [str(path) for path in paths] + urls
-    return state.job_manager().submit(kind, collection, inputs, work, owner=principal.label)
+    return work
 
 
 # ---------------------------------------------------------------------- querying
