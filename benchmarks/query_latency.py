@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import DEFAULT_DATASET, load_dataset  # noqa: E402
 
 from deepsearcher.agent import ChainOfRAG, DeepSearch  # noqa: E402
-from deepsearcher.embedding.sentence_transformer_embedding import MiniLMEmbedding  # noqa: E402
+from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding  # noqa: E402
 from deepsearcher.loader.file_loader.file_loader import FileLoader  # noqa: E402
 from deepsearcher.offline_loading.pipeline import IngestionPipeline  # noqa: E402
 from deepsearcher.offline_loading.sources import iter_file_sources  # noqa: E402

@@ -50,7 +50,15 @@ class StandInProcess:
     def __init__(self, latency: float, dim: int) -> None:
         import subprocess
 
-        command = [sys.executable, "-m", "deepsearcher.testing.embedding_server", "--latency", str(latency), "--dim", str(dim)]
+        command = [
+            sys.executable,
+            "-m",
+            "deepsearcher.testing.embedding_server",
+            "--latency",
+            str(latency),
+            "--dim",
+            str(dim),
+        ]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         self.url = (self.process.stdout.readline() or "").strip()
         if not self.url.startswith("http://127.0.0.1:"):
@@ -75,7 +83,7 @@ def run_once(corpus: Path, api: StandInProcess, concurrency: int, batch_size: in
     from deepsearcher.vector_db.milvus import Milvus
 
     embedding = OpenAIEmbedding(model="stand-in", api_key="bench", base_url=api.url, max_concurrency=concurrency)
-    embedding.dimension  # the probe request, outside the timing
+    _ = embedding.dimension  # the probe request, outside the timing
     before = api.stats(reset=True)
     with tempfile.TemporaryDirectory() as db_dir, Milvus(uri=os.path.join(db_dir, "milvus.db")) as store:
         pipeline = IngestionPipeline(embedding, store, batch_size=batch_size)
@@ -111,7 +119,10 @@ def main() -> None:
             f"{args.passages} generated passages, {args.batch_size} per request, stand-in API with "
             f"{args.latency * 1000:.0f} ms per request, Milvus Lite store"
         )
-        print(f"{'in flight':>9} {'chunks':>7} {'stored':>7} {'seconds':>8} {'passages/s':>11} {'requests':>9} {'peak':>5} {'speed-up':>9}")
+        print(
+            f"{'in flight':>9} {'chunks':>7} {'stored':>7} {'seconds':>8} {'passages/s':>11} "
+            f"{'requests':>9} {'peak':>5} {'speed-up':>9}"
+        )
         base = None
         for concurrency in settings:
             row = run_once(corpus, api, concurrency, args.batch_size)

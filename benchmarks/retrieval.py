@@ -214,10 +214,12 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                     store.ranker, store.rrf_k, store.weights = setting.ranker, setting.rrf_k, setting.weights
                     store.candidates_per_side = setting.candidates
                     recalls: dict[int, list[float]] = {k: [] for k in ks}
+                    empty = 0
                     started = time.perf_counter()
                     for question, vector in zip(dataset.questions, query_vectors):
                         hits = store.search_data(collection, vector, top_k=fetch, query_text=question.question, mode=setting.mode)
                         titles = [hit.metadata.get("title") for hit in hits]
+                        empty += not hits
                         for k in ks:
                             recalls[k].append(recall_at_k(titles, question.gold_titles, k))
                     elapsed = time.perf_counter() - started
@@ -231,6 +233,7 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                         "candidates": setting.candidates,
                         "weights": list(setting.weights),
                         "ms_per_query": 1000 * elapsed / max(1, len(dataset.questions)),
+                        "no_hits": empty,
                         **{f"recall@{k}": mean(recalls[k]) for k in ks},
                     }
                     results.append(row)
@@ -240,8 +243,8 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
 
 
 def print_table(dataset_name: str, rows: list[dict[str, Any]], ks: list[int], fetch: int) -> None:
-    headers = ["method", "analyzer", *(f"R@{k}" for k in ks), "ms/query"]
-    table = [[r["setting"], r["analyzer"], *(r[f"recall@{k}"] for k in ks), f"{r['ms_per_query']:.1f}"] for r in rows]
+    headers = ["method", "analyzer", *(f"R@{k}" for k in ks), "ms/query", "no hits"]
+    table = [[r["setting"], r["analyzer"], *(r[f"recall@{k}"] for k in ks), f"{r['ms_per_query']:.1f}", r["no_hits"]] for r in rows]
     print(f"\n{dataset_name} — title Recall@k over the first k distinct titles ({fetch} chunks fetched per question)")
     print(format_table(headers, table))
     last = max(ks)

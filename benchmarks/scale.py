@@ -11,7 +11,8 @@ process for Lite, which runs in-process; the server's process tree for the serve
 used, and the time to reopen (Lite: close, open the database again and answer one search;
 server: a new connection, release + load of the collection and one search). Then the
 growth of each figure per 10x of N. The 2.3.5 server has no BM25 / hybrid_search, so its
-hybrid column is empty (searches there are dense only).
+hybrid column is empty (searches there are dense only). "sess. p50" is the dense p50 of a
+store opened with search_consistency="Session" instead of the collection's Strong.
 """
 
 from __future__ import annotations
@@ -97,8 +98,12 @@ def measure(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: in
         count = min(BATCH, n - start)
         vectors = unit_vectors(rng, count, dim).tolist()
         chunks = [
-            Chunk(text=text, reference=f"doc{(start + i) // 100}.txt", embedding=vector,
-                  metadata={"source_hash": "h", "source_chunks": 100})
+            Chunk(
+                text=text,
+                reference=f"doc{(start + i) // 100}.txt",
+                embedding=vector,
+                metadata={"source_hash": "h", "source_chunks": 100},
+            )
             for i, (text, vector) in enumerate(zip(texts(start, count, words, rng), vectors))
         ]
         store.insert_data("scale", chunks, batch_size=1000)
@@ -108,15 +113,20 @@ def measure(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: in
     version = store.capabilities.version
 
     queries = unit_vectors(rng, QUERIES, dim).tolist()
-    query_texts = [" ".join(words[i] for i in rng.integers(0, 200, 3)) + f" tok{int(rng.integers(0, n))}" for _ in range(QUERIES)]
-    timings: dict[str, list[float]] = {"dense": [], "hybrid": []}
-    modes = ["dense"] + (["hybrid"] if store.capabilities.bm25 else [])
-    for mode in modes:
-        store.search_data("scale", queries[0], top_k=TOP_K, query_text=query_texts[0], mode=mode)  # warm-up
+    query_texts = [
+        " ".join(words[i] for i in rng.integers(0, 200, 3)) + f" tok{int(rng.integers(0, n))}" for _ in range(QUERIES)
+    ]
+    timings: dict[str, list[float]] = {"dense": [], "hybrid": [], "session": []}
+    session = Milvus(uri=uri, search_consistency="Session")  # sees its own writes without Strong's wait
+    runs = [("dense", store, "dense"), ("session", session, "dense")]
+    runs += [("hybrid", store, "hybrid")] if store.capabilities.bm25 else []
+    for label, searcher, mode in runs:
+        searcher.search_data("scale", queries[0], top_k=TOP_K, query_text=query_texts[0], mode=mode)  # warm-up
         for vector, text in zip(queries, query_texts):
             t0 = time.perf_counter()
-            store.search_data("scale", vector, top_k=TOP_K, query_text=text, mode=mode)
-            timings[mode].append(time.perf_counter() - t0)
+            searcher.search_data("scale", vector, top_k=TOP_K, query_text=text, mode=mode)
+            timings[label].append(time.perf_counter() - t0)
+    session.close()
     rss = tree_rss(server_pid) if server_pid else psutil.Process().memory_info().rss
     store.close()
 
@@ -153,8 +163,21 @@ def child(args: argparse.Namespace) -> None:
 
 
 def run_child(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: int | None, timeout: float) -> dict:
-    command = [sys.executable, __file__, "--child", "--kind", kind, "--n", str(n), "--dim", str(dim),
-               "--uri", uri, "--data-dir", data_dir]
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        "--kind",
+        kind,
+        "--n",
+        str(n),
+        "--dim",
+        str(dim),
+        "--uri",
+        uri,
+        "--data-dir",
+        data_dir,
+    ]
     if server_pid:
         command += ["--server-pid", str(server_pid)]
     try:
@@ -163,7 +186,7 @@ def run_child(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: 
         return {"kind": kind, "n": n, "error": f"did not finish within {timeout:.0f}s"}
     for line in done.stdout.splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
+            return json.loads(line[len("RESULT ") :])
     return {"kind": kind, "n": n, "error": (done.stderr or done.stdout).strip()[-600:]}
 
 
@@ -171,6 +194,7 @@ COLUMNS = [
     ("insert_per_s", "insert/s", "{:>10.0f}"),
     ("dense_p50_ms", "dense p50", "{:>10.1f}"),
     ("dense_p95_ms", "dense p95", "{:>10.1f}"),
+    ("session_p50_ms", "sess. p50", "{:>10.1f}"),
     ("hybrid_p50_ms", "hybrid p50", "{:>10.1f}"),
     ("hybrid_p95_ms", "hybrid p95", "{:>10.1f}"),
     ("rss_mib", "RSS MiB", "{:>10.0f}"),
@@ -185,7 +209,9 @@ def print_table(rows: list[dict]) -> None:
         if "error" in row:
             print(f"{row['kind']:<22}{row['n']:>9}  FAILED: {row['error']}")
             continue
-        cells = "".join(" " + (fmt.format(row[key]) if row.get(key) is not None else f"{'-':>10}") for key, _, fmt in COLUMNS)
+        cells = "".join(
+            " " + (fmt.format(row[key]) if row.get(key) is not None else f"{'-':>10}") for key, _, fmt in COLUMNS
+        )
         print(f"{row['kind']:<22}{row['n']:>9}{cells}")
     print("\ngrowth per 10x of N (ratio of successive sizes)")
     by_kind: dict[str, list[dict]] = {}
@@ -224,7 +250,9 @@ def main() -> None:
     for n in sizes(args.lite):
         folder = tempfile.mkdtemp(prefix="scale-lite-")
         try:
-            rows.append(run_child("milvus-lite", n, args.dim, os.path.join(folder, "milvus.db"), folder, None, args.timeout))
+            rows.append(
+                run_child("milvus-lite", n, args.dim, os.path.join(folder, "milvus.db"), folder, None, args.timeout)
+            )
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         print(f"  done: milvus-lite N={n}", flush=True)
@@ -233,7 +261,17 @@ def main() -> None:
 
         with Milvus235Server() as server:
             for n in sizes(args.server):
-                rows.append(run_child("milvus-2.3.5-server", n, args.dim, server.uri, str(server.data_dir), server.process.pid, args.timeout))
+                rows.append(
+                    run_child(
+                        "milvus-2.3.5-server",
+                        n,
+                        args.dim,
+                        server.uri,
+                        str(server.data_dir),
+                        server.process.pid,
+                        args.timeout,
+                    )
+                )
                 print(f"  done: milvus-2.3.5-server N={n}", flush=True)
     print()
     print_table(rows)

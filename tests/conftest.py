@@ -15,7 +15,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 @pytest.fixture(scope="session")
 def embedding():
     """The bundled all-MiniLM-L6-v2 model, loaded once per test session (it takes seconds)."""
-    from deepsearcher.embedding.sentence_transformer_embedding import MiniLMEmbedding
+    from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
 
     return MiniLMEmbedding()
 

@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from helpers import make_docs
+
 from deepsearcher.agent import DeepSearch
 from deepsearcher.agent.context import QueryTimeoutError
 from deepsearcher.llm.errors import LLMError
@@ -65,7 +65,9 @@ def test_defaults_fail_a_hung_call_well_under_a_minute(server) -> None:
 @pytest.fixture
 def store(tmp_path: Path, milvus_uri: str, embedding):
     db = Milvus(uri=milvus_uri)
-    IngestionPipeline(embedding, db).run(iter_file_sources([make_docs(tmp_path / "docs")], FileLoader()), collection_name="science")
+    IngestionPipeline(embedding, db).run(
+        iter_file_sources([make_docs(tmp_path / "docs")], FileLoader()), collection_name="science"
+    )
     yield db
     db.close()
 

@@ -129,11 +129,43 @@ def test_interrupted_load_is_completed_on_the_next_run(tmp_path: Path, embedding
 
     store = Milvus(uri=milvus_uri)
     summary = run(IngestionPipeline(embedding, store, batch_size=4, chunk_size=300, chunk_overlap=0), [docs])
-    assert len(summary.replaced) == 1
-    healed = store.list_sources("kb")
-    assert next(iter(healed.values())).complete
-    assert next(iter(healed.values())).chunk_count == summary.chunks_inserted
+    assert len(summary.loaded) == 1 and summary.sources[0].reason.startswith("resumed an interrupted load: kept 4 of")
+    healed = next(iter(store.list_sources("kb").values()))
+    assert healed.complete
+    # only the missing chunks were embedded: the 4 stored before the crash were kept
+    assert summary.chunks_kept == 4 and summary.embeddings_computed == summary.chunks_inserted == healed.chunk_count - 4
     store.close()
+
+
+def test_duplicated_and_stray_rows_are_removed_and_missing_ones_restored(tmp_path: Path, embedding, store) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "long.txt").write_text("\n\n".join(f"Section {i} is about subject {i} and nothing else." * 6 for i in range(8)), encoding="utf-8")
+    pipeline = IngestionPipeline(embedding, store, batch_size=4, chunk_size=300, chunk_overlap=0)
+    first = run(pipeline, [docs])
+    reference = first.loaded[0]
+    rows = store.stored_chunks("kb", reference)
+    total = len(rows)
+    by_index = {row.chunk_index: row for row in rows}
+    # a crash's leftovers: chunk 1 stored a second time (own id), chunk 2 gone
+    copy = [chunk for chunk in _stored_chunks(store, reference) if chunk.metadata["chunk_index"] == 1]
+    store.insert_data("kb", copy)
+    store.delete_ids("kb", [by_index[2].id])
+    assert store.list_sources("kb")[reference].chunk_count == total  # the count alone looks complete
+
+    again = run(pipeline, [docs])
+    assert again.duplicates_removed == 1 and again.embeddings_computed == 1 and again.chunks_kept == total - 1
+    indexes = sorted(row.chunk_index for row in store.stored_chunks("kb", reference))
+    assert indexes == list(range(total))
+    assert run(pipeline, [docs]).skipped_unchanged == [reference]
+
+
+def _stored_chunks(store, reference):
+    """The stored chunks of `reference`, with their vectors, read back through a search."""
+    from deepsearcher.types import Chunk
+
+    hits = store.search_data("kb", [1.0] + [0.0] * 383, top_k=50)
+    return [Chunk(text=h.text, reference=h.reference, metadata=h.metadata, embedding=[1.0] + [0.0] * 383) for h in hits if h.reference == reference]
 
 
 def test_title_is_indexed_but_text_stays_the_chunk(tmp_path: Path, embedding, store) -> None:

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import write_config
 from typer.testing import CliRunner
 
-from helpers import write_config
 from deepsearcher import configuration
 from deepsearcher.cli.main import app
 
@@ -74,7 +74,14 @@ def test_an_empty_folder_warns_and_exits_1(tmp_path: Path, config_file: Path) ->
     assert result.exit_code == 1
     summary = json.loads(result.stdout)
     assert summary["ok"] is False and "Nothing was loaded" in summary["warnings"][0]
-    assert summary["sources"] == [{"source": str(empty), "outcome": "skipped", "reason": "empty folder: no files in it (hidden files are not loaded)", "fatal": False}]
+    assert summary["sources"] == [
+        {
+            "source": str(empty),
+            "outcome": "skipped",
+            "reason": "empty folder: no files in it (hidden files are not loaded)",
+            "fatal": False,
+        }
+    ]
     human = load(str(empty), "-c", str(config_file))
     assert human.exit_code == 1 and "Warning: Nothing was loaded" in human.stderr
 

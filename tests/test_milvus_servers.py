@@ -54,3 +54,35 @@ def test_collection_info_lives_in_a_hidden_side_collection_where_properties_are_
         assert (info.description, info.embedding_model, info.dim) == ("second", MODEL, 8)
         reopened.clear_db("side_info")
         assert "side_info" not in reopened._meta_table().read()
+
+
+def test_session_consistency_searches_still_see_our_own_writes(milvus_servers, embedding):
+    from helpers import TARGET, loaded
+
+    with Milvus(uri=milvus_servers.get("milvus-2.3.5").uri, search_consistency="Session", hybrid=False) as store:
+        loaded(store, embedding, "session_docs")  # insert, then search at once
+        hits = store.search_data("session_docs", embedding.embed_query(TARGET), top_k=6)
+        assert len(hits) == 6 and hits[0].text == TARGET
+        store.clear_db("session_docs")
+
+
+def test_a_server_that_cannot_start_is_an_error_with_its_log(monkeypatch):
+    import sys
+
+    from deepsearcher.testing import milvus_servers as ms
+
+    class Broken(ms._Server):
+        name = "broken"
+
+        def _command(self):
+            return [sys.executable, "-c", "print('cannot bind port'); raise SystemExit(3)"], {}, self.data_dir
+
+        def _ready(self):
+            return False
+
+    monkeypatch.setitem(ms.SERVERS, "broken", Broken)
+    pool = ms.ServerPool()
+    with pytest.raises(ms.ServerStartError, match=r"broken exited with code 3.*cannot bind port"):
+        pool.get("broken")
+    with pytest.raises(ms.ServerStartError, match="code 3"):  # remembered: not started again
+        pool.get("broken")

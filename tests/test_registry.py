@@ -15,7 +15,8 @@ from deepsearcher.types import ConfigurationError, MissingDependencyError
 
 def test_builtin_provider_by_name() -> None:
     from deepsearcher.embedding import registry
-    from deepsearcher.embedding.sentence_transformer_embedding import MiniLMEmbedding, SentenceTransformerEmbedding
+    from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
+    from deepsearcher.embedding.sentence_transformer_embedding import SentenceTransformerEmbedding
 
     assert registry.get("MiniLMEmbedding") is MiniLMEmbedding
     assert registry.get("LocalEmbedding") is SentenceTransformerEmbedding  # alias
@@ -24,7 +25,7 @@ def test_builtin_provider_by_name() -> None:
 
 def test_package_attribute_resolves_through_the_registry() -> None:
     from deepsearcher.embedding import MiniLMEmbedding  # DeepSearcher-style import, no __init__ edit
-    from deepsearcher.embedding.sentence_transformer_embedding import MiniLMEmbedding as direct
+    from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding as direct
 
     assert MiniLMEmbedding is direct
     import deepsearcher.embedding as package

@@ -94,7 +94,7 @@ def test_one_job_at_a_time_per_collection_in_order() -> None:
         manager.shutdown()
 
 
-def test_shutdown_fails_queued_jobs() -> None:
+def test_shutdown_interrupts_queued_jobs() -> None:
     manager = JobManager(workers=1)
     gate = threading.Event()
     first = manager.submit("load", "a", [], lambda progress: (gate.wait(5), summary(["x"]))[1])
@@ -103,4 +103,4 @@ def test_shutdown_fails_queued_jobs() -> None:
     manager.shutdown()
     assert manager.get(first.id)["status"] == "succeeded"
     job = manager.get(queued.id)
-    assert job["status"] == "failed" and "shut down" in job["error"]
+    assert job["status"] == "interrupted" and "resume" in job["error"]

@@ -119,14 +119,27 @@ def test_a_collection_held_by_a_job_answers_busy_naming_the_job() -> None:
 @pytest.mark.parametrize(
     ("name", "text", "codec", "expected"),
     [
-        ("latin1.txt", "Café crème brûlée, naïve façade. Die Größe der Straße ist überall gleich.\n", "latin-1", "cp1252"),
+        (
+            "latin1.txt",
+            "Café crème brûlée, naïve façade. Die Größe der Straße ist überall gleich.\n",
+            "latin-1",
+            "cp1252",
+        ),
         ("russian.md", "Привет, как дела? Это тестовый файл о погоде в Москве.\n", "cp1251", "cp1251"),
         ("plain.txt", "Just ASCII and UTF-8: naïve café.\n", "utf-8", "utf-8"),
     ],
 )
-def test_text_in_another_encoding_is_detected_and_loaded(tmp_path: Path, name: str, text: str, codec: str, expected: str) -> None:
+def test_text_in_another_encoding_is_detected_and_loaded(
+    tmp_path: Path, name: str, text: str, codec: str, expected: str
+) -> None:
     path = tmp_path / name
     path.write_bytes(text.encode(codec))
     documents = FileLoader().load_file(str(path))
     assert documents[0].page_content.strip() == text.strip()
     assert documents[0].metadata["encoding"] == expected
+
+
+def test_server_path_rules_accept_folders_and_regular_files(special_folder: Path) -> None:
+    roots = [special_folder.resolve()]
+    assert resolve_allowed(str(special_folder), roots) == special_folder.resolve()
+    assert resolve_allowed(str(special_folder / "a.txt"), roots) == (special_folder / "a.txt").resolve()

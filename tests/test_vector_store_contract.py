@@ -29,7 +29,8 @@ from deepsearcher.vector_db.qdrant import Qdrant
 
 MILVUS_SERVERS = ["milvus-2.3.5", "milvus-lite-2.5.1-tcp"]
 DENSE_ONLY = {"milvus-2.3.5"}  # no BM25 functions before Milvus 2.5
-BACKENDS = ["milvus-lite", *MILVUS_SERVERS, "qdrant-local"] + (["qdrant-server"] if os.environ.get("QDRANT_URL") else [])
+BACKENDS = ["milvus-lite", *MILVUS_SERVERS, "qdrant-local"]
+BACKENDS += ["qdrant-server"] if os.environ.get("QDRANT_URL") else []
 
 
 class Backend:
@@ -74,7 +75,9 @@ class Backend:
 
 @pytest.fixture(params=BACKENDS)
 def backend(request, tmp_path):
-    server_uri = request.getfixturevalue("milvus_servers").get(request.param).uri if request.param in MILVUS_SERVERS else None
+    server_uri = None
+    if request.param in MILVUS_SERVERS:  # started once per session; a failed start fails the test
+        server_uri = request.getfixturevalue("milvus_servers").get(request.param).uri
     backend = Backend(request.param, tmp_path, server_uri)
     yield backend
     backend.cleanup()

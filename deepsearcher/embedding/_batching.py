@@ -8,7 +8,8 @@ small; the vectors are put back in the caller's order afterwards.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 T = TypeVar("T")
 

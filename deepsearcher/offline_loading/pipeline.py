@@ -7,14 +7,22 @@ Why it is shaped this way:
   (the model releases the GIL), so the store costs little beyond the embedding itself.
 - Idempotency: every chunk carries its source's hash and chunk count; a source whose
   stored hash matches and whose chunks are all present is skipped without embedding.
+- Crash-exactness: every chunk also carries its `chunk_index` and a `chunk_key` (source
+  hash + index + text hash). A source counts as complete only when each key is stored
+  exactly once (checked row by row, by id, never by count: after a crash Milvus Lite can
+  show a batch twice). Copies are removed, and resuming a half-loaded source keeps the
+  chunks already stored and embeds only the missing ones.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import signal
 import time
+from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.loader.splitter import split_docs_to_chunks
@@ -25,6 +33,21 @@ from deepsearcher.types import Chunk
 from deepsearcher.vector_db.base import BaseVectorDB, normalize_collection_name
 
 ProgressCallback = Callable[[str, dict], None]
+
+#: Test hook for the crash-injection tests: "embedded:N" or "inserted:N" makes the process
+#: SIGKILL itself right after the N-th batch was embedded / stored (N counts from 1).
+CRASH_ENV = "DEEPSEARCHER_CRASH_AT"
+
+
+def _crash_point(stage: str, batch: int) -> None:
+    if os.environ.get(CRASH_ENV) == f"{stage}:{batch}":
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def chunk_key(fingerprint: str, index: int, text: str) -> str:
+    """A chunk's identity across runs: its source's hash, its place, and its own text."""
+    text_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"{fingerprint}:{index}:{text_hash}".encode()).hexdigest()[:32]
 
 
 def source_fingerprint(source: LoadedSource) -> str:
@@ -75,6 +98,7 @@ class IngestionPipeline:
         )
         known = {} if force_new_collection else self.vector_db.list_sources(collection)
         summary = LoadSummary(collection=collection)
+        self._batches = 0
         pending: list[Chunk] = []
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deepsearcher-insert") as writer:
             inserting: Future[int] | None = None
@@ -89,6 +113,7 @@ class IngestionPipeline:
             inserting = self._embed_and_insert([], collection, writer, inserting, summary)  # batches still in flight
             if inserting is not None:
                 summary.chunks_inserted += inserting.result()
+                _crash_point("inserted", self._batches)
         summary.seconds = time.perf_counter() - started
         summary.finish()
         self.on_progress("done", {"summary": summary})
@@ -114,29 +139,68 @@ class IngestionPipeline:
             self.on_progress("failed", {"source": reference, "reason": "no text could be extracted"})
             return []
         fingerprint = source_fingerprint(source)
-        record = known.get(reference)
-        if record is not None and record.source_hash == fingerprint and record.complete:
-            summary.add(reference, "unchanged")
-            self.on_progress("skipped", {"source": reference})
-            return []
-        if record is not None:
-            self.vector_db.delete_by_reference(collection, reference)
-            summary.add(reference, "replaced")
-        else:
-            summary.add(reference, "loaded")
         chunks = split_docs_to_chunks(
             source.documents,
             chunk_size=self.chunk_size,
             chunk_overlap=self.chunk_overlap,
             window_size=self.window_size,
         )
-        for chunk in chunks:
+        for index, chunk in enumerate(chunks):
             chunk.reference = reference
             chunk.metadata["source_hash"] = fingerprint
             chunk.metadata["source_chunks"] = len(chunks)
+            chunk.metadata["chunk_index"] = index
+            chunk.metadata["chunk_key"] = chunk_key(fingerprint, index, chunk.text)
+        record = known.get(reference)
+        todo = chunks
+        if record is not None and record.source_hash == fingerprint:
+            todo = self._missing_chunks(collection, reference, chunks, record, summary)
+            if not todo:
+                summary.add(reference, "unchanged")
+                self.on_progress("skipped", {"source": reference})
+                return []
+            kept = len(chunks) - len(todo)
+            reason = f"resumed an interrupted load: kept {kept} of {len(chunks)} stored chunks" if kept else ""
+            summary.add(reference, "loaded", reason)
+        elif record is not None:
+            self.vector_db.delete_by_reference(collection, reference)
+            summary.add(reference, "replaced")
+        else:
+            summary.add(reference, "loaded")
         summary.documents += len(source.documents)
-        self.on_progress("source", {"source": reference, "chunks": len(chunks)})
-        return chunks
+        self.on_progress("source", {"source": reference, "chunks": len(todo)})
+        return todo
+
+    def _missing_chunks(self, collection: str, reference: str, chunks: list[Chunk], record: Any, summary: LoadSummary) -> list[Chunk]:
+        """The chunks of an unchanged source that are not stored exactly once; stray rows
+        (duplicates, rows of no current chunk) are deleted on the way."""
+        rows = self.vector_db.stored_chunks(collection, reference)
+        if rows is None:  # a store that cannot list rows: trust its counts
+            if record.complete:
+                return []
+            self.vector_db.delete_by_reference(collection, reference)
+            return chunks
+        expected = {chunk.metadata["chunk_key"]: chunk.metadata["chunk_index"] for chunk in chunks}
+        id_copies = Counter(row.id for row in rows)
+        holders: dict[str, list[Any]] = {}
+        remove: set[Any] = set()
+        for row in rows:
+            if expected.get(row.chunk_key, -1) != row.chunk_index:
+                remove.add(row.id)  # no current chunk has this key at this index
+            elif row.id not in holders.setdefault(row.chunk_key, []):
+                holders[row.chunk_key].append(row.id)
+        stored: set[str] = set()
+        for key, ids in holders.items():
+            if any(id_copies[row_id] > 1 for row_id in ids):
+                remove.update(ids)  # one id stored twice: deleting it removes every copy
+            else:
+                remove.update(ids[1:])
+                stored.add(key)
+        if remove:
+            self.vector_db.delete_ids(collection, sorted(remove))
+            summary.duplicates_removed += sum(id_copies[row_id] for row_id in remove)
+        summary.chunks_kept += len(stored)
+        return [chunk for chunk in chunks if chunk.metadata["chunk_key"] not in stored]
 
     def _embed_and_insert(
         self,
@@ -150,8 +214,11 @@ class IngestionPipeline:
         batch waits for those) and queue each finished one for the single writer."""
         for done in self._scheduler.submit(batch) if batch else self._scheduler.drain():
             summary.embeddings_computed += len(done)
+            self._batches += 1
+            _crash_point("embedded", self._batches)
             if previous is not None:
                 summary.chunks_inserted += previous.result()
+                _crash_point("inserted", self._batches - 1)
             self.on_progress("embedded", {"chunks": len(done)})
             previous = writer.submit(self.vector_db.insert_data, collection, done)
         return previous

@@ -52,7 +52,8 @@ class LoadSummary:
     embeddings_computed: int = 0
     #: Chunks already stored by an interrupted load and kept (not embedded again).
     chunks_kept: int = 0
-    #: Copies of a stored chunk found twice (e.g. after a crash) and removed.
+    #: Stored rows removed because they were copies (a crash can store a batch twice) or
+    #: belonged to no current chunk.
     duplicates_removed: int = 0
     seconds: float = 0.0
 

@@ -29,6 +29,24 @@ logger = logging.getLogger("deepsearcher.server")
 STATIC_DIR = Path(__file__).with_name("static")
 
 
+def _stop_jobs_on_sigterm(jobs: JobManager) -> None:
+    """Chain onto uvicorn's SIGTERM handler: a running job stops at its next batch boundary
+    at once, instead of after uvicorn's graceful wait for open requests."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return  # ServerThread (tests): uvicorn installs no handlers there
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def handler(signum: int, frame: Any) -> None:
+        jobs.begin_shutdown()
+        if callable(previous):
+            previous(signum, frame)
+
+    signal.signal(signal.SIGTERM, handler)
+
+
 def create_app(config: Configuration | None = None) -> FastAPI:
     """The application for `config` (default: the built-in defaults).
 
@@ -45,7 +63,10 @@ def create_app(config: Configuration | None = None) -> FastAPI:
 
         await asyncio.to_thread(configuration.init_config, state.config)
         state.components = configuration.current()
-        state.jobs = JobManager(workers=state.settings.job_workers)
+        state.jobs = JobManager(
+            workers=state.settings.job_workers, db_path=state.settings.resolved_data_dir() / "jobs.sqlite"
+        )
+        _stop_jobs_on_sigterm(state.jobs)
         state.ready = True
         if configuration.llm is None:
             logger.warning("No LLM available, /v1/query and /query/ answer 503: %s", configuration.llm_error)

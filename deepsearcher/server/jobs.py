@@ -10,13 +10,13 @@ different collections run side by side (up to `server.job_workers`).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import shutil
 import threading
 import time
 import uuid
 from collections import OrderedDict, deque
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -30,7 +30,8 @@ from deepsearcher.types.errors import DeepSearcherError, report
 
 logger = logging.getLogger("deepsearcher.server.jobs")
 
-JOB_STATUSES = ("queued", "running", "succeeded", "failed", "partial")
+JOB_STATUSES = ("queued", "running", "succeeded", "failed", "partial", "interrupted")
+FINISHED = ("succeeded", "failed", "partial", "interrupted")
 Work = Callable[[ProgressCallback], LoadSummary]
 
 #: Seconds a deletion waits for a collection's write lock before answering "busy".
@@ -71,11 +72,13 @@ class Job:
     created_at: float = field(default_factory=time.time)
     started_at: float | None = None
     finished_at: float | None = None
+    #: What it takes to run the job again (JSON); None for a job that cannot be resumed.
+    spec: dict[str, Any] | None = None
     waiters: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     @property
     def finished(self) -> bool:
-        return self.status in ("succeeded", "failed", "partial")
+        return self.status in FINISHED
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -90,6 +93,7 @@ class Job:
             "created_at": _iso(self.created_at),
             "started_at": _iso(self.started_at),
             "finished_at": _iso(self.finished_at),
+            "resumable": self.status == "interrupted" and self.spec is not None,
         }
 
 
@@ -120,17 +124,36 @@ def status_of(summary: LoadSummary) -> tuple[str, str | None]:
     return "failed", f"Nothing could be loaded: {names}{more}"
 
 
-class JobManager:
-    """Runs load jobs in threads; see the module docstring for the ordering rules."""
+class JobInterrupted(DeepSearcherError):
+    """Raised at a batch boundary inside a job when the server is stopping."""
 
-    def __init__(self, workers: int = 2, keep: int = 500) -> None:
-        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="deepsearcher-job")
+
+INTERRUPTED = "The server stopped before this job finished; POST /v1/jobs/{id}/resume (or load the same inputs again) to complete it."
+
+
+class JobManager:
+    """Runs load jobs in threads; see the module docstring for the ordering rules.
+
+    With `db_path`, every job (state, inputs, the spec needed to run it again, progress,
+    results) is kept in a small SQLite file, so after a restart a job that had not finished
+    reads `interrupted` instead of vanishing, and `resume` runs it again (idempotently:
+    the pipeline keeps what is stored).
+    """
+
+    def __init__(self, workers: int = 2, keep: int = 500, db_path: Path | None = None) -> None:
+        self._slots = threading.BoundedSemaphore(workers)
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._pending: dict[str, deque[tuple[Job, Work, Callable[[], None] | None]]] = {}
         self._holders: dict[str, str] = {}  # collection -> id of the job holding its lock
+        self._threads: set[threading.Thread] = set()
         self._lock = threading.Lock()
         self._keep = keep
         self._closed = False
+        self._stopping = threading.Event()
+        self._db = JobDatabase(db_path) if db_path is not None else None
+        if self._db is not None:
+            for job in self._db.load(keep):
+                self._jobs[job.id] = job
 
     # ------------------------------------------------------------------ locks
 
@@ -155,20 +178,73 @@ class JobManager:
 
     # ------------------------------------------------------------------ jobs
 
-    def submit(self, kind: str, collection: str, inputs: Iterable[str], work: Work, owner: str = "", cleanup: Callable[[], None] | None = None) -> Job:
-        job = Job(id=uuid.uuid4().hex, kind=kind, collection=collection, inputs=list(inputs), owner=owner)
+    def submit(
+        self,
+        kind: str,
+        collection: str,
+        inputs: Iterable[str],
+        work: Work,
+        owner: str = "",
+        cleanup: Callable[[], None] | None = None,
+        spec: dict[str, Any] | None = None,
+    ) -> Job:
+        """Queue `work`; `spec` (JSON) is recorded so the job can be resumed after a restart."""
+        job = Job(id=uuid.uuid4().hex, kind=kind, collection=collection, inputs=list(inputs), owner=owner, spec=spec)
         with self._lock:
             if self._closed:
                 raise DeepSearcherError("The server is shutting down; no new load jobs are accepted.")
             self._jobs[job.id] = job
             self._forget_old()
-            chain = self._pending.setdefault(collection, deque())
+        self._save(job)
+        self._enqueue(job, work, cleanup)
+        logger.info("job %s queued: %s into '%s' (%s)", job.id, kind, collection, owner or "local")
+        return job
+
+    def resume(self, job_id: str, work: Work) -> Job:
+        """Run an interrupted job again under its own id (the pipeline keeps what is stored)."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None:
+                raise KeyError(job_id)
+            if self._closed:
+                raise DeepSearcherError("The server is shutting down; no jobs are resumed.")
+            if job.status != "interrupted":
+                raise JobNotResumable(f"Job {job_id} is {job.status}, not interrupted: only an interrupted job can be resumed.")
+            job.status, job.error, job.finished_at, job.started_at = "queued", None, None, None
+        self._save(job)
+        self._enqueue(job, work, None)
+        logger.info("job %s resumed", job.id)
+        return job
+
+    def _enqueue(self, job: Job, work: Work, cleanup: Callable[[], None] | None) -> None:
+        with self._lock:
+            chain = self._pending.setdefault(job.collection, deque())
             chain.append((job, work, cleanup))
             start_chain = len(chain) == 1
         if start_chain:
-            self._executor.submit(self._run_chain, collection)
-        logger.info("job %s queued: %s into '%s' (%s)", job.id, kind, collection, owner or "local")
-        return job
+            # daemon threads: a job stuck in a read must not keep a stopping server alive
+            thread = threading.Thread(target=self._run_chain, args=(job.collection,), name="deepsearcher-job", daemon=True)
+            with self._lock:
+                self._threads.add(thread)
+            thread.start()
+
+    def _save(self, job: Job) -> None:
+        if self._db is not None:
+            with self._lock:
+                row = job.to_dict()
+                row["spec"] = job.spec
+            self._db.save(row, job)
+
+    def spec(self, job_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            job = self._jobs.get(job_id)
+            return job.spec if job is not None else None
+
+    def begin_shutdown(self) -> None:
+        """Refuse new jobs and make a running one stop at its next batch boundary (SIGTERM)."""
+        with self._lock:
+            self._closed = True
+        self._stopping.set()
 
     def get(self, job_id: str) -> dict[str, Any] | None:
         with self._lock:
@@ -189,33 +265,46 @@ class JobManager:
             del self._jobs[job_id]
 
     def _run_chain(self, collection: str) -> None:
-        """Run the collection's jobs in order until none is left (`_run` never raises)."""
+        """Run the collection's jobs in order until none is left (`_run` never raises);
+        at most `workers` chains run at once."""
         more = True
-        while more:
+        try:
+            while more:
+                with self._lock:
+                    job, work, cleanup = self._pending[collection][0]
+                with self._slots:
+                    self._run(job, work, cleanup)
+                with self._lock:
+                    chain = self._pending[collection]
+                    chain.popleft()
+                    more = bool(chain)
+                    if not more:
+                        del self._pending[collection]
+        finally:
             with self._lock:
-                job, work, cleanup = self._pending[collection][0]
-            self._run(job, work, cleanup)
-            with self._lock:
-                chain = self._pending[collection]
-                chain.popleft()
-                more = bool(chain)
-                if not more:
-                    del self._pending[collection]
+                self._threads.discard(threading.current_thread())
 
     def _run(self, job: Job, work: Work, cleanup: Callable[[], None] | None) -> None:
+        saved_at = [time.monotonic()]
+
         def on_progress(event: str, info: dict) -> None:
             with self._lock:
                 if event in ("source", "skipped", "failed", "unsupported"):
                     job.sources_done += 1
                 elif event == "embedded":
                     job.chunks_embedded += int(info.get("chunks", 0))
+            if event == "embedded" and self._stopping.is_set():
+                raise JobInterrupted(INTERRUPTED.format(id=job.id))  # a batch boundary: all stored batches are whole
+            if time.monotonic() - saved_at[0] > 0.5:
+                saved_at[0] = time.monotonic()
+                self._save(job)
 
         results: dict[str, Any] | None = None
         try:
             with self.collection_lock(job.collection):
                 with self._lock:
                     if self._closed:
-                        raise DeepSearcherError("The server shut down before this job started.")
+                        raise JobInterrupted(INTERRUPTED.format(id=job.id))
                     job.status = "running"
                     job.started_at = time.time()
                     self._holders[job.collection] = job.id
@@ -226,6 +315,8 @@ class JobManager:
                         self._holders.pop(job.collection, None)
             status, error = status_of(summary)
             results = summary_results(summary)
+        except JobInterrupted as exc:
+            status, error = "interrupted", str(exc)
         except Exception as exc:  # noqa: BLE001 - a job must end with a status, never vanish
             status, error = "failed", report(exc, logger, f"job {job.id}").message
         finally:
@@ -238,6 +329,7 @@ class JobManager:
             job.results, job.status, job.error = results, status, error
             job.finished_at = time.time()
             waiters, job.waiters = job.waiters, []
+        self._save(job)
         for notify in waiters:
             notify()
         logger.info("job %s %s: %s", job.id, job.status, job.error or "ok")
@@ -262,20 +354,94 @@ class JobManager:
         with self._lock:
             return job.to_dict()
 
-    def shutdown(self, wait: bool = True) -> None:
-        """Stop accepting jobs; running ones are waited for, queued ones end as failed."""
+    def shutdown(self, wait: bool = True, timeout: float = 8.0) -> None:
+        """Stop accepting jobs; a running job stops at its next batch boundary (recorded as
+        interrupted), queued ones are recorded as interrupted; waits at most `timeout` s."""
         with self._lock:
             self._closed = True
-        self._executor.shutdown(wait=wait, cancel_futures=True)
+            threads = list(self._threads)
+        self._stopping.set()
+        deadline = time.monotonic() + (timeout if wait else 0)
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
         with self._lock:
-            waiters = []
+            waiters, left = [], []
             for job in self._jobs.values():
-                if job.status == "queued":
-                    job.status, job.error, job.finished_at = "failed", "The server shut down before this job started.", time.time()
+                if not job.finished:
+                    job.status, job.error, job.finished_at = "interrupted", INTERRUPTED.format(id=job.id), time.time()
                     waiters.extend(job.waiters)
                     job.waiters = []
+                    left.append(job)
+        for job in left:
+            self._save(job)
         for notify in waiters:
             notify()
+        if self._db is not None:
+            self._db.close()
+
+
+class JobNotResumable(DeepSearcherError):
+    """Resume was asked for a job that is not interrupted (or cannot be run again)."""
+
+
+class JobDatabase:
+    """The jobs table in SQLite: one row per job, written on every change of state."""
+
+    COLUMNS = ("id", "kind", "collection", "owner", "status", "inputs", "spec", "progress", "results", "error", "created_at", "started_at", "finished_at")
+
+    def __init__(self, path: Path) -> None:
+        import sqlite3
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._conn: Any = sqlite3.connect(str(path), check_same_thread=False, timeout=5)
+        with self._lock, self._conn:
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, kind TEXT, collection TEXT, owner TEXT, status TEXT, "
+                "inputs TEXT, spec TEXT, progress TEXT, results TEXT, error TEXT, created_at REAL, started_at REAL, finished_at REAL)"
+            )
+
+    def save(self, row: dict[str, Any], job: Job) -> None:
+        values = (
+            job.id, job.kind, job.collection, job.owner, job.status, json.dumps(job.inputs), json.dumps(row.get("spec")),
+            json.dumps(row["progress"]), json.dumps(job.results, default=str) if job.results is not None else None,
+            job.error, job.created_at, job.started_at, job.finished_at,
+        )
+        with self._lock:
+            if self._conn is None:
+                return
+            with self._conn:
+                self._conn.execute(f"INSERT OR REPLACE INTO jobs ({', '.join(self.COLUMNS)}) VALUES ({', '.join('?' * len(values))})", values)
+
+    def load(self, keep: int) -> list[Job]:
+        """The newest `keep` jobs, oldest first; those that had not finished become interrupted."""
+        with self._lock:
+            rows = self._conn.execute(f"SELECT {', '.join(self.COLUMNS)} FROM jobs ORDER BY created_at DESC LIMIT ?", (keep,)).fetchall()
+        jobs = []
+        for values in reversed(rows):
+            data = dict(zip(self.COLUMNS, values))
+            progress = json.loads(data["progress"] or "{}")
+            job = Job(
+                id=data["id"], kind=data["kind"], collection=data["collection"], inputs=json.loads(data["inputs"] or "[]"),
+                owner=data["owner"] or "", status=data["status"], sources_done=int(progress.get("sources_done", 0)),
+                chunks_embedded=int(progress.get("chunks_embedded", 0)),
+                results=json.loads(data["results"]) if data["results"] else None, error=data["error"],
+                created_at=data["created_at"], started_at=data["started_at"], finished_at=data["finished_at"],
+                spec=json.loads(data["spec"]) if data["spec"] else None,
+            )
+            if not job.finished:
+                job.status, job.error = "interrupted", INTERRUPTED.format(id=job.id)
+                job.finished_at = job.finished_at or time.time()
+                self.save({"spec": job.spec, "progress": progress}, job)
+            jobs.append(job)
+        return jobs
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
 
 # ---------------------------------------------------------------------- work builders

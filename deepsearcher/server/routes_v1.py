@@ -3,6 +3,7 @@
     POST   /v1/documents                 multipart files + form `collection`, `description` → 202 {job_id}
     POST   /v1/load                      {inputs, collection?, description?, force_new_collection?, max_depth?, max_pages?} → 202 {job_id}
     GET    /v1/jobs/{id}                 the job: status, progress, results, error
+    POST   /v1/jobs/{id}/resume          run an interrupted job again → 202
     GET    /v1/jobs                      recent jobs (those of the key's collections)
     POST   /v1/query                     {question, agent, max_iter?, collections?, max_tokens?} → QueryResult (or SSE)
     GET    /v1/collections               [{name, description, dim, embedding_model, sources}]
@@ -30,7 +31,7 @@ from deepsearcher.server import services
 from deepsearcher.server.state import ServerState
 from deepsearcher.server.auth import Principal, require_principal
 from deepsearcher.server.errors import APIError, JSONSafeResponse, SafeRoute
-from deepsearcher.server.jobs import iter_upload_sources, remove_dir, upload_reference
+from deepsearcher.server.jobs import JobNotResumable, iter_upload_sources, remove_dir, upload_reference
 from deepsearcher.server.sse import SSE_HEADERS, stream_agent_run, wants_event_stream
 
 router = APIRouter(prefix="/v1", tags=["v1"], route_class=SafeRoute, dependencies=[Depends(require_principal)])
@@ -222,10 +223,29 @@ async def get_job(job_id: str, request: Request, principal: Principal = Depends(
     manager = services.server_state(request).job_manager()
     job = manager.get(job_id)
     if job is None:
-        raise APIError(404, f"No job '{job_id}' (jobs are kept in memory until the server restarts).")
+        raise APIError(404, f"No job '{job_id}'.")
     if not principal.may_use(job["collection"]):
         raise APIError(403, f"This API key may not use collection '{job['collection']}'.")
     return JSONSafeResponse(job)
+
+
+@router.post("/jobs/{job_id}/resume", status_code=202, summary="Run an interrupted load job again (what is stored is kept).")
+async def resume_job(job_id: str, request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+    state = services.server_state(request)
+    manager = state.job_manager()
+    job = manager.get(job_id)
+    if job is None:
+        raise APIError(404, f"No job '{job_id}'.")
+    if not principal.may_use(job["collection"]):
+        raise APIError(403, f"This API key may not use collection '{job['collection']}'.")
+    spec = manager.spec(job_id)
+    if spec is None:
+        raise APIError(409, f"Job {job_id} cannot be resumed (an upload's staged files are gone): upload the files again.")
+    try:
+        resumed = manager.resume(job_id, services.load_work(state, job["collection"], spec, resuming=True))
+    except JobNotResumable as exc:
+        raise APIError(409, str(exc)) from None
+    return _accepted(resumed)
 
 
 @router.get("/jobs", summary="Recent load jobs, newest first.")

@@ -7,6 +7,7 @@ Store calls block (Milvus, file reads, embeddings), so routes call them through
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from fastapi import Request
@@ -74,12 +75,39 @@ def plan_load(state: ServerState, principal: Principal, request: LoadRequest) ->
 
 
 def submit_load(state: ServerState, principal: Principal, kind: str, plan: LoadPlan) -> Job:
-    """Queue a job running the load service over `plan` (the job manager holds the collection's lock)."""
+    """Queue a job running the load service over `plan` (recorded so it can be resumed; the job
+    manager holds the collection's lock)."""
+    request = plan.request
+    spec = {
+        "description": request.description,
+        "paths": [str(path) for path in plan.paths],
+        "urls": list(plan.urls),
+        "force_new_collection": request.force_new_collection,
+        "batch_size": request.batch_size,
+        "crawl": dict(plan.crawl),
+    }
+    work = load_work(state, plan.collection, spec)
+    return state.job_manager().submit(kind, plan.collection, plan.inputs, work, owner=principal.label, spec=spec)
+
+
+def load_work(
+    state: ServerState, collection: str, spec: dict[str, Any], resuming: bool = False
+) -> Callable[[ProgressCallback], LoadSummary]:
+    """The work of a load job from its recorded spec (a resumed job never drops the collection again)."""
+    request = LoadRequest(
+        spec["paths"] + spec["urls"],
+        collection,
+        spec.get("description"),
+        bool(spec.get("force_new_collection")) and not resuming,
+        batch_size=spec.get("batch_size"),
+    )
+    paths = [Path(path) for path in spec["paths"]]
+    plan = LoadPlan(request, collection, paths, list(spec["urls"]), list(state.settings.allowed_roots), spec["crawl"])
 
     def work(on_progress: ProgressCallback) -> LoadSummary:
         return loading.run_load(components(), plan, on_progress)
 
-    return state.job_manager().submit(kind, plan.collection, plan.inputs, work, owner=principal.label)
+    return work
 
 
 # ---------------------------------------------------------------------- querying

@@ -59,7 +59,9 @@ class StandInEmbeddingServer:
             texts = [texts] if isinstance(texts, str) else texts
             with self._lock:
                 self.texts += len(texts)
-            data = [{"object": "embedding", "index": i, "embedding": text_vector(t, self.dim)} for i, t in enumerate(texts)]
+            data = [
+                {"object": "embedding", "index": i, "embedding": text_vector(t, self.dim)} for i, t in enumerate(texts)
+            ]
             return 200, {}, {"object": "list", "data": data, "model": body.get("model", "")}
         finally:
             with self._lock:

@@ -60,13 +60,23 @@ def server_venv(requirement: str, no_deps: bool = False, timeout: float = 900) -
         shutil.rmtree(venv, ignore_errors=True)  # a half-built venv from an interrupted run
         steps = [
             [sys.executable, "-m", "venv", str(venv)],
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *(["--no-deps"] if no_deps else []), requirement],
+            [
+                str(venv / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                *(["--no-deps"] if no_deps else []),
+                requirement,
+            ],
         ]
         for step in steps:
             try:
                 done = subprocess.run(step, capture_output=True, text=True, timeout=timeout)
             except subprocess.TimeoutExpired as exc:
-                raise ServerStartError(f"Building the test venv for {requirement} timed out after {timeout:.0f}s: {step}") from exc
+                raise ServerStartError(
+                    f"Building the test venv for {requirement} timed out after {timeout:.0f}s: {step}"
+                ) from exc
             if done.returncode != 0:
                 raise ServerStartError(
                     f"Building the test venv for {requirement} failed ({' '.join(step)} exited {done.returncode}): "
@@ -113,15 +123,36 @@ class _Server:
             command, cwd=cwd, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
         )
         deadline = time.monotonic() + self.start_timeout
-        while not self._ready():
-            if self.process.poll() is not None:
-                self.stop(keep_log=True)
-                raise ServerStartError(f"{self.name} exited with code {self.process.returncode} while starting. {self._tail()}")
-            if time.monotonic() > deadline:
-                self.stop(keep_log=True)
-                raise ServerStartError(f"{self.name} was not ready after {self.start_timeout:.0f}s. {self._tail()}")
-            time.sleep(0.2)
+        try:
+            while not self._ready():
+                code = self.process.poll()
+                if code is not None:
+                    raise ServerStartError(f"{self.name} exited with code {code} while starting. {self._tail()}")
+                if time.monotonic() > deadline:
+                    raise ServerStartError(f"{self.name} was not ready after {self.start_timeout:.0f}s. {self._tail()}")
+                time.sleep(0.2)
+        except BaseException:
+            self.stop(keep_log=True)  # the log stays for the reader of the error
+            raise
         return self
+
+    def _answers(self) -> bool:
+        """A real client call succeeds: the port can be open before the gRPC service takes
+        calls (the first connection to the milvus-lite engine was refused with "Too many pings")."""
+        from pymilvus import MilvusClient
+
+        from deepsearcher.vector_db._milvus_capabilities import muted_rpc_errors
+
+        try:
+            with muted_rpc_errors():
+                client = MilvusClient(uri=self.uri, timeout=5)
+                try:
+                    client.list_collections()
+                finally:
+                    client.close()
+        except Exception:  # noqa: BLE001 - not ready yet; the caller's deadline bounds the wait
+            return False
+        return True
 
     def log_text(self) -> str:
         try:
@@ -179,7 +210,13 @@ class Milvus235Server(_Server):
 
     def _command(self) -> tuple[list[str], dict[str, str], Path]:
         venv = server_venv(MILVUS_235)
-        command = [str(venv / "bin" / "milvus-server"), "--data", str(self.data_dir / "milvus"), "--proxy-port", str(self.port)]
+        command = [
+            str(venv / "bin" / "milvus-server"),
+            "--data",
+            str(self.data_dir / "milvus"),
+            "--proxy-port",
+            str(self.port),
+        ]
         for component in _COMPONENTS:
             command += ["--extra-config", f"{component}.ip=127.0.0.1"]
         return command, dict(os.environ, PYTHONUNBUFFERED="1"), self.data_dir  # the banner is the ready sign
@@ -188,7 +225,25 @@ class Milvus235Server(_Server):
         log = self.log_text()
         if "Milvus server already stopped" in log or "started timeout" in log:
             raise ServerStartError(f"{self.name} did not start. {self._tail()}")
-        return "Ctrl+C to exit" in log
+        self._check_engine()
+        return "Ctrl+C to exit" in log and self._answers()
+
+    def _check_engine(self) -> None:
+        """The launcher keeps polling for 3 minutes after the milvus binary died: read its own log."""
+        engine_log = self.data_dir / "milvus" / "logs" / "milvus-stderr.log"
+        try:
+            text = engine_log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return
+        if "panic:" in text:
+            first = text[text.index("panic:") :].splitlines()[0]
+            hint = ""
+            if "GetEmbedEtcdClient" in text:
+                hint = (
+                    " Its embedded etcd did not start: its peer port 2380 is fixed, so only one Milvus 2.3.5"
+                    " standalone can run on a machine at a time; stop the other one (or wait for it) and retry."
+                )
+            raise ServerStartError(f"{self.name} crashed while starting ({first}).{hint} Engine log: {engine_log}")
 
 
 class LiteEngineServer(_Server):
@@ -205,7 +260,9 @@ class LiteEngineServer(_Server):
     def _ready(self) -> bool:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.settimeout(0.5)
-            return sock.connect_ex(("127.0.0.1", self.port)) == 0
+            if sock.connect_ex(("127.0.0.1", self.port)) != 0:
+                return False
+        return self._answers()
 
 
 SERVERS: dict[str, type[_Server]] = {Milvus235Server.name: Milvus235Server, LiteEngineServer.name: LiteEngineServer}

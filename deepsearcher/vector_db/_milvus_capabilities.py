@@ -43,7 +43,9 @@ class Capabilities:
         """One line saying what a dense-only store loses here (empty when nothing is lost)."""
         if self.bm25 and self.hybrid_search:
             return ""
-        missing = [name for name, has in (("BM25 functions", self.bm25), ("hybrid_search", self.hybrid_search)) if not has]
+        missing = [
+            name for name, has in (("BM25 functions", self.bm25), ("hybrid_search", self.hybrid_search)) if not has
+        ]
         return (
             f"{' and '.join(missing)} (Milvus >= 2.5 has them): collections are created dense-only and searches "
             "use the embedding alone, so keyword matches of rare terms (codes, names, numbers) are lost"
@@ -109,7 +111,9 @@ def _probe_schema(pymilvus: Any) -> Any:
     schema.add_field("t", pymilvus.DataType.VARCHAR, max_length=64, enable_analyzer=True)
     schema.add_field("s", pymilvus.DataType.SPARSE_FLOAT_VECTOR)
     schema.add_function(
-        pymilvus.Function(name="t_bm25", function_type=pymilvus.FunctionType.BM25, input_field_names=["t"], output_field_names=["s"])
+        pymilvus.Function(
+            name="t_bm25", function_type=pymilvus.FunctionType.BM25, input_field_names=["t"], output_field_names=["s"]
+        )
     )
     return schema
 

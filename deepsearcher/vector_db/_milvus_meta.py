@@ -70,7 +70,13 @@ class MetaTable:
         """Record (or replace) the row of collection `name`."""
         if not self._exists():
             self._create()
-        row = {NAME: name, DESCRIPTION: description, MODEL: embedding_model or "", DIM: int(dim or 0), VECTOR: [0.0, 0.0]}
+        row = {
+            NAME: name,
+            DESCRIPTION: description,
+            MODEL: embedding_model or "",
+            DIM: int(dim or 0),
+            VECTOR: [0.0, 0.0],
+        }
         self.forget(name)
         with self._op("insert", META_COLLECTION):
             self._client.insert(META_COLLECTION, [row])

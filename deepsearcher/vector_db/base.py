@@ -18,6 +18,7 @@ __all__ = [
     "CollectionInfo",
     "RetrievalResult",
     "SourceRecord",
+    "StoredChunk",
     "deduplicate_results",
     "normalize_collection_name",
 ]
@@ -51,7 +52,17 @@ class SourceRecord:
     @property
     def complete(self) -> bool:
         """False when a previous load was interrupted half-way through this source."""
-        return self.chunk_count >= self.expected_chunks
+        return self.chunk_count == self.expected_chunks
+
+
+@dataclass
+class StoredChunk:
+    """One stored row of a source, as the ingestion pipeline audits it after a crash:
+    the store's id, and the `chunk_key` / `chunk_index` the pipeline gave the chunk."""
+
+    id: Any
+    chunk_key: str
+    chunk_index: int | None
 
 
 _Store = TypeVar("_Store", bound="BaseVectorDB")
@@ -144,6 +155,15 @@ class BaseVectorDB(ABC):
     @abstractmethod
     def list_sources(self, collection: str | None) -> dict[str, SourceRecord]:
         """Ingested sources of a collection keyed by reference."""
+
+    def stored_chunks(self, collection: str | None, reference: str) -> list[StoredChunk] | None:
+        """Every stored row of one source (duplicates included), or None when the store
+        cannot list them; the pipeline then trusts `list_sources` counts instead."""
+        return None
+
+    def delete_ids(self, collection: str | None, ids: list[Any]) -> int:
+        """Remove rows by store id (every copy of a duplicated id); returns how many ids were given."""
+        raise NotImplementedError(f"{type(self).__name__} cannot delete rows by id")
 
     def get_collection_info(self, collection: str | None) -> CollectionInfo | None:
         """Name, description, dimension and embedding model of one collection, or None."""

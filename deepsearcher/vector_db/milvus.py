@@ -34,7 +34,7 @@ from deepsearcher.vector_db._milvus_capabilities import PROBE_PREFIX, Capabiliti
 from deepsearcher.vector_db._milvus_meta import META_COLLECTION, MetaTable
 from deepsearcher.vector_db import _common as common
 from deepsearcher.vector_db._common import INDEX_TEXT, METADATA, REFERENCE, SOURCE_CHUNKS, SOURCE_HASH, TEXT
-from deepsearcher.vector_db.base import BaseVectorDB, SourceRecord
+from deepsearcher.vector_db.base import BaseVectorDB, SourceRecord, StoredChunk
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +47,7 @@ SPARSE = "sparse"
 PROP_DESCRIPTION = "deepsearcher.description"
 PROP_MODEL = "deepsearcher.embedding_model"
 PROP_DIM = "deepsearcher.dim"
+PROP_ANALYZER = "deepsearcher.analyzer"  # the BM25 analyzer_params the collection was created with
 INFO_PROPERTIES = {"description": PROP_DESCRIPTION, "embedding_model": PROP_MODEL}
 
 VARCHAR_MAX = 65535  # bytes
@@ -55,6 +56,13 @@ JSON_MAX = 60000  # bytes; Milvus caps a JSON value at 64 KiB
 BM25_FUNCTION = "index_text_bm25"
 RANKERS = ("weighted", "rrf")
 LITE_ANALYZERS = ("standard", "jieba")
+# Punctuation jieba emits as tokens (the standard tokenizer never does).
+_PUNCTUATION = [" ", "\t", "\n"] + list(".,;:!?()[]{}<>\"'`-_/\\|@#$%^&*+=~") + list("，。、；：？！“”‘’（）《》【】…—·")
+#: New collections: jieba splits Chinese into words and keeps English words whole; lowercase
+#: (a Milvus server needs the filter, Milvus Lite always lowercases) and punctuation dropped.
+#: English BM25 recall measured equal to `standard` (benchmarks/retrieval.py). Existing
+#: collections keep the analyzer their schema was created with.
+DEFAULT_ANALYZER: dict[str, Any] = {"tokenizer": "jieba", "filter": ["lowercase", {"type": "stop", "stop_words": _PUNCTUATION}]}
 STRONG = "Strong"  # consistency for reads that must see our own writes
 
 
@@ -100,7 +108,7 @@ def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
             safe[key] = value
             size = len(json.dumps(safe, ensure_ascii=False).encode("utf-8"))
     if size > JSON_MAX:  # large nested values: keep what a reader needs
-        safe = {k: v for k, v in safe.items() if k in ("title", "source_chunks", "source_hash")}
+        safe = {k: v for k, v in safe.items() if k in ("title", "source_chunks", "source_hash", "chunk_index", "chunk_key")}
     return safe
 
 
@@ -111,12 +119,24 @@ def quote(value: str) -> str:
 
 
 def analyzer_params(analyzer: str | dict[str, Any]) -> dict[str, Any]:
-    """Milvus analyzer_params for a name ("standard", "english", "jieba", ...) or a dict."""
+    """Milvus analyzer_params for a name ("default", "standard", "english", "jieba", ...) or a dict."""
     if isinstance(analyzer, dict):
         return analyzer
+    if analyzer == "default":
+        return DEFAULT_ANALYZER
     if analyzer in ("standard", "jieba"):
         return {"tokenizer": analyzer}
     return {"type": analyzer}  # built-in analyzers of a Milvus server ("english", "chinese")
+
+
+def _quiet_jieba() -> None:
+    """Milvus Lite runs jieba in this process, and jieba logs its dictionary loading at DEBUG
+    to stderr through its own handler: keep that out of the CLI's output."""
+    try:
+        import jieba
+    except ImportError:  # only the jieba analyzer needs it; Milvus Lite names it when it does
+        return
+    jieba.setLogLevel(logging.WARNING)
 
 
 def _exc_message(exc: BaseException) -> str:
@@ -150,7 +170,7 @@ class Milvus(BaseVectorDB):
         password: str = "",
         db: str = "default",
         hybrid: bool = True,
-        analyzer: str | dict[str, Any] = "standard",
+        analyzer: str | dict[str, Any] = "default",
         rrf_k: int = 10,
         candidates_per_side: int | None = 100,
         index_type: str = "FLAT",
@@ -158,9 +178,14 @@ class Milvus(BaseVectorDB):
         weights: tuple[float, float] | list[float] = (0.6, 0.4),
         index_params: dict[str, Any] | None = None,
         return_embedding: bool = False,
+        search_consistency: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(default_collection)
+        #: Consistency level of searches (None: the collection's, Strong for collections made here).
+        #: On a server Strong waits for the next time tick (~200 ms per search, benchmarks/scale.py);
+        #: "Session" still sees this client's own writes, "Bounded" may miss the last seconds of writes.
+        self._search_level = {"consistency_level": str(search_consistency)} if search_consistency else {}
         #: Put each hit's stored vector in RetrievalResult.embedding (as DeepSearcher did);
         #: off by default (384+ floats per hit); `search_data(..., with_embedding=True)` asks per call.
         self.return_embedding = _as_bool(return_embedding)
@@ -245,6 +270,7 @@ class Milvus(BaseVectorDB):
                 ) from (capture.exc or exc)
         lite.acquire(self.uri)
         self._lite_path = self.uri
+        _quiet_jieba()
         return client
 
     @property
@@ -349,7 +375,8 @@ class Milvus(BaseVectorDB):
             rows = side_rows if side_rows is not None else self._meta_table().read([name])
             row = rows.get(name)
             if row:
-                desc = dict(desc, properties={PROP_DESCRIPTION: row["description"], PROP_MODEL: row["embedding_model"]})
+                stored = {PROP_DESCRIPTION: row["description"], PROP_MODEL: row["embedding_model"]}
+                desc = dict(desc, properties={**(desc.get("properties") or {}), **stored})
         return self._info_from_description(name, desc)
 
     def _analyzer_params(self) -> dict[str, Any]:
@@ -402,7 +429,7 @@ class Milvus(BaseVectorDB):
 
     def _create_collection(self, name: str, dim: int, description: str, embedding_model: str | None, **kwargs: Any) -> None:
         schema, index = self._build_schema(dim, description)
-        properties = {PROP_DESCRIPTION: description, PROP_DIM: str(dim)}
+        properties = {PROP_DESCRIPTION: description, PROP_DIM: str(dim), PROP_ANALYZER: json.dumps(self._analyzer_params())}
         if embedding_model:
             properties[PROP_MODEL] = embedding_model
         with self._op("create_collection", name):
@@ -518,6 +545,34 @@ class Milvus(BaseVectorDB):
         self._seal(name)
         return matching
 
+    def stored_chunks(self, collection: str | None, reference: str) -> list[StoredChunk] | None:
+        """Every row of `reference` with its id and the pipeline's chunk_key / chunk_index."""
+        name = self._collection(collection)
+        self._require(name, "list chunks")
+        rows: list[StoredChunk] = []
+        with self._op("query_iterator", name):
+            iterator = self._client().query_iterator(
+                name, batch_size=1000, filter=f"{REFERENCE} == {quote(reference)}", output_fields=[PK, METADATA]
+            )
+            try:
+                while batch := iterator.next():
+                    for row in batch:
+                        metadata = row.get(METADATA) or {}
+                        index = metadata.get("chunk_index")
+                        rows.append(StoredChunk(row[PK], str(metadata.get("chunk_key") or ""), index if isinstance(index, int) else None))
+            finally:
+                iterator.close()
+        return rows
+
+    def delete_ids(self, collection: str | None, ids: list[Any]) -> int:
+        name = self._collection(collection)
+        if not ids:
+            return 0
+        with self._op("delete", name):
+            self._client().delete(name, ids=list(ids))
+        self.flush(name)
+        return len(ids)
+
     def list_sources(self, collection: str | None) -> dict[str, SourceRecord]:
         name = self._collection(collection)
         self._require(name, "list sources")
@@ -600,6 +655,7 @@ class Milvus(BaseVectorDB):
                     filter=expr,
                     output_fields=output,
                     search_params=self._dense_params(top_k, metric),
+                    **self._search_level,
                 )[0]
             elif mode == "sparse":
                 hits = client.search(
@@ -610,6 +666,7 @@ class Milvus(BaseVectorDB):
                     filter=expr,
                     output_fields=output,
                     search_params={"metric_type": "BM25"},
+                    **self._search_level,
                 )[0]
             elif self.ranker == "weighted" and not self.capabilities.weighted_bm25:
                 hits = self._fused_hybrid(name, vector, text, top_k, expr, output)
@@ -624,7 +681,9 @@ class Milvus(BaseVectorDB):
                         data=[text], anns_field=SPARSE, param={"metric_type": "BM25"}, limit=limit, expr=expr or None
                     ),
                 ]
-                hits = client.hybrid_search(name, requests, self._ranker(), limit=top_k, output_fields=output)[0]
+                hits = client.hybrid_search(
+                    name, requests, self._ranker(), limit=top_k, output_fields=output, **self._search_level
+                )[0]
         results = []
         for hit in hits:
             score = float(hit.get("distance", 0.0))
@@ -638,7 +697,6 @@ class Milvus(BaseVectorDB):
             results.append(result)
         return results
 
-
     def _fused_hybrid(
         self, name: str, vector: list[float], text: str, top_k: int, expr: str, output: list[str]
     ) -> list[dict[str, Any]]:
@@ -649,11 +707,11 @@ class Milvus(BaseVectorDB):
         client = self._client()
         dense = client.search(
             name, data=[list(vector)], anns_field=EMBEDDING, limit=limit, filter=expr,
-            output_fields=output, search_params=self._dense_params(limit),
+            output_fields=output, search_params=self._dense_params(limit), **self._search_level,
         )[0]
         sparse = client.search(
             name, data=[text], anns_field=SPARSE, limit=limit, filter=expr,
-            output_fields=output, search_params={"metric_type": "BM25"},
+            output_fields=output, search_params={"metric_type": "BM25"}, **self._search_level,
         )[0]
         fused: dict[Any, dict[str, Any]] = {}
         for hits, weight, norm in (

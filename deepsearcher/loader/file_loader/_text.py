@@ -66,7 +66,7 @@ def _read_with_deadline(path: str, timeout: float) -> bytes:
     def target() -> None:
         try:
             outcome["data"] = _read_regular(path)
-        except BaseException as exc:  # handed to the caller below
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller below, re-raised there
             outcome["error"] = exc
 
     reader = threading.Thread(target=target, name="deepsearcher-read", daemon=True)

@@ -12,7 +12,9 @@ No API key, no browser. What it does, in order, for every URL:
 4. HTML → Markdown main text (title and headings kept; navigation, footers and
    cookie banners dropped); PDF and plain text → the file loaders; a sitemap given as a
    start URL → its pages; anything else → a failure naming the content type;
-5. follow links up to `max_depth`, on the same site unless `same_site=False`,
+5. space requests to one host (`per_host_delay`, robots.txt `Crawl-delay`) and retry
+   429 / 503 answers as the server asks (Retry-After), at most `max_retries` times;
+6. follow links up to `max_depth`, on the same site unless `same_site=False`,
    filtered by `include_patterns` / `exclude_patterns`, at most `max_pages` pages,
    each page once (URLs normalised).
 
@@ -39,6 +41,7 @@ import httpx
 from deepsearcher import __version__
 from deepsearcher.config.registry import register_provider
 from deepsearcher.loader.web_crawler._errors import URLRefusedError
+from deepsearcher.loader.web_crawler._manners import RETRY_STATUSES, HostPacer, retry_delay
 from deepsearcher.loader.web_crawler._extract import (
     HTML_TYPES,
     PDF_TYPES,
@@ -108,6 +111,11 @@ class HttpCrawlerOptions:
     user_agent: str = DEFAULT_USER_AGENT
     headers: dict[str, str] | None = None  # extra request headers
     dedupe_content: bool = True  # a page with the same text as an earlier one is skipped
+    per_host_delay: float = 0.0  # seconds between two requests to one host (robots.txt Crawl-delay may raise it)
+    max_crawl_delay: float = 10.0  # a larger robots.txt Crawl-delay is capped to this
+    max_retries: int = 2  # retries of a 429 / 503 answer
+    retry_base_delay: float = 1.0  # backoff when the server gives no Retry-After (doubles each retry)
+    max_retry_after: float = 30.0  # a longer Retry-After is not waited for: the page fails naming it
 
     def validated(self) -> "HttpCrawlerOptions":
         def positive(name: str, value: Any, kind: type, minimum: float) -> None:
@@ -123,6 +131,9 @@ class HttpCrawlerOptions:
         positive("max_redirects", self.max_redirects, int, 0)
         positive("max_bytes", self.max_bytes, int, 1)
         positive("timeout", self.timeout, (int, float), 0.001)  # type: ignore[arg-type]
+        positive("max_retries", self.max_retries, int, 0)
+        for name in ("per_host_delay", "max_crawl_delay", "retry_base_delay", "max_retry_after"):
+            positive(name, getattr(self, name), (int, float), 0)  # type: ignore[arg-type]
         for name in ("same_site", "respect_robots", "allow_private_network", "dedupe_content"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigurationError(
@@ -199,6 +210,15 @@ class _Fail(Exception):
         self.kind = kind
 
 
+class _Busy(_Fail):
+    """A 429 / 503 answer, with the server's Retry-After (retried by `_fetch`)."""
+
+    def __init__(self, reason: str, status: int, retry_after: str | None) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.retry_after = retry_after
+
+
 @dataclass
 class _Item:
     url: str
@@ -237,6 +257,7 @@ class _CrawlRun:
         self.pages = 0  # pages queued (counts toward max_pages)
         self.robots: dict[str, asyncio.Future[urllib.robotparser.RobotFileParser | None]] = {}
         self.hashes: dict[str, str] = {}
+        self.pacer = HostPacer(options.per_host_delay, options.max_crawl_delay)
         self.client: httpx.AsyncClient
 
     # -- driver -------------------------------------------------------------------------------
@@ -471,6 +492,8 @@ class _CrawlRun:
             return None
         parser.parse(response.body.decode("utf-8", errors="replace").splitlines())
         parser.modified()
+        delay = parser.crawl_delay(ROBOTS_AGENT)
+        self.pacer.set_crawl_delay(origin, float(delay) if delay is not None else None)
         return parser
 
     # -- HTTP -------------------------------------------------------------------------------------
@@ -485,7 +508,7 @@ class _CrawlRun:
                 await self._check_hop(current, item, purpose, own_keys)
             try:
                 await self._check_address(current)
-                response = await asyncio.wait_for(self._send(current, item, purpose), self.o.timeout)
+                response = await self._send_politely(current, item, purpose)
             except _Fail as fail:
                 raise _Fail(f"redirected to {current}: {fail.reason}" if hop else fail.reason, fail.kind) from None
             except (URLRefusedError, ResolutionError) as exc:
@@ -507,6 +530,27 @@ class _CrawlRun:
             chain.append(current)
             current = target
         raise _Fail(f"too many redirects (more than {self.o.max_redirects}, ending at {current})")
+
+    async def _send_politely(self, url: str, item: _Item | None, purpose: str) -> _Response:
+        """`_send` in the host's turn (per-host delay, Crawl-delay), retrying 429 / 503 as
+        the server asks (Retry-After), at most `max_retries` times."""
+        origin = origin_of(url)
+        for attempt in itertools.count():
+            if purpose != "robots":  # robots.txt itself is what tells the Crawl-delay
+                await self.pacer.wait_turn(origin)
+            try:
+                return await asyncio.wait_for(self._send(url, item, purpose), self.o.timeout)
+            except _Busy as busy:
+                delay = retry_delay(busy.status, busy.retry_after, attempt, self.o.retry_base_delay, self.o.max_retry_after)
+                if delay is None:
+                    cap = f"max_retry_after ({self.o.max_retry_after:g} s)"
+                    raise _Fail(f"{busy.reason}; its Retry-After ({busy.retry_after}) is longer than {cap}") from None
+                if attempt >= self.o.max_retries:
+                    tries = attempt + 1
+                    raise _Fail(f"{busy.reason} ({tries} attempt{'s' if tries > 1 else ''}; max_retries {self.o.max_retries})") from None
+                logger.info("%s answered %s; retrying in %.1f s", url, busy.status, delay)
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
 
     async def _check_hop(self, target: str, item: _Item | None, purpose: str, own_keys: set[str]) -> None:
         if purpose != "page" or item is None:
@@ -547,6 +591,8 @@ class _CrawlRun:
                 max_bytes = min(self.o.max_bytes, ROBOTS_MAX_BYTES)
             else:
                 max_bytes = self.o.max_bytes
+            if status in RETRY_STATUSES:
+                raise _Busy(f"HTTP {status} {response.reason_phrase}".strip(), status, response.headers.get("retry-after"))
             if not 200 <= status < 300:
                 raise _Fail(f"HTTP {status} {response.reason_phrase}".strip())
             if purpose == "page" and not _readable(mime, item):
