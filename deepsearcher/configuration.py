@@ -24,7 +24,14 @@ from deepsearcher.types.errors import ConfigurationError, DeepSearcherError
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Components", "Configuration", "ModuleFactory", "build_components", "current", "init_config"]
+__all__ = [
+    "Components",
+    "Configuration",
+    "ModuleFactory",
+    "build_components",
+    "current",
+    "init_config",
+]
 
 
 def _registries() -> dict[str, ProviderRegistry]:
@@ -82,7 +89,15 @@ _switch_lock = threading.RLock()
 _built: dict[str, tuple[str, Any]] = {}
 
 #: DeepSearcher's module-level names, read from the current Components (None before init_config).
-_FACADE = ("llm", "llm_error", "embedding_model", "file_loader", "vector_db", "web_crawler", "web_crawler_error")
+_FACADE = (
+    "llm",
+    "llm_error",
+    "embedding_model",
+    "file_loader",
+    "vector_db",
+    "web_crawler",
+    "web_crawler_error",
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -150,9 +165,17 @@ def build_components(configuration: Configuration) -> Components:
     from deepsearcher.agent.catalog import check_agent
 
     if configuration.query_settings.get("agent") is not None:
-        check_agent(configuration.query_settings["agent"], "query_settings.agent", ConfigurationError)
+        check_agent(
+            configuration.query_settings["agent"],
+            "query_settings.agent",
+            ConfigurationError,
+        )
     factory = ModuleFactory(configuration)
-    required = (("embedding_model", "embedding"), ("file_loader", "file_loader"), ("vector_db", "vector_db"))
+    required = (
+        ("embedding_model", "embedding"),
+        ("file_loader", "file_loader"),
+        ("vector_db", "vector_db"),
+    )
     parts: dict[str, Any] = {name: _build(factory, feature) for name, feature in required}
     # No API key is a normal state for file loading and retrieval: these two report
     # their error when they are first needed instead of blocking everything else.

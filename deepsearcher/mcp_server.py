@@ -22,8 +22,9 @@ import logging
 import os
 import sys
 import typing
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Literal, Optional
+from typing import Any, Literal
 
 from deepsearcher.app.collections import require_collections
 from deepsearcher.types.errors import DeepSearcherError, MissingDependencyError, report
@@ -76,13 +77,19 @@ def allowed_roots(config: Any) -> list[Path]:
 
 
 def _source_dict(source: Any) -> dict[str, Any]:
-    return {"index": source.index, "reference": source.reference, "title": source.title, "text": source.text, "cited": source.cited}
+    return {
+        "index": source.index,
+        "reference": source.reference,
+        "title": source.title,
+        "text": source.text,
+        "cited": source.cited,
+    }
 
 
 class DeepSearcherTools:
     """The work behind each tool, synchronous and independent of the MCP SDK (easy to test)."""
 
-    def search(self, query: str, collection: Optional[str] = None, top_k: int = 5) -> dict[str, Any]:
+    def search(self, query: str, collection: str | None = None, top_k: int = 5) -> dict[str, Any]:
         """Retrieval only (no LLM): the `top_k` passages of `collection` (default: the configured
         default collection) that best match `query`, each with its text, source reference, title and score."""
         from deepsearcher import configuration
@@ -98,13 +105,23 @@ class DeepSearcherTools:
         return {
             "collection": name,
             "results": [
-                {"rank": rank, "text": r.text, "reference": r.reference, "title": r.title, "score": r.score}
+                {
+                    "rank": rank,
+                    "text": r.text,
+                    "reference": r.reference,
+                    "title": r.title,
+                    "score": r.score,
+                }
                 for rank, r in enumerate(results, 1)
             ],
         }
 
     def deep_search(
-        self, question: str, agent: Optional[str] = None, max_iter: Optional[int] = None, collections: Optional[list[str]] = None
+        self,
+        question: str,
+        agent: str | None = None,
+        max_iter: int | None = None,
+        collections: list[str] | None = None,
     ) -> dict[str, Any]:
         """Research `question` over the loaded documents with an LLM agent and return a cited answer.
 
@@ -152,10 +169,10 @@ class DeepSearcherTools:
     def load(
         self,
         inputs: list[str],
-        collection: Optional[str] = None,
-        description: Optional[str] = None,
+        collection: str | None = None,
+        description: str | None = None,
         max_depth: int = 0,
-        max_pages: Optional[int] = None,
+        max_pages: int | None = None,
     ) -> dict[str, Any]:
         """Load files, folders (recursively) and http(s) URLs into `collection` (created when missing,
         with `description` for the router). Local paths must lie inside the server's allowed roots.
@@ -187,7 +204,7 @@ def _agent_choices(tool: Callable[..., Any]) -> None:
 
     signature = inspect.signature(tool)
     hints = typing.get_type_hints(tool)
-    hints["agent"] = Optional[Literal[tuple(agent_names())]]  # type: ignore[valid-type]
+    hints["agent"] = Literal[tuple(agent_names())] | None  # type: ignore[valid-type]
     parameters = [parameter.replace(annotation=hints[name]) for name, parameter in signature.parameters.items()]
     tool.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
 

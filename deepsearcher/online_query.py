@@ -6,13 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from deepsearcher import configuration
-from deepsearcher.agent.retriever import Retriever
-from deepsearcher.llm._sync import run_sync
 from deepsearcher.agent.catalog import check_agent
-from deepsearcher.types import RetrievalResult
-
+from deepsearcher.agent.retriever import Retriever
 from deepsearcher.app import querying
-from deepsearcher.app.querying import DEFAULT_QUERY_TIMEOUT
+from deepsearcher.llm._sync import run_sync
+from deepsearcher.types import RetrievalResult
 
 
 def query_timeout(given: float | None = None) -> float:
@@ -59,7 +57,9 @@ def query(original_query: str, max_iter: int | None = None, **kwargs: Any) -> tu
     return result.answer, result.retrieved_results, result.total_tokens
 
 
-def retrieve(original_query: str, max_iter: int | None = None, **kwargs: Any) -> tuple[list[RetrievalResult], list[str], int]:
+def retrieve(
+    original_query: str, max_iter: int | None = None, **kwargs: Any
+) -> tuple[list[RetrievalResult], list[str], int]:
     """DeepSearcher's contract: (retrieved_results, [], consumed_tokens)."""
     results, tokens, _ = select_agent().retrieve(original_query, max_iter=max_iter, **kwargs)
     return results, [], tokens
@@ -73,7 +73,11 @@ def configured_retriever() -> Retriever:
     global _cached_retriever
     configuration.ensure_initialized()
     cached = _cached_retriever
-    if cached is None or cached.embedding_model is not configuration.embedding_model or cached.vector_db is not configuration.vector_db:
+    if (
+        cached is None
+        or cached.embedding_model is not configuration.embedding_model
+        or cached.vector_db is not configuration.vector_db
+    ):
         cached = _cached_retriever = Retriever(configuration.embedding_model, configuration.vector_db)
     return cached
 
@@ -86,5 +90,10 @@ def naive_retrieve(query: str, collection: str | None = None, top_k: int = 10) -
 
 def naive_rag_query(query: str, collection: str | None = None, top_k: int = 10) -> tuple[str, list[RetrievalResult]]:
     """DeepSearcher's contract: (answer, retrieved_results) from one retrieval and one answer."""
-    result = query_result(query, agent="naive", collections=[collection] if collection else None, top_k=top_k)
+    result = query_result(
+        query,
+        agent="naive",
+        collections=[collection] if collection else None,
+        top_k=top_k,
+    )
     return result.answer, result.retrieved_results

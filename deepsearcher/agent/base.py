@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Iterable, Mapping, Sequence
+from typing import Any
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.collection_router import CollectionRouter
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.events import EventCallback, StepEvent
-from deepsearcher.agent.result import QueryResult, Source, apply_citations, number_sources
+from deepsearcher.agent.result import (
+    QueryResult,
+    Source,
+    apply_citations,
+    number_sources,
+)
 from deepsearcher.agent.retriever import Retriever
 from deepsearcher.llm._sync import run_sync
 from deepsearcher.types import RetrievalResult, deduplicate_results
@@ -70,7 +76,14 @@ class RAGAgent(BaseAgent):
     routes_agents = False
     label = ""
 
-    def __init__(self, llm: Any, embedding_model: Any, vector_db: Any, top_k: int = 10, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        llm: Any,
+        embedding_model: Any,
+        vector_db: Any,
+        top_k: int = 10,
+        **kwargs: Any,
+    ) -> None:
         self.llm = llm
         self.embedding_model = embedding_model
         self.vector_db = vector_db
@@ -80,8 +93,13 @@ class RAGAgent(BaseAgent):
 
     @classmethod
     def from_settings(
-        cls, llm: Any, embedding_model: Any, vector_db: Any, settings: Mapping[str, Any], agents: Sequence["RAGAgent"] = ()
-    ) -> "RAGAgent":
+        cls,
+        llm: Any,
+        embedding_model: Any,
+        vector_db: Any,
+        settings: Mapping[str, Any],
+        agents: Sequence[RAGAgent] = (),
+    ) -> RAGAgent:
         """The agent configured by `settings` (query_settings); routers also get the routable `agents`."""
         options = {key: settings[key] for key in cls.settings_keys if settings.get(key) is not None}
         return cls(llm=llm, embedding_model=embedding_model, vector_db=vector_db, **options)
@@ -113,12 +131,25 @@ class RAGAgent(BaseAgent):
             raise NoSearchableDataError(NOTHING_TO_SEARCH)
         return chosen
 
-    async def _answer(self, question: str, results: list[RetrievalResult], ctx: RunContext, **extra: str) -> tuple[str, list[Source]]:
+    async def _answer(
+        self,
+        question: str,
+        results: list[RetrievalResult],
+        ctx: RunContext,
+        **extra: str,
+    ) -> tuple[str, list[Source]]:
         shown = deduplicate_results(results)[: self.max_sources]
         sources = number_sources(shown)
-        listing = "\n\n".join(f"[{s.index}] ({s.title or s.reference})\n{r.wider_text}" for s, r in zip(sources, shown))
+        listing = "\n\n".join(
+            f"[{s.index}] ({s.title or s.reference})\n{r.wider_text}" for s, r in zip(sources, shown, strict=False)
+        )
         template = extra.pop("template", prompts.ANSWER)
-        prompt = template.format(question=question, sources=listing or "(no sources found)", style=self.answer_style, **extra)
+        prompt = template.format(
+            question=question,
+            sources=listing or "(no sources found)",
+            style=self.answer_style,
+            **extra,
+        )
         answer = await ctx.stream_answer(self.llm, prompt)
         answer = apply_citations(answer, sources)
         ctx.emit("answer", length=len(answer), sources=len(sources))
@@ -192,10 +223,17 @@ class RAGAgent(BaseAgent):
         collections = kwargs.pop("collections", None)
 
         async def run() -> tuple[list[RetrievalResult], int, dict[str, Any]]:
-            ctx = RunContext(authorized_collections=set(authorized) if authorized is not None else None, options=self._check_options(kwargs))
+            ctx = RunContext(
+                authorized_collections=set(authorized) if authorized is not None else None,
+                options=self._check_options(kwargs),
+            )
             selected = await self._collections(query, ctx, collections)
             results = await self._retrieve(query, ctx, selected)
-            return results, ctx.total_tokens, {"steps": [step.to_dict() for step in ctx.steps]}
+            return (
+                results,
+                ctx.total_tokens,
+                {"steps": [step.to_dict() for step in ctx.steps]},
+            )
 
         return run_sync(run())
 

@@ -8,8 +8,9 @@ evaluation runner and the web page all read the same list and a new agent is one
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from deepsearcher.config.registry import ProviderRegistry
 from deepsearcher.types.errors import BadInputError, DeepSearcherError
@@ -30,7 +31,12 @@ class AgentInfo:
     route_rank: int | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "label": self.label, "description": self.description, "iterative": self.iterative}
+        return {
+            "name": self.name,
+            "label": self.label,
+            "description": self.description,
+            "iterative": self.iterative,
+        }
 
 
 def _order(info: AgentInfo) -> tuple[int, int, str]:

@@ -34,7 +34,16 @@ class ChainOfRAG(RAGAgent):
     route_rank = 2
     label = "chain of RAG"
 
-    def __init__(self, llm: Any, embedding_model: Any, vector_db: Any, max_iter: int = 4, early_stopping: bool = False, top_k: int = 10, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        llm: Any,
+        embedding_model: Any,
+        vector_db: Any,
+        max_iter: int = 4,
+        early_stopping: bool = False,
+        top_k: int = 10,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(llm, embedding_model, vector_db, top_k=top_k)
         self.max_iter = max_iter
         self.early_stopping = early_stopping
@@ -49,18 +58,70 @@ class ChainOfRAG(RAGAgent):
             if hop > 1 and ctx.budget_exhausted():  # the first hop always runs: something to answer from
                 break
             known = "\n".join(findings) or "(nothing yet)"
-            followup = (await ctx.chat(self.llm, [{"role": "user", "content": prompts.FOLLOWUP_QUERY.format(query=query, context=known)}], "followup_query")).strip()
+            followup = (
+                await ctx.chat(
+                    self.llm,
+                    [
+                        {
+                            "role": "user",
+                            "content": prompts.FOLLOWUP_QUERY.format(query=query, context=known),
+                        }
+                    ],
+                    "followup_query",
+                )
+            ).strip()
             results = await self.retriever.asearch(followup, collections, top_k=top_k) if collections else []
             passages = "\n\n".join(f"[{i}] {result.text}" for i, result in enumerate(results))
-            answer = (await ctx.chat(self.llm, [{"role": "user", "content": prompts.INTERMEDIATE_ANSWER.format(query=followup, passages=passages or "(none)")}], "intermediate_answer")).strip()
-            chosen = await ctx.structured(self.llm, prompts.SUPPORTING_DOCS.format(query=followup, answer=answer, passages=passages or "(none)"), _indices, "supporting_docs", json_mode=True) if results else []
+            answer = (
+                await ctx.chat(
+                    self.llm,
+                    [
+                        {
+                            "role": "user",
+                            "content": prompts.INTERMEDIATE_ANSWER.format(
+                                query=followup, passages=passages or "(none)"
+                            ),
+                        }
+                    ],
+                    "intermediate_answer",
+                )
+            ).strip()
+            chosen = (
+                await ctx.structured(
+                    self.llm,
+                    prompts.SUPPORTING_DOCS.format(query=followup, answer=answer, passages=passages or "(none)"),
+                    _indices,
+                    "supporting_docs",
+                    json_mode=True,
+                )
+                if results
+                else []
+            )
             kept = [results[i] for i in dict.fromkeys(chosen) if 0 <= i < len(results)]
             supporting.extend(kept)
             findings.append(f"Follow-up question {hop}: {followup}\nAnswer {hop}: {answer}")
-            ctx.emit("search", iteration=hop, query=followup, collections=collections, retrieved=len(results), accepted=len(kept))
-            ctx.emit("intermediate_answer", iteration=hop, query=followup, answer=answer, supporting=len(kept))
+            ctx.emit(
+                "search",
+                iteration=hop,
+                query=followup,
+                collections=collections,
+                retrieved=len(results),
+                accepted=len(kept),
+            )
+            ctx.emit(
+                "intermediate_answer",
+                iteration=hop,
+                query=followup,
+                answer=answer,
+                supporting=len(kept),
+            )
             if early_stopping and hop < max_iter:
-                enough = await ctx.structured(self.llm, prompts.ENOUGH_INFO.format(query=query, context="\n".join(findings)), parse_yes_no, "early_stopping")
+                enough = await ctx.structured(
+                    self.llm,
+                    prompts.ENOUGH_INFO.format(query=query, context="\n".join(findings)),
+                    parse_yes_no,
+                    "early_stopping",
+                )
                 if enough:
                     break
         ctx.extra["findings"] = findings

@@ -43,14 +43,23 @@ class CollectionRouter:
             ctx.emit("collections", collections=chosen, routed=False)
             return chosen
         listing = "\n".join(f"- {info.collection_name}: {info.description or '(no description)'}" for info in infos)
-        picked = await ctx.structured(self.llm, prompts.COLLECTION_ROUTER.format(query=query, collections=listing), parse_list, "collection_routing", json_mode=True)
+        picked = await ctx.structured(
+            self.llm,
+            prompts.COLLECTION_ROUTER.format(query=query, collections=listing),
+            parse_list,
+            "collection_routing",
+            json_mode=True,
+        )
         known = {info.collection_name for info in infos}
         chosen: list[str] = []
         for name in picked:
             if name in known and name not in chosen:
                 chosen.append(name)
             elif name not in known:
-                logger.info("CollectionRouter dropped unknown collection name %r from the LLM", name)
+                logger.info(
+                    "CollectionRouter dropped unknown collection name %r from the LLM",
+                    name,
+                )
         for info in infos:
             always = not info.description or info.collection_name == self.vector_db.default_collection
             if always and info.collection_name not in chosen:

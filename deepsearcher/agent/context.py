@@ -10,7 +10,8 @@ import asyncio
 import logging
 import time
 from collections import defaultdict
-from typing import Any, Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from deepsearcher.agent.events import EventCallback, StepEvent
 from deepsearcher.agent.result import StepUsage
@@ -135,13 +136,26 @@ class RunContext:
         self.record(step, response.usage)
         return llm.remove_think(response.content)
 
-    async def structured(self, llm: Any, prompt: str, parser: Callable[[str], Any], step: str, json_mode: bool = False) -> Any:
+    async def structured(
+        self,
+        llm: Any,
+        prompt: str,
+        parser: Callable[[str], Any],
+        step: str,
+        json_mode: bool = False,
+    ) -> Any:
         """One prompt → parsed value (lists, numbers, yes/no), with the parser's repair retry.
 
         List steps pass json_mode=True: providers with a JSON mode then return an object
         wrapping the list, which the list parser unwraps; the others ignore it.
         """
-        call = structured_call(llm, [{"role": "user", "content": prompt}], parser, step=step, json_mode=json_mode)
+        call = structured_call(
+            llm,
+            [{"role": "user", "content": prompt}],
+            parser,
+            step=step,
+            json_mode=json_mode,
+        )
         value, usage = await self.bounded(call, step)
         self.record(step, usage)
         return value
@@ -163,4 +177,3 @@ class RunContext:
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
-

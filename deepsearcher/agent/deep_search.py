@@ -31,7 +31,16 @@ class DeepSearch(RAGAgent):
     route_rank = 1
     label = "deep search"
 
-    def __init__(self, llm: Any, embedding_model: Any, vector_db: Any, max_iter: int = 3, top_k: int = 5, report: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        llm: Any,
+        embedding_model: Any,
+        vector_db: Any,
+        max_iter: int = 3,
+        top_k: int = 5,
+        report: bool = False,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(llm, embedding_model, vector_db, top_k=top_k)
         self.max_iter = max_iter
         if report:
@@ -40,7 +49,13 @@ class DeepSearch(RAGAgent):
     async def _retrieve(self, query: str, ctx: RunContext, collections: list[str]) -> list[RetrievalResult]:
         max_iter = ctx.option("max_iter", self.max_iter)
         top_k = ctx.option("top_k", self.top_k)
-        sub_queries = await ctx.structured(self.llm, prompts.SUB_QUERIES.format(query=query, max_queries=MAX_SUB_QUERIES), parse_list, "sub_queries", json_mode=True)
+        sub_queries = await ctx.structured(
+            self.llm,
+            prompts.SUB_QUERIES.format(query=query, max_queries=MAX_SUB_QUERIES),
+            parse_list,
+            "sub_queries",
+            json_mode=True,
+        )
         queries = _unique(sub_queries)[:MAX_SUB_QUERIES] or [query]
         ctx.emit("sub_queries", queries=queries)
         if not collections:
@@ -60,21 +75,42 @@ class DeepSearch(RAGAgent):
                 break
         return accepted
 
-    async def _search_and_judge(self, queries: list[str], collections: list[str], top_k: int, judged_texts: set[str], ctx: RunContext, iteration: int) -> list[RetrievalResult]:
+    async def _search_and_judge(
+        self,
+        queries: list[str],
+        collections: list[str],
+        top_k: int,
+        judged_texts: set[str],
+        ctx: RunContext,
+        iteration: int,
+    ) -> list[RetrievalResult]:
         found = await asyncio.gather(*(self.retriever.asearch(q, collections, top_k=top_k) for q in queries))
         candidates: list[tuple[str, RetrievalResult]] = []
-        for sub_query, results in zip(queries, found):
+        for sub_query, results in zip(queries, found, strict=False):
             for result in results:
                 if result.text not in judged_texts:  # never judge (or pay for) one chunk twice
                     judged_texts.add(result.text)
                     candidates.append((sub_query, result))
         verdicts = await asyncio.gather(*(self._judge(sub_query, result, ctx) for sub_query, result in candidates))
-        accepted = [result for (_, result), verdict in zip(candidates, verdicts) if verdict]
-        for sub_query, results in zip(queries, found):
-            kept = sum(1 for (q, r), verdict in zip(candidates, verdicts) if q == sub_query and verdict)
-            ctx.emit("search", iteration=iteration, query=sub_query, collections=collections, retrieved=len(results), accepted=kept)
+        accepted = [result for (_, result), verdict in zip(candidates, verdicts, strict=False) if verdict]
+        for sub_query, results in zip(queries, found, strict=False):
+            kept = sum(1 for (q, r), verdict in zip(candidates, verdicts, strict=False) if q == sub_query and verdict)
+            ctx.emit(
+                "search",
+                iteration=iteration,
+                query=sub_query,
+                collections=collections,
+                retrieved=len(results),
+                accepted=kept,
+            )
         unparsed = sum(1 for verdict in verdicts if verdict is None)
-        ctx.emit("judge", iteration=iteration, judged=len(candidates), accepted=len(accepted), unparseable=unparsed)
+        ctx.emit(
+            "judge",
+            iteration=iteration,
+            judged=len(candidates),
+            accepted=len(accepted),
+            unparseable=unparsed,
+        )
         return accepted
 
     async def _judge(self, sub_query: str, result: RetrievalResult, ctx: RunContext) -> bool | None:
@@ -85,9 +121,21 @@ class DeepSearch(RAGAgent):
         except LLMOutputError:
             return None
 
-    async def _reflect(self, question: str, searched: list[str], accepted: list[RetrievalResult], ctx: RunContext, iteration: int) -> list[str]:
+    async def _reflect(
+        self,
+        question: str,
+        searched: list[str],
+        accepted: list[RetrievalResult],
+        ctx: RunContext,
+        iteration: int,
+    ) -> list[str]:
         chunks = "\n".join(f"- {result.text[:500]}" for result in accepted) or "(none)"
-        prompt = prompts.REFLECT.format(queries="\n".join(f"- {q}" for q in searched), chunks=chunks, question=question, max_queries=MAX_GAP_QUERIES)
+        prompt = prompts.REFLECT.format(
+            queries="\n".join(f"- {q}" for q in searched),
+            chunks=chunks,
+            question=question,
+            max_queries=MAX_GAP_QUERIES,
+        )
         gaps = await ctx.structured(self.llm, prompt, parse_list, "reflection", json_mode=True)
         fresh = [q for q in _unique(gaps) if q not in searched][:MAX_GAP_QUERIES]
         ctx.emit("reflection", iteration=iteration, queries=fresh)

@@ -19,11 +19,24 @@ class NaiveRAG(RAGAgent):
     settings_keys = ("top_k",)
     label = "naive RAG"
 
-    def __init__(self, llm: Any, embedding_model: Any, vector_db: Any, top_k: int = 10, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        llm: Any,
+        embedding_model: Any,
+        vector_db: Any,
+        top_k: int = 10,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(llm, embedding_model, vector_db, top_k=top_k)
 
     async def _retrieve(self, query: str, ctx: RunContext, collections: list[str]) -> list[RetrievalResult]:
         top_k = ctx.option("top_k", self.top_k)
         results = await self.retriever.asearch(query, collections, top_k=top_k) if collections else []
-        ctx.emit("search", query=query, collections=collections, retrieved=len(results), accepted=len(results))
+        ctx.emit(
+            "search",
+            query=query,
+            collections=collections,
+            retrieved=len(results),
+            accepted=len(results),
+        )
         return results[:top_k]

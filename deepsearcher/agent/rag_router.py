@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import AgentOutput, RAGAgent
@@ -25,16 +26,29 @@ class RAGRouter(RAGAgent):
 
     @classmethod
     def from_settings(
-        cls, llm: Any, embedding_model: Any, vector_db: Any, settings: Mapping[str, Any], agents: Sequence[RAGAgent] = ()
+        cls,
+        llm: Any,
+        embedding_model: Any,
+        vector_db: Any,
+        settings: Mapping[str, Any],
+        agents: Sequence[RAGAgent] = (),
     ) -> RAGAgent:
         return cls(llm=llm, rag_agents=list(agents))
 
-    def __init__(self, llm: Any, rag_agents: list[RAGAgent], agent_descriptions: list[str] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        llm: Any,
+        rag_agents: list[RAGAgent],
+        agent_descriptions: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         if not rag_agents:
             raise ValueError("RAGRouter needs at least one agent.")
         self.llm = llm
         self.rag_agents = list(rag_agents)
-        self.agent_descriptions = agent_descriptions or [getattr(type(agent), "__description__", type(agent).__name__) for agent in self.rag_agents]
+        self.agent_descriptions = agent_descriptions or [
+            getattr(type(agent), "__description__", type(agent).__name__) for agent in self.rag_agents
+        ]
         first = self.rag_agents[0]
         self.vector_db, self.embedding_model = first.vector_db, first.embedding_model
 
@@ -47,7 +61,11 @@ class RAGRouter(RAGAgent):
         prompt = prompts.RAG_ROUTER.format(agents=listing, query=query)
         number = await ctx.structured(self.llm, prompt, parse_number, "agent_routing")
         if not 1 <= number <= len(self.rag_agents):
-            raise LLMOutputError("agent_routing", str(number), f"the agent number must be between 1 and {len(self.rag_agents)}")
+            raise LLMOutputError(
+                "agent_routing",
+                str(number),
+                f"the agent number must be between 1 and {len(self.rag_agents)}",
+            )
         agent = self.rag_agents[number - 1]
         logger.info("RAGRouter chose %s for: %s", agent.name, query)
         ctx.emit("route", agent=agent.name, routed=True)

@@ -23,7 +23,13 @@ class Source:
     cited: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "reference": self.reference, "title": self.title, "text": self.text, "cited": self.cited}
+        return {
+            "index": self.index,
+            "reference": self.reference,
+            "title": self.title,
+            "text": self.text,
+            "cited": self.cited,
+        }
 
 
 def number_sources(results: list[RetrievalResult]) -> list[Source]:
@@ -62,7 +68,12 @@ class StepUsage:
         self.calls += 1
 
     def to_dict(self) -> dict[str, int]:
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens, "total_tokens": self.total_tokens, "calls": self.calls}
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "calls": self.calls,
+        }
 
 
 @dataclass

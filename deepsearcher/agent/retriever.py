@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Iterable
+from collections.abc import Iterable
 
 from deepsearcher.embedding.base import BaseEmbedding
-from deepsearcher.types import EmbeddingMismatchError, RetrievalResult, deduplicate_results
+from deepsearcher.types import (
+    EmbeddingMismatchError,
+    RetrievalResult,
+    deduplicate_results,
+)
 from deepsearcher.types.errors import CollectionNotFoundError
 from deepsearcher.vector_db.base import BaseVectorDB
 
@@ -33,12 +37,20 @@ class Retriever:
         info = self.vector_db.get_collection_info(collection)
         if info is None:
             existing = ", ".join(c.collection_name for c in self.vector_db.list_collections()) or "none"
-            raise CollectionNotFoundError(f"Collection '{collection}' does not exist (existing: {existing}). Load documents into it first.")
+            raise CollectionNotFoundError(
+                f"Collection '{collection}' does not exist (existing: {existing}). Load documents into it first."
+            )
         model = self.embedding_model.model_name
         if info.embedding_model is None:
-            logger.warning("Collection '%s' records no embedding model (built by DeepSearcher or another tool): "
-                           "unknown model, searching it with '%s'.", collection, model)
-        if (info.embedding_model and model and info.embedding_model != model) or (info.dim and info.dim != self.embedding_model.dimension):
+            logger.warning(
+                "Collection '%s' records no embedding model (built by DeepSearcher or another tool): "
+                "unknown model, searching it with '%s'.",
+                collection,
+                model,
+            )
+        if (info.embedding_model and model and info.embedding_model != model) or (
+            info.dim and info.dim != self.embedding_model.dimension
+        ):
             raise EmbeddingMismatchError(
                 f"Collection '{collection}' was built with embedding model '{info.embedding_model}' ({info.dim} dims) "
                 f"but the configured model is '{model}' ({self.embedding_model.dimension} dims). Configure the same "
@@ -52,7 +64,9 @@ class Retriever:
         results: list[RetrievalResult] = []
         for collection in collections:
             self.check_collection(collection)
-            results.extend(self.vector_db.search_data(collection=collection, vector=vector, top_k=top_k, query_text=query))
+            results.extend(
+                self.vector_db.search_data(collection=collection, vector=vector, top_k=top_k, query_text=query)
+            )
         results.sort(key=lambda result: result.score, reverse=True)
         return deduplicate_results(results)
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from deepsearcher.types.errors import CollectionNotFoundError
 
@@ -10,7 +11,9 @@ __all__ = ["require_collections"]
 
 
 def require_collections(
-    vector_db: Any, names: Iterable[str], visible: Callable[[str], bool] = lambda name: True
+    vector_db: Any,
+    names: Iterable[str],
+    visible: Callable[[str], bool] = lambda name: True,
 ) -> list[str]:
     """`names` (de-duplicated) when each exists; else CollectionNotFoundError listing the ones
     the caller may see (`visible`), so CLI, REST and MCP answer a wrong name the same way."""

@@ -7,9 +7,10 @@ store beside the old agents.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from deepsearcher.config import Configuration
 from deepsearcher.types.errors import DeepSearcherError, NotReadyError

@@ -19,13 +19,26 @@ from urllib.parse import urlsplit
 
 from deepsearcher.app.components import Components
 from deepsearcher.app.locks import collection_lock
-from deepsearcher.app.path_rules import NO_ROOTS, iter_allowed_file_sources, resolve_allowed
+from deepsearcher.app.path_rules import (
+    NO_ROOTS,
+    iter_allowed_file_sources,
+    resolve_allowed,
+)
 from deepsearcher.offline_loading.pipeline import IngestionPipeline, ProgressCallback
 from deepsearcher.offline_loading.sources import LoadedSource, iter_file_sources
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.types.errors import BadInputError, NotReadyError
 
-__all__ = ["LoadPlan", "LoadRequest", "check_url", "load", "pipeline_for", "plan_load", "run_load", "split_inputs"]
+__all__ = [
+    "LoadPlan",
+    "LoadRequest",
+    "check_url",
+    "load",
+    "pipeline_for",
+    "plan_load",
+    "run_load",
+    "split_inputs",
+]
 
 #: Crawl depth a request may ask for (each level multiplies the pages fetched).
 MAX_DEPTH = 10
@@ -105,7 +118,10 @@ def _crawl_settings(request: LoadRequest) -> dict[str, Any]:
 
 
 def plan_load(
-    components: Components, request: LoadRequest, roots: list[Path] | None = None, no_roots: str = NO_ROOTS
+    components: Components,
+    request: LoadRequest,
+    roots: list[Path] | None = None,
+    no_roots: str = NO_ROOTS,
 ) -> LoadPlan:
     """The checked request, or the error saying what is wrong with it (nothing read yet)."""
     inputs = [item.strip() for item in request.inputs if item and item.strip()]
@@ -117,7 +133,14 @@ def plan_load(
         reason = components.web_crawler_error or "no web crawler is configured"
         raise NotReadyError(f"Cannot load URLs: {reason}")
     collection = request.collection.strip() if request.collection and request.collection.strip() else None
-    return LoadPlan(request, collection or components.vector_db.default_collection, paths, urls, roots, crawl)
+    return LoadPlan(
+        request,
+        collection or components.vector_db.default_collection,
+        paths,
+        urls,
+        roots,
+        crawl,
+    )
 
 
 def pipeline_for(
@@ -155,7 +178,13 @@ def sources_of(components: Components, plan: LoadPlan) -> Iterator[LoadedSource]
 def run_load(components: Components, plan: LoadPlan, on_progress: ProgressCallback | None = None) -> LoadSummary:
     """The pipeline over the plan's sources; the caller holds the collection's write lock."""
     request = plan.request
-    pipeline = pipeline_for(components, request.chunk_size, request.chunk_overlap, request.batch_size, on_progress)
+    pipeline = pipeline_for(
+        components,
+        request.chunk_size,
+        request.chunk_overlap,
+        request.batch_size,
+        on_progress,
+    )
     return pipeline.run(
         sources_of(components, plan),
         collection_name=plan.collection,

@@ -14,12 +14,16 @@ rules without it.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
-from deepsearcher.loader.file_loader.base import BaseLoader, iter_files
 from deepsearcher.loader.file_loader._text import not_regular_reason
-from deepsearcher.offline_loading.sources import LoadedSource, folder_member, iter_file_sources
+from deepsearcher.loader.file_loader.base import BaseLoader, iter_files
+from deepsearcher.offline_loading.sources import (
+    LoadedSource,
+    folder_member,
+    iter_file_sources,
+)
 from deepsearcher.types.errors import BadInputError
 
 NO_ROOTS = (
@@ -68,7 +72,10 @@ def resolve_allowed(given: str, roots: list[Path], no_roots: str = NO_ROOTS) -> 
         raise PathRefusedError(f"Path '{given}' is outside the allowed roots{detail}; allowed: {_listing(roots)}.")
     special = None if resolved.is_dir() else not_regular_reason(resolved)  # folders are loaded recursively
     if special is not None:
-        raise PathRefusedError(f"Path '{given}' is {special}; only regular files and folders can be loaded.", forbidden=False)
+        raise PathRefusedError(
+            f"Path '{given}' is {special}; only regular files and folders can be loaded.",
+            forbidden=False,
+        )
     return resolved
 
 
@@ -86,6 +93,9 @@ def iter_allowed_file_sources(paths: Iterable[Path], loader: BaseLoader, roots: 
         for file_path in iter_files(path):
             real = file_path.resolve()
             if not within(real, roots):
-                yield LoadedSource(str(file_path), error=f"refused: it links to '{real}', outside the allowed roots")
+                yield LoadedSource(
+                    str(file_path),
+                    error=f"refused: it links to '{real}', outside the allowed roots",
+                )
             else:
                 yield folder_member(loader, file_path, read_path=real)  # read what was checked

@@ -20,7 +20,15 @@ from deepsearcher.app.collections import require_collections
 from deepsearcher.app.components import Components
 from deepsearcher.types.errors import BadInputError, NotReadyError
 
-__all__ = ["DEFAULT_QUERY_TIMEOUT", "QueryPlan", "QueryRequest", "ask", "ask_events", "plan_query", "query_timeout"]
+__all__ = [
+    "DEFAULT_QUERY_TIMEOUT",
+    "QueryPlan",
+    "QueryRequest",
+    "ask",
+    "ask_events",
+    "plan_query",
+    "query_timeout",
+]
 
 #: A query's overall deadline (seconds) when neither the request nor query_settings.timeout sets one.
 DEFAULT_QUERY_TIMEOUT = 300.0

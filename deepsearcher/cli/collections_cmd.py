@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Annotated
 
 import typer
 from rich.table import Table
-from typing_extensions import Annotated
 
-from deepsearcher.cli.common import ConfigOption, JsonOption, console, handle_errors, print_json, setup
+from deepsearcher.cli.common import (
+    ConfigOption,
+    JsonOption,
+    console,
+    handle_errors,
+    print_json,
+    setup,
+)
 
 collections_app = typer.Typer(help="List or drop collections.", no_args_is_help=True)
 
@@ -23,13 +29,30 @@ def list_collections(config: ConfigOption = None, as_json: JsonOption = False) -
         infos = configuration.vector_db.list_collections()
         rows = [(info, len(configuration.vector_db.list_sources(info.collection_name))) for info in infos]
     if as_json:
-        print_json([{"name": i.collection_name, "description": i.description, "dim": i.dim, "embedding_model": i.embedding_model, "sources": n} for i, n in rows])
+        print_json(
+            [
+                {
+                    "name": i.collection_name,
+                    "description": i.description,
+                    "dim": i.dim,
+                    "embedding_model": i.embedding_model,
+                    "sources": n,
+                }
+                for i, n in rows
+            ]
+        )
         return
     table = Table()
     for column in ("name", "description", "embedding model", "dim", "sources"):
         table.add_column(column)
     for info, sources in rows:
-        table.add_row(info.collection_name, info.description or "", info.embedding_model or "?", str(info.dim or "?"), str(sources))
+        table.add_row(
+            info.collection_name,
+            info.description or "",
+            info.embedding_model or "?",
+            str(info.dim or "?"),
+            str(sources),
+        )
     console.print(table if rows else "No collections yet: run `deepsearcher load PATH`.")
 
 
@@ -55,7 +78,14 @@ def drop_collection(
 
 def delete(
     source: Annotated[str, typer.Argument(help="The file path or URL that was loaded.")],
-    collection: Annotated[Optional[str], typer.Option("--collection", "--collection-name", help="Collection (default: the configured default).")] = None,
+    collection: Annotated[
+        str | None,
+        typer.Option(
+            "--collection",
+            "--collection-name",
+            help="Collection (default: the configured default).",
+        ),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Remove one source's chunks from a collection."""

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from typing_extensions import Annotated
-
 from rich.markup import escape
 
 from deepsearcher.types.errors import classify
@@ -20,8 +19,13 @@ console = Console()
 err_console = Console(stderr=True)
 
 ConfigOption = Annotated[
-    Optional[Path],
-    typer.Option("--config", "-c", help="YAML config file (only the keys you change; the rest are defaults).", envvar="DEEPSEARCHER_CONFIG"),
+    Path | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="YAML config file (only the keys you change; the rest are defaults).",
+        envvar="DEEPSEARCHER_CONFIG",
+    ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
 
@@ -44,7 +48,7 @@ def model_spinner(description: str) -> Iterator[None]:
         status.stop()
 
 
-def setup(config_path: Optional[Path]) -> None:
+def setup(config_path: Path | None) -> None:
     """Initialise DeepSearcher from `config_path` (or the defaults), reporting config errors cleanly.
 
     Models load on first use, not here: commands that never embed never import a model library.
@@ -61,7 +65,7 @@ def setup(config_path: Optional[Path]) -> None:
 class handle_errors:
     """Turn expected errors into one red line and exit status 1, not a traceback."""
 
-    def __enter__(self) -> "handle_errors":
+    def __enter__(self) -> handle_errors:
         return self
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:

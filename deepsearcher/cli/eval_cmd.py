@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from typing_extensions import Annotated
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
-from deepsearcher.cli.common import ConfigOption, console, err_console, fail, handle_errors, setup
+from deepsearcher.cli.common import (
+    ConfigOption,
+    console,
+    err_console,
+    fail,
+    handle_errors,
+    setup,
+)
 
 AGENT_HELP = "naive (retrieval only, no LLM) | deep | chain | all, or a comma list such as naive,chain."
 
@@ -21,7 +34,10 @@ def _ints(option: str, text: str) -> list[int]:
     except ValueError:
         values = []
     if not values or any(value < 1 for value in values):
-        err_console.print(f"[red]Error:[/] {option} takes positive integers separated by commas (e.g. 1,2,3), got '{text}'.", highlight=False)
+        err_console.print(
+            f"[red]Error:[/] {option} takes positive integers separated by commas (e.g. 1,2,3), got '{text}'.",
+            highlight=False,
+        )
         raise typer.Exit(code=2)
     return list(dict.fromkeys(values))
 
@@ -35,25 +51,69 @@ def _agents(text: str) -> list[str]:
         names = allowed
     unknown = [name for name in names if name not in allowed]
     if not names or unknown:
-        fail(f"unknown agent '{(unknown or [text])[0]}'. Allowed values: {', '.join(allowed)}, all.", 2)
+        fail(
+            f"unknown agent '{(unknown or [text])[0]}'. Allowed values: {', '.join(allowed)}, all.",
+            2,
+        )
     return list(dict.fromkeys(names))
 
 
 def eval_command(
-    dataset_dir: Annotated[Path, typer.Argument(help="Folder with questions.jsonl (id, question, answer, gold_titles[, answer_aliases]) and corpus.jsonl (title, text).")],
+    dataset_dir: Annotated[
+        Path,
+        typer.Argument(
+            help=(
+                "Folder with questions.jsonl (id, question, answer, gold_titles[, answer_aliases]) and "
+                "corpus.jsonl (title, text)."
+            )
+        ),
+    ],
     agent: Annotated[str, typer.Option("--agent", help=AGENT_HELP)] = "naive",
-    max_iter: Annotated[Optional[str], typer.Option("--max-iter", help="max_iter values for deep/chain, e.g. 1,2,3 (default: query_settings.max_iter).")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", help="Evaluate only the first N questions.")] = None,
+    max_iter: Annotated[
+        str | None,
+        typer.Option(
+            "--max-iter",
+            help="max_iter values for deep/chain, e.g. 1,2,3 (default: query_settings.max_iter).",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", help="Evaluate only the first N questions."),
+    ] = None,
     top_k: Annotated[str, typer.Option("--top-k", help="The k of Recall@k, e.g. 2,5.")] = "2,5",
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Output folder (default: ./eval_output/<dataset>/).")] = None,
-    skip_load: Annotated[bool, typer.Option("--skip-load", help="Use the already loaded collection; do not (re)load the corpus.")] = False,
-    resume: Annotated[bool, typer.Option("--resume", help="Keep the rows already in results.jsonl and run only the missing ones.")] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Output folder (default: ./eval_output/<dataset>/)."),
+    ] = None,
+    skip_load: Annotated[
+        bool,
+        typer.Option(
+            "--skip-load",
+            help="Use the already loaded collection; do not (re)load the corpus.",
+        ),
+    ] = False,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--resume",
+            help="Keep the rows already in results.jsonl and run only the missing ones.",
+        ),
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
-    """Evaluate retrieval (Recall@k) and answers (EM, F1) on a QA dataset; writes JSONL rows, a summary, a Markdown table and plots."""
+    """Evaluate retrieval (Recall@k) and answers (EM, F1) on a QA dataset.
+
+    Writes JSONL rows, a summary, a Markdown table and plots."""
     from deepsearcher import configuration
     from deepsearcher.cli.query_cmd import NO_LLM_HINT
-    from deepsearcher.evaluation import EvalRunner, build_specs, collection_name_for, load_dataset, summarize, write_report
+    from deepsearcher.evaluation import (
+        EvalRunner,
+        build_specs,
+        collection_name_for,
+        load_dataset,
+        summarize,
+        write_report,
+    )
 
     agents = _agents(agent)
     ks = sorted(_ints("--top-k", top_k))
@@ -66,9 +126,14 @@ def eval_command(
     setup(config)
     needs_llm = any(name != "naive" for name in agents)
     if needs_llm and configuration.llm is None:
-        err_console.print(f"[yellow]{escape(str(configuration.llm_error or NO_LLM_HINT))}[/] (--agent naive needs no LLM.)", highlight=False)
+        err_console.print(
+            f"[yellow]{escape(str(configuration.llm_error or NO_LLM_HINT))}[/] (--agent naive needs no LLM.)",
+            highlight=False,
+        )
         raise typer.Exit(code=1)
-    iterations = _ints("--max-iter", max_iter) if max_iter else [int(configuration.config.query_settings.get("max_iter", 3))]
+    iterations = (
+        _ints("--max-iter", max_iter) if max_iter else [int(configuration.config.query_settings.get("max_iter", 3))]
+    )
     collection = collection_name_for(dataset)
     output_dir = output or Path("eval_output") / dataset.name
 
@@ -76,7 +141,8 @@ def eval_command(
     if missing:
         first = next(iter(missing.items()))
         err_console.print(
-            f"[yellow]Warning:[/] {len(missing)} question(s) have gold titles not in the corpus (e.g. {first[0]}: {first[1][0]!r}); "
+            f"[yellow]Warning:[/] {len(missing)} question(s) have gold titles not in the corpus (e.g. "
+            f"{first[0]}: {first[1][0]!r}); "
             "they cannot reach full recall.",
             highlight=False,
         )
@@ -84,34 +150,68 @@ def eval_command(
     with handle_errors():
         if skip_load:
             if not configuration.vector_db.has_collection(collection):
-                err_console.print(f"[red]Error:[/] collection '{collection}' does not exist yet: run without --skip-load to load the corpus.")
+                err_console.print(
+                    f"[red]Error:[/] collection '{collection}' does not exist yet: run without --skip-load "
+                    "to load the corpus."
+                )
                 raise typer.Exit(code=1)
             err_console.print(f"Using collection '{collection}' as it is (--skip-load).")
         else:
             _load(dataset, collection, len(passages))
         specs = build_specs(agents, iterations)
         with _EvalProgress(ks) as progress:
-            runner = EvalRunner(dataset, collection, output_dir, specs, ks=ks, limit=limit, resume=resume, on_start=progress.start, on_row=progress.row)
+            runner = EvalRunner(
+                dataset,
+                collection,
+                output_dir,
+                specs,
+                ks=ks,
+                limit=limit,
+                resume=resume,
+                on_start=progress.start,
+                on_row=progress.row,
+            )
             rows = runner.run()
         if runner.dropped_lines:
-            err_console.print(f"[yellow]Dropped {runner.dropped_lines} unreadable line(s) of {runner.results_path} (an interrupted write).[/]")
+            err_console.print(
+                f"[yellow]Dropped {runner.dropped_lines} unreadable line(s) of {runner.results_path} (an "
+                "interrupted write).[/]"
+            )
         summary = summarize(rows, ks, specs, dataset=dataset.name, collection=collection)
         paths = write_report(summary, output_dir)
     _print_summary(summary)
     console.print(f"Results: {runner.results_path}", highlight=False, soft_wrap=True)
-    console.print(f"Summary: {paths['summary']} · {paths['markdown']}", highlight=False, soft_wrap=True)
+    console.print(
+        f"Summary: {paths['summary']} · {paths['markdown']}",
+        highlight=False,
+        soft_wrap=True,
+    )
     if paths.get("plots_missing"):
-        console.print(f"Plots:   not written. {paths['plots_missing']}", highlight=False, soft_wrap=True, markup=False)
+        console.print(
+            f"Plots:   not written. {paths['plots_missing']}",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
     else:
-        console.print(f"Plots:   {paths['recall_plot']} · {paths['tokens_plot']}", highlight=False, soft_wrap=True)
+        console.print(
+            f"Plots:   {paths['recall_plot']} · {paths['tokens_plot']}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _load(dataset: Any, collection: str, passages: int) -> None:
     from deepsearcher.evaluation import load_corpus
 
     progress = Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err_console, transient=True,
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
     )
     task = progress.add_task(f"embedding {dataset.name} into '{collection}'", total=passages)
 
@@ -119,7 +219,10 @@ def _load(dataset: Any, collection: str, passages: int) -> None:
         if event == "embedded":
             progress.advance(task, info["chunks"])
         elif event == "rebuild":
-            progress.console.print(f"[yellow]Rebuilding '{collection}':[/] {info['reason']}.", highlight=False)
+            progress.console.print(
+                f"[yellow]Rebuilding '{collection}':[/] {info['reason']}.",
+                highlight=False,
+            )
 
     with progress:
         summary = load_corpus(dataset, collection, on_progress=on_progress)
@@ -136,12 +239,18 @@ class _EvalProgress:
         self.ks = ks
         self.sums: dict[str, dict[str, float]] = {}
         self.progress = Progress(
-            SpinnerColumn(), TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.fields[recall]}"),
-            console=err_console, transient=True,
+            SpinnerColumn(),
+            TextColumn("evaluating"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[recall]}"),
+            console=err_console,
+            transient=True,
         )
         self.task = self.progress.add_task("evaluating", total=None, recall="")
 
-    def __enter__(self) -> "_EvalProgress":
+    def __enter__(self) -> _EvalProgress:
         self.progress.start()
         return self
 
@@ -174,7 +283,12 @@ def _print_summary(summary: dict[str, Any]) -> None:
     """The summary as a Markdown table: wide tables stay readable and paste as they are."""
     from deepsearcher.evaluation.report import markdown_table
 
-    console.print(f"\n[bold]{summary['dataset']}[/]: {summary['questions']} questions, collection '{summary['collection']}'\n", highlight=False)
+    console.print(
+        f"\n[bold]{summary['dataset']}[/]: {summary['questions']} questions, collection '{summary['collection']}'\n",
+        highlight=False,
+    )
     console.print(markdown_table(summary), markup=False, highlight=False, soft_wrap=True)
     if summary["failures"]:
-        console.print(f"[yellow]{summary['failures']} question run(s) failed; see the 'error' field in results.jsonl.[/]")
+        console.print(
+            f"[yellow]{summary['failures']} question run(s) failed; see the 'error' field in results.jsonl.[/]"
+        )

@@ -14,7 +14,13 @@ from typing import Any
 
 __all__ = ["install", "plain_type"]
 
-_WORDS = {"str": "TEXT", "int": "INTEGER", "float": "NUMBER", "integer": "INTEGER", "bool": None}
+_WORDS = {
+    "str": "TEXT",
+    "int": "INTEGER",
+    "float": "NUMBER",
+    "integer": "INTEGER",
+    "bool": None,
+}
 
 
 def plain_type(label: str | None) -> str | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Annotated
 
 import typer
 from rich.progress import (
@@ -16,22 +16,54 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
-from typing_extensions import Annotated
 
-from deepsearcher.cli.common import ConfigOption, JsonOption, console, err_console, handle_errors, print_json, setup
+from deepsearcher.cli.common import (
+    ConfigOption,
+    JsonOption,
+    console,
+    err_console,
+    handle_errors,
+    print_json,
+    setup,
+)
 from deepsearcher.offline_loading.summary import LoadSummary
 
 
 def load(
-    inputs: Annotated[List[str], typer.Argument(help="Files, folders (recursive) or http(s) URLs.")],
-    collection_name: Annotated[Optional[str], typer.Option("--collection", "--collection-name", help="Target collection (default: the configured default).")] = None,
-    collection_desc: Annotated[Optional[str], typer.Option("--collection-desc", help="What the collection holds (the router reads this).")] = None,
-    force_new_collection: Annotated[bool, typer.Option("--force-new-collection", help="Drop and recreate the collection first.")] = False,
-    chunk_size: Annotated[Optional[int], typer.Option(help="Characters per chunk (default 1500).")] = None,
-    chunk_overlap: Annotated[Optional[int], typer.Option(help="Characters shared by neighbouring chunks (default 100).")] = None,
-    batch_size: Annotated[Optional[int], typer.Option(help="Chunks embedded per batch.")] = None,
-    max_depth: Annotated[int, typer.Option("--max-depth", help="Follow links this many levels from each URL.")] = 0,
-    max_pages: Annotated[Optional[int], typer.Option("--max-pages", help="Stop crawling after this many pages.")] = None,
+    inputs: Annotated[list[str], typer.Argument(help="Files, folders (recursive) or http(s) URLs.")],
+    collection_name: Annotated[
+        str | None,
+        typer.Option(
+            "--collection",
+            "--collection-name",
+            help="Target collection (default: the configured default).",
+        ),
+    ] = None,
+    collection_desc: Annotated[
+        str | None,
+        typer.Option(
+            "--collection-desc",
+            help="What the collection holds (the router reads this).",
+        ),
+    ] = None,
+    force_new_collection: Annotated[
+        bool,
+        typer.Option("--force-new-collection", help="Drop and recreate the collection first."),
+    ] = False,
+    chunk_size: Annotated[int | None, typer.Option(help="Characters per chunk (default 1500).")] = None,
+    chunk_overlap: Annotated[
+        int | None,
+        typer.Option(help="Characters shared by neighbouring chunks (default 100)."),
+    ] = None,
+    batch_size: Annotated[int | None, typer.Option(help="Chunks embedded per batch.")] = None,
+    max_depth: Annotated[
+        int,
+        typer.Option("--max-depth", help="Follow links this many levels from each URL."),
+    ] = 0,
+    max_pages: Annotated[
+        int | None,
+        typer.Option("--max-pages", help="Stop crawling after this many pages."),
+    ] = None,
     config: ConfigOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -110,7 +142,13 @@ class _progress:
             self.progress.advance(self.chunks, info["chunks"])
 
 
-_STYLES = {"loaded": "green", "replaced": "green", "unchanged": "dim", "skipped": "yellow", "failed": "red"}
+_STYLES = {
+    "loaded": "green",
+    "replaced": "green",
+    "unchanged": "dim",
+    "skipped": "yellow",
+    "failed": "red",
+}
 
 
 def _print_summary(summary: LoadSummary) -> None:

@@ -39,8 +39,13 @@ app.add_typer(collections_app, name="collections")
 
 
 @app.callback()
-def main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what happens inside.")) -> None:
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+def main(
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what happens inside."),
+) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
 
 
 if __name__ == "__main__":

@@ -21,6 +21,10 @@ def mcp_command(config: ConfigOption = None) -> None:
         if isinstance(handler, logging.StreamHandler) and getattr(handler, "stream", None) is sys.stdout:
             handler.setStream(sys.stderr)
     if not root.handlers:
-        logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+        logging.basicConfig(
+            stream=sys.stderr,
+            level=logging.WARNING,
+            format="%(levelname)s %(name)s: %(message)s",
+        )
     with handle_errors():
         run_stdio(config)

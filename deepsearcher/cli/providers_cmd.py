@@ -9,7 +9,13 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from deepsearcher.cli.common import ConfigOption, JsonOption, console, handle_errors, print_json
+from deepsearcher.cli.common import (
+    ConfigOption,
+    JsonOption,
+    console,
+    handle_errors,
+    print_json,
+)
 from deepsearcher.config.registry import ProviderInfo, ProviderRegistry
 
 FEATURES = ("llm", "embedding", "file_loader", "web_crawler", "vector_db")

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.markdown import Markdown
-from typing_extensions import Annotated
 
-from deepsearcher.cli.common import ConfigOption, JsonOption, console, err_console, handle_errors, print_json, setup
+from deepsearcher.cli.common import (
+    ConfigOption,
+    JsonOption,
+    console,
+    err_console,
+    handle_errors,
+    print_json,
+    setup,
+)
 
 AGENT_HELP = "A registered agent: auto, deep, chain, naive or a plugin's (default: query_settings.agent, else auto)."
 NO_LLM_HINT = (
@@ -43,11 +50,28 @@ def describe_step(event: Any) -> str | None:
 
 def query(
     question: Annotated[str, typer.Argument(help="The question to research.")],
-    agent: Annotated[Optional[str], typer.Option("--agent", help=AGENT_HELP)] = None,
-    max_iter: Annotated[Optional[int], typer.Option("--max-iter", help="Maximum research iterations.")] = None,
-    collection: Annotated[Optional[list[str]], typer.Option("--collection", "--collection-name", help="Search only this collection (repeatable).")] = None,
-    max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", help="Stop searching after this many tokens and answer.")] = None,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, help="Overall deadline in seconds (default: query_settings.timeout, else 300).")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help=AGENT_HELP)] = None,
+    max_iter: Annotated[int | None, typer.Option("--max-iter", help="Maximum research iterations.")] = None,
+    collection: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--collection",
+            "--collection-name",
+            help="Search only this collection (repeatable).",
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", help="Stop searching after this many tokens and answer."),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=0.001,
+            help="Overall deadline in seconds (default: query_settings.timeout, else 300).",
+        ),
+    ] = None,
     config: ConfigOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -74,9 +98,17 @@ def query(
         console.print("\n[bold]Sources[/]")
         for source in cited:
             title = f" ({source.title})" if source.title else ""
-            console.print(f"[{source.index}] {source.reference}{title}", highlight=False, markup=False, soft_wrap=True)
+            console.print(
+                f"[{source.index}] {source.reference}{title}",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
     usage = result.usage
-    console.print(f"\n[dim]{result.agent} · {usage.calls} LLM calls · {usage.total_tokens} tokens · {result.wall_seconds:.1f} s[/]")
+    console.print(
+        f"\n[dim]{result.agent} · {usage.calls} LLM calls · {usage.total_tokens} tokens · "
+        f"{result.wall_seconds:.1f} s[/]"
+    )
 
 
 async def _run(plan: Any, live: bool) -> Any:

@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Annotated
 
 import typer
 from rich.padding import Padding
-from typing_extensions import Annotated
 
-from deepsearcher.cli.common import ConfigOption, JsonOption, console, handle_errors, print_json, setup
+from deepsearcher.cli.common import (
+    ConfigOption,
+    JsonOption,
+    console,
+    handle_errors,
+    print_json,
+    setup,
+)
 
 
 def search(
     text: Annotated[str, typer.Argument(help="What to look for.")],
-    collection: Annotated[Optional[str], typer.Option("--collection", "--collection-name", help="Collection to search (default: the configured default).")] = None,
+    collection: Annotated[
+        str | None,
+        typer.Option(
+            "--collection",
+            "--collection-name",
+            help="Collection to search (default: the configured default).",
+        ),
+    ] = None,
     top_k: Annotated[int, typer.Option("--top-k", "-k", help="How many chunks to show.")] = 5,
     config: ConfigOption = None,
     as_json: JsonOption = False,
@@ -35,6 +48,12 @@ def search(
     for rank, result in enumerate(results, 1):
         title = f"  ({result.title})" if result.title else ""
         console.print(f"[bold]#{rank}[/]  score {result.score:.4f}", highlight=False)
-        console.print(result.reference + title, style="cyan", markup=False, highlight=False, overflow="fold")
+        console.print(
+            result.reference + title,
+            style="cyan",
+            markup=False,
+            highlight=False,
+            overflow="fold",
+        )
         snippet = result.text if len(result.text) <= 300 else result.text[:300] + "…"
         console.print(Padding(snippet, (0, 0, 1, 4)), markup=False, highlight=False)

@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 from rich.markup import escape
-from typing_extensions import Annotated
 
 from deepsearcher.cli.common import ConfigOption, err_console
 from deepsearcher.types.errors import DeepSearcherError
 
 
 def serve(
-    host: Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback needs server.api_keys in the config.")] = "127.0.0.1",
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            help="Address to listen on. Anything but loopback needs server.api_keys in the config.",
+        ),
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on.", min=1, max=65535)] = 8000,
-    log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level: critical, error, warning, info, debug.")] = "info",
+    log_level: Annotated[
+        str,
+        typer.Option(
+            "--log-level",
+            help="uvicorn log level: critical, error, warning, info, debug.",
+        ),
+    ] = "info",
     config: ConfigOption = None,
 ) -> None:
     """Serve the HTTP API: DeepSearcher's /load-files/, /load-website/, /query/ and the /v1 API (docs at /docs)."""
@@ -39,7 +52,14 @@ def serve(
 
         components.init_config(configuration)
     except (DeepSearcherError, OSError) as exc:
-        err_console.print(f"[bold red]Error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)  # one line, never wrapped
+        err_console.print(
+            f"[bold red]Error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+        )  # one line, never wrapped
         raise typer.Exit(code=2) from None
-    err_console.print(f"DeepSearcher API on http://{host}:{port} (docs: /docs){'' if settings.auth_enabled else ', no API keys: local access only'}.", highlight=False, soft_wrap=True)
+    err_console.print(
+        f"DeepSearcher API on http://{host}:{port} (docs: "
+        f"/docs){'' if settings.auth_enabled else ', no API keys: local access only'}.",
+        highlight=False,
+        soft_wrap=True,
+    )
     uvicorn.run(app, host=host, port=port, log_level=log_level.lower())

@@ -120,7 +120,8 @@ def _rewrite(args: list[str], command: Any) -> list[str]:
                 continue
             if eq:
                 raise UpstreamArgvError(
-                    f"Error: {name} is a flag: give it alone, or followed by True or False (got {value!r}).", 2
+                    f"Error: {name} is a flag: give it alone, or followed by True or False (got {value!r}).",
+                    2,
                 )
             out.append(name)
             continue

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
 from deepsearcher.types.errors import MissingAPIKeyError
 
@@ -31,5 +31,11 @@ def resolve_api_key(
         if value:
             return value
     if required:
-        raise MissingAPIKeyError(provider, names[0] if names else None, extra_hint, section=section, message=message)
+        raise MissingAPIKeyError(
+            provider,
+            names[0] if names else None,
+            extra_hint,
+            section=section,
+            message=message,
+        )
     return None

@@ -6,7 +6,8 @@ package's `__init__` listing every provider.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from deepsearcher.config.registry import ProviderRegistry
 from deepsearcher.types.errors import ConfigurationError

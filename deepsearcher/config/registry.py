@@ -13,9 +13,10 @@ import importlib
 import logging
 import pkgutil
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from deepsearcher.types.errors import ConfigurationError
 
@@ -59,7 +60,12 @@ def register_provider(
     """Class decorator: make `cls` available under `name` (default: the class name)."""
 
     def decorator(cls: T) -> T:
-        info = {"extra": extra, "requires": requires, "env_var": env_var, "aliases": aliases}
+        info = {
+            "extra": extra,
+            "requires": requires,
+            "env_var": env_var,
+            "aliases": aliases,
+        }
         _REGISTERED.setdefault(feature, []).append((name or cls.__name__, cls, info))
         return cls
 
@@ -111,7 +117,12 @@ class ProviderRegistry:
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             feature, _, name = ep.name.partition(".")
             if feature == self.feature and name not in self._providers:
-                self._providers[name] = ProviderInfo(name=name, cls=_LazyEntryPoint, source=f"entry point {ep.value}", meta={"ep": ep})
+                self._providers[name] = ProviderInfo(
+                    name=name,
+                    cls=_LazyEntryPoint,
+                    source=f"entry point {ep.value}",
+                    meta={"ep": ep},
+                )
 
     def names(self) -> list[str]:
         self._discover()
@@ -136,13 +147,14 @@ class ProviderRegistry:
         if ":" in name or "." in name:
             return _import_dotted(name, self.feature)
         raise UnknownProviderError(
-            f"Unknown {self.feature} provider '{name}' (provide_settings.{self.feature}.provider).{self._suggestion(name)}"
+            f"Unknown {self.feature} provider '{name}' "
+            f"(provide_settings.{self.feature}.provider).{self._suggestion(name)}"
             f" Allowed values: {', '.join(self.names())}; or an entry point "
             f"'{self.feature}.<Name>' in group '{ENTRY_POINT_GROUP}', or a dotted path 'package.module:Class'."
         )
 
     def _suggestion(self, name: str) -> str:
-        """" Did you mean 'OpenAI'?" for the registered name closest to `name` (case ignored), else ""."""
+        """ " Did you mean 'OpenAI'?" for the registered name closest to `name` (case ignored), else ""."""
         import difflib
 
         by_lower = {known.lower(): known for known in [*self.names(), *self._aliases]}
@@ -167,6 +179,5 @@ def _import_dotted(path: str, feature: str) -> type:
         return getattr(module, attr)
     except (ImportError, AttributeError) as exc:
         raise ConfigurationError(
-            f"Cannot import {feature} provider '{path}': {exc}. "
-            "Use 'package.module:Class' with the package installed."
+            f"Cannot import {feature} provider '{path}': {exc}. Use 'package.module:Class' with the package installed."
         ) from exc

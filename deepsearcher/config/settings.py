@@ -72,8 +72,13 @@ class Configuration:
         """Switch `feature` to `provider` with exactly `provider_configs`."""
         _check_feature(feature)
         if not isinstance(provider_configs, dict):
-            raise ConfigurationError(f"provide_settings.{feature}.config must be a mapping, got {type(provider_configs).__name__}.")
-        self.provide_settings[feature] = {"provider": provider, "config": expand_env(copy.deepcopy(provider_configs))}
+            raise ConfigurationError(
+                f"provide_settings.{feature}.config must be a mapping, got {type(provider_configs).__name__}."
+            )
+        self.provide_settings[feature] = {
+            "provider": provider,
+            "config": expand_env(copy.deepcopy(provider_configs)),
+        }
 
     def get_provider_config(self, feature: str) -> dict[str, Any]:
         """The {provider, config} mapping of `feature`."""
@@ -90,11 +95,17 @@ def _merge(defaults: dict[str, Any], user: dict[str, Any]) -> dict[str, Any]:
                 base = merged["provide_settings"].get(feature, {})
                 setting = setting or {}
                 if "provider" in setting and setting["provider"] != base.get("provider"):
-                    merged["provide_settings"][feature] = {"provider": setting["provider"], "config": copy.deepcopy(setting.get("config") or {})}
+                    merged["provide_settings"][feature] = {
+                        "provider": setting["provider"],
+                        "config": copy.deepcopy(setting.get("config") or {}),
+                    }
                 else:
                     config = dict(base.get("config") or {})
                     config.update(setting.get("config") or {})
-                    merged["provide_settings"][feature] = {"provider": base.get("provider"), "config": config}
+                    merged["provide_settings"][feature] = {
+                        "provider": base.get("provider"),
+                        "config": config,
+                    }
         elif isinstance(value, dict) and isinstance(merged.get(key), dict):
             merged[key] = {**merged[key], **value}
         else:
@@ -111,7 +122,9 @@ def _validate(data: dict[str, Any], source: str) -> None:
     where = f" in {source}" if source and source != "None" else ""
     for key in data:
         if key not in TOP_LEVEL_KEYS:
-            raise ConfigurationError(f"Unknown top-level key '{key}'{where}. Allowed keys: {', '.join(TOP_LEVEL_KEYS)}.")
+            raise ConfigurationError(
+                f"Unknown top-level key '{key}'{where}. Allowed keys: {', '.join(TOP_LEVEL_KEYS)}."
+            )
     provide = data.get("provide_settings", {})
     if not isinstance(provide, dict):
         raise ConfigurationError(f"'provide_settings'{where} must be a mapping of feature → {{provider, config}}.")
@@ -120,10 +133,14 @@ def _validate(data: dict[str, Any], source: str) -> None:
         if setting is None:
             continue
         if not isinstance(setting, dict):
-            raise ConfigurationError(f"'provide_settings.{feature}'{where} must be a mapping with keys provider, config.")
+            raise ConfigurationError(
+                f"'provide_settings.{feature}'{where} must be a mapping with keys provider, config."
+            )
         for sub in setting:
             if sub not in ("provider", "config"):
-                raise ConfigurationError(f"Unknown key 'provide_settings.{feature}.{sub}'{where}. Allowed keys: provider, config.")
+                raise ConfigurationError(
+                    f"Unknown key 'provide_settings.{feature}.{sub}'{where}. Allowed keys: provider, config."
+                )
         if "provider" in setting and not isinstance(setting["provider"], str):
             raise ConfigurationError(f"'provide_settings.{feature}.provider'{where} must be a provider name (string).")
         if setting.get("config") is not None and not isinstance(setting["config"], dict):

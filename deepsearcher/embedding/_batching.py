@@ -30,6 +30,6 @@ def encode_sorted(
     """Run `encode` over length-sorted batches of `items`; results come back in input order."""
     results: list[list[float] | None] = [None] * len(items)
     for batch in sorted_batches(lengths, batch_size):
-        for index, vector in zip(batch, encode([items[i] for i in batch])):
+        for index, vector in zip(batch, encode([items[i] for i in batch]), strict=False):
             results[index] = vector
     return results  # type: ignore[return-value]

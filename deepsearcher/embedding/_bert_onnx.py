@@ -172,16 +172,32 @@ class _Builder:
         return self.op("LayerNormalization", [x, gamma, beta], axis=-1, epsilon=self.eps)
 
     def embeddings(self) -> str:
-        words = self.op("Gather", [self.const(self.weights["embeddings.word_embeddings.weight"], "word"), "input_ids"])
+        words = self.op(
+            "Gather",
+            [
+                self.const(self.weights["embeddings.word_embeddings.weight"], "word"),
+                "input_ids",
+            ],
+        )
         # Token type is always 0 for single sentences: fold its row into the position table.
         positions = (
             self.weights["embeddings.position_embeddings.weight"]
             + self.weights["embeddings.token_type_embeddings.weight"][0]
         )
-        length = self.op("Gather", [self.op("Shape", ["input_ids"]), self.const(np.array([1], dtype=np.int64))])
+        length = self.op(
+            "Gather",
+            [
+                self.op("Shape", ["input_ids"]),
+                self.const(np.array([1], dtype=np.int64)),
+            ],
+        )
         table = self.op(
             "Slice",
-            [self.const(positions.astype(np.float32), "pos"), self.const(np.array([0], dtype=np.int64)), length],
+            [
+                self.const(positions.astype(np.float32), "pos"),
+                self.const(np.array([0], dtype=np.int64)),
+                length,
+            ],
         )
         return self.layer_norm(self.op("Add", [words, table]), "embeddings.LayerNorm")
 
@@ -206,7 +222,8 @@ class _Builder:
             ],
         )
         return self.layer_norm(
-            self.op("Add", [self.linear(merged, f"{prefix}.output.dense"), x]), f"{prefix}.output.LayerNorm"
+            self.op("Add", [self.linear(merged, f"{prefix}.output.dense"), x]),
+            f"{prefix}.output.LayerNorm",
         )
 
     def gelu(self, x: str) -> str:
@@ -214,14 +231,21 @@ class _Builder:
         scaled = self.op("Div", [x, self.const(np.array(math.sqrt(2.0), dtype=np.float32))])
         one = self.const(np.array(1.0, dtype=np.float32))
         half = self.const(np.array(0.5, dtype=np.float32))
-        return self.op("Mul", [self.op("Mul", [x, self.op("Add", [self.op("Erf", [scaled]), one])]), half])
+        return self.op(
+            "Mul",
+            [
+                self.op("Mul", [x, self.op("Add", [self.op("Erf", [scaled]), one])]),
+                half,
+            ],
+        )
 
     def layer(self, x: str, mask_bias: str, index: int) -> str:
         prefix = f"encoder.layer.{index}"
         x = self.attention(x, mask_bias, f"{prefix}.attention")
         inner = self.gelu(self.linear(x, f"{prefix}.intermediate.dense"))
         return self.layer_norm(
-            self.op("Add", [self.linear(inner, f"{prefix}.output.dense"), x]), f"{prefix}.output.LayerNorm"
+            self.op("Add", [self.linear(inner, f"{prefix}.output.dense"), x]),
+            f"{prefix}.output.LayerNorm",
         )
 
     def build(self, onnx: Any) -> Any:
@@ -242,7 +266,11 @@ class _Builder:
         axis = self.const(np.array([1], dtype=np.int64))
         summed = self.op("ReduceSum", [self.op("Mul", [x, weights]), axis], keepdims=0)
         counts = self.op(
-            "Max", [self.op("ReduceSum", [weights, axis], keepdims=0), self.const(np.array(1e-9, dtype=np.float32))]
+            "Max",
+            [
+                self.op("ReduceSum", [weights, axis], keepdims=0),
+                self.const(np.array(1e-9, dtype=np.float32)),
+            ],
         )
         self.nodes.append(helper.make_node("Div", [summed, counts], ["sentence_embedding"], name="pooling"))
         inputs = [
@@ -251,6 +279,10 @@ class _Builder:
         ]
         output = helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", self.hidden])
         graph = helper.make_graph(self.nodes, "bert_mean_pooling", inputs, [output], self.initializers)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="deepsearcher")
+        model = helper.make_model(
+            graph,
+            opset_imports=[helper.make_opsetid("", OPSET)],
+            producer_name="deepsearcher",
+        )
         onnx.checker.check_model(model)
         return model

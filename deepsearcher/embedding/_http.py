@@ -19,13 +19,21 @@ import asyncio
 import logging
 import os
 import threading
-from typing import Any, Callable, ClassVar, Iterator, Mapping, TypeVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, ClassVar, TypeVar
 
 import httpx
 
 from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.embedding.base import BaseEmbedding
-from deepsearcher.llm._retry import DEFAULT_CALL_TIMEOUT, DEFAULT_TIMEOUT, Failure, GiveUp, RetryPolicy, call_with_retries
+from deepsearcher.llm._retry import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_TIMEOUT,
+    Failure,
+    GiveUp,
+    RetryPolicy,
+    call_with_retries,
+)
 from deepsearcher.types.errors import ProviderError, failure_message
 from deepsearcher.utils.sync_bridge import run_sync
 
@@ -45,7 +53,16 @@ class EmbeddingError(ProviderError):
 
     error_kind = "embedding"
 
-    def __init__(self, provider: str, model: str, where: str | None, reason: str, *, status: int | None = None, hint: str = "") -> None:
+    def __init__(
+        self,
+        provider: str,
+        model: str,
+        where: str | None,
+        reason: str,
+        *,
+        status: int | None = None,
+        hint: str = "",
+    ) -> None:
         super().__init__(failure_message(provider, model, where, reason, hint))
         self.provider = provider
         self.model = model
@@ -92,7 +109,12 @@ def classify_http(exc: BaseException) -> Failure:
     if isinstance(exc, httpx.TimeoutException):
         return Failure("timeout", f"timed out ({type(exc).__name__})", True)
     if isinstance(exc, httpx.TransportError):
-        return Failure("connection", f"cannot connect ({exc or type(exc).__name__})", True, hint="Check base_url and that the server is running")
+        return Failure(
+            "connection",
+            f"cannot connect ({exc or type(exc).__name__})",
+            True,
+            hint="Check base_url and that the server is running",
+        )
     if isinstance(exc, BadResponse):
         return Failure("bad_response", f"unexpected reply: {exc}", False)
     return Failure("fatal", f"{type(exc).__name__}: {exc}", False)
@@ -282,7 +304,9 @@ class RemoteEmbedding(BaseEmbedding):
 
     def _client(self) -> httpx.Client:
         if self._http is None:
-            self._http = httpx.Client(timeout=httpx.Timeout(self.policy.timeout, connect=min(10.0, self.policy.timeout)))
+            self._http = httpx.Client(
+                timeout=httpx.Timeout(self.policy.timeout, connect=min(10.0, self.policy.timeout))
+            )
         return self._http
 
     def _embed_batch(self, texts: list[str], kind: str) -> list[list[float]]:
@@ -304,13 +328,23 @@ class RemoteEmbedding(BaseEmbedding):
     def _with_retries(self, attempt: Callable[[], T], classify: Callable[[BaseException], Failure]) -> T:
         def on_retry(failure: Failure, delay: float) -> None:
             self.retries += 1
-            logger.info("%s embedding: %s; retrying in %.1f s", self.display_name(), failure.reason, delay)
+            logger.info(
+                "%s embedding: %s; retrying in %.1f s",
+                self.display_name(),
+                failure.reason,
+                delay,
+            )
 
         try:
             return call_sync(attempt, classify, self.policy, on_retry)
         except GiveUp as exc:
             raise EmbeddingError(
-                self.display_name(), self.model, self.base_url or None, exc.reason, status=exc.failure.status, hint=exc.failure.hint
+                self.display_name(),
+                self.model,
+                self.base_url or None,
+                exc.reason,
+                status=exc.failure.status,
+                hint=exc.failure.hint,
             ) from None
 
     def close(self) -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
-from typing import Callable, Iterable
 
 from tqdm.auto import tqdm
 
@@ -52,6 +52,6 @@ class BaseEmbedding(ABC):
         for start in batches:
             batch = chunks[start : start + batch_size]
             vectors = self.embed_documents([chunk.index_text for chunk in batch])
-            for chunk, vector in zip(batch, vectors):
+            for chunk, vector in zip(batch, vectors, strict=False):
                 chunk.embedding = vector
         return chunks

@@ -7,7 +7,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 from deepsearcher.config.registry import register_provider
-from deepsearcher.embedding._http import QUERY, BadResponse, RemoteEmbedding, classify_http, vector_of
+from deepsearcher.embedding._http import (
+    QUERY,
+    BadResponse,
+    RemoteEmbedding,
+    classify_http,
+    vector_of,
+)
 from deepsearcher.llm._bedrock import botocore_failure, runtime_client
 from deepsearcher.llm._retry import Failure
 
@@ -17,7 +23,12 @@ def _classify(exc: BaseException) -> Failure:
     failure = botocore_failure(
         exc,
         timeout=lambda: Failure("timeout", "timed out", True),
-        connection=lambda error: Failure("connection", f"cannot connect ({error})", True, hint="Check region_name / endpoint_url"),
+        connection=lambda error: Failure(
+            "connection",
+            f"cannot connect ({error})",
+            True,
+            hint="Check region_name / endpoint_url",
+        ),
     )
     return failure or classify_http(exc)
 
@@ -79,7 +90,10 @@ class BedrockEmbedding(RemoteEmbedding):
     def _invoke(self, body: dict[str, Any]) -> Any:
         def attempt() -> Any:
             response = self._runtime.invoke_model(
-                modelId=self.model, body=json.dumps(body), contentType="application/json", accept="application/json"
+                modelId=self.model,
+                body=json.dumps(body),
+                contentType="application/json",
+                accept="application/json",
             )
             try:
                 return json.loads(response["body"].read())
@@ -104,7 +118,11 @@ class BedrockEmbedding(RemoteEmbedding):
         return vector_of(data.get("embedding") if isinstance(data, dict) else None)
 
     def _cohere(self, texts: list[str], kind: str) -> list[list[float]]:
-        body: dict[str, Any] = {"texts": texts, "input_type": "search_query" if kind == QUERY else "search_document", "truncate": "END"}
+        body: dict[str, Any] = {
+            "texts": texts,
+            "input_type": "search_query" if kind == QUERY else "search_document",
+            "truncate": "END",
+        }
         if "embed-v4" in self.model:
             body["embedding_types"] = ["float"]
             if self.requested_dimension:

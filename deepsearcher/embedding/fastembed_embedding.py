@@ -45,7 +45,8 @@ class FastEmbedEmbedding(BaseEmbedding):
                 type(self).__name__,
                 model,
                 None,
-                f"cannot load the model: it is not in {where} and could not be downloaded ({' '.join(str(exc).split())})",
+                f"cannot load the model: it is not in {where} and could not be downloaded "
+                f"({' '.join(str(exc).split())})",
                 hint="Run once with network access to download it, or set cache_dir to a folder that holds the model",
             ) from exc
         self._dimension = _known_dimension(fastembed, model)

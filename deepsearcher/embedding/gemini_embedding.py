@@ -38,7 +38,11 @@ class GeminiEmbedding(RemoteEmbedding):
         task = "RETRIEVAL_QUERY" if kind == QUERY else "RETRIEVAL_DOCUMENT"
         requests = []
         for text in texts:
-            request: dict[str, Any] = {"model": f"models/{self.model}", "content": {"parts": [{"text": text}]}, "taskType": task}
+            request: dict[str, Any] = {
+                "model": f"models/{self.model}",
+                "content": {"parts": [{"text": text}]},
+                "taskType": task,
+            }
             if self.requested_dimension:
                 request["outputDimensionality"] = self.requested_dimension
             request.update(self.options)

@@ -20,6 +20,9 @@ class GLMEmbedding(OpenAIEmbedding):
     default_model: ClassVar[str] = "embedding-3"
     default_base_url: ClassVar[str] = "https://open.bigmodel.cn/api/paas/v4"
     base_url_env: ClassVar[tuple[str, ...]] = ("GLM_BASE_URL",)
-    known_dimensions: ClassVar[dict[str, int]] = {"embedding-3": 2048, "embedding-2": 1024}
+    known_dimensions: ClassVar[dict[str, int]] = {
+        "embedding-3": 2048,
+        "embedding-2": 1024,
+    }
     max_batch: ClassVar[int] = 64  # the documented maximum number of inputs
     max_batch_chars: ClassVar[int | None] = None

@@ -39,7 +39,11 @@ class JinaEmbedding(OpenAIEmbedding):
     max_batch_chars: ClassVar[int | None] = 500_000
 
     def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, Any]]:
-        body: dict[str, Any] = {"model": self.model, "input": texts, "embedding_type": "float"}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "input": texts,
+            "embedding_type": "float",
+        }
         if self.model.startswith(_TASK_MODELS):
             body["task"] = "retrieval.query" if kind == QUERY else "retrieval.passage"
         if self.requested_dimension:

@@ -6,7 +6,12 @@ from typing import Any, ClassVar
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
-from deepsearcher.embedding._http import BadResponse, RemoteEmbedding, classify_http, vector_of
+from deepsearcher.embedding._http import (
+    BadResponse,
+    RemoteEmbedding,
+    classify_http,
+    vector_of,
+)
 from deepsearcher.embedding.gemini_embedding import GeminiEmbedding
 from deepsearcher.embedding.openai_embedding import OpenAIEmbedding
 from deepsearcher.embedding.voyage_embedding import VoyageEmbedding
@@ -48,14 +53,27 @@ class LiteLLMEmbedding(RemoteEmbedding):
     }
     max_batch: ClassVar[int] = 256
 
-    def __init__(self, model: str | None = None, api_key: str | None = None, base_url: str | None = None, dimension: int | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        dimension: int | None = None,
+        **kwargs: Any,
+    ) -> None:
         self._litellm = require("litellm", extra="litellm", feature="LiteLLMEmbedding")
         super().__init__(model, api_key, base_url, dimension, **kwargs)
         if self._dimension is None:
             self._dimension = self.known_dimensions.get(self.model.split("/", 1)[-1])
 
     def _embed_batch(self, texts: list[str], kind: str) -> list[list[float]]:
-        kwargs: dict[str, Any] = {"model": self.model, "input": texts, "timeout": self.policy.timeout, "num_retries": 0, **self.options}
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "input": texts,
+            "timeout": self.policy.timeout,
+            "num_retries": 0,
+            **self.options,
+        }
         if self.api_key:
             kwargs["api_key"] = self.api_key
         if self.base_url:

@@ -19,12 +19,23 @@ from deepsearcher.embedding.base import BaseEmbedding
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_NAMES = frozenset({"default", "GPTCache/paraphrase-albert-onnx", "GPTCache/paraphrase-albert-small-v2"})
+DEFAULT_NAMES = frozenset(
+    {
+        "default",
+        "GPTCache/paraphrase-albert-onnx",
+        "GPTCache/paraphrase-albert-small-v2",
+    }
+)
 
 
 def _inner(model: str | None, kwargs: dict[str, Any]) -> BaseEmbedding:
     if not model or model in DEFAULT_NAMES:
-        from deepsearcher.embedding.minilm_embedding import MODEL_NAME as BUNDLED_MINILM, MiniLMEmbedding
+        from deepsearcher.embedding.minilm_embedding import (
+            MODEL_NAME as BUNDLED_MINILM,
+        )
+        from deepsearcher.embedding.minilm_embedding import (
+            MiniLMEmbedding,
+        )
 
         logger.warning(
             "MilvusEmbedding model '%s' (pymilvus's paraphrase-albert, 768 dims) runs here as the bundled %s "
@@ -38,7 +49,9 @@ def _inner(model: str | None, kwargs: dict[str, Any]) -> BaseEmbedding:
 
         kwargs.setdefault("api_key", os.environ.get("JINAAI_API_KEY") or None)
         return JinaEmbedding(model=model, **kwargs)
-    from deepsearcher.embedding.sentence_transformer_embedding import SentenceTransformerEmbedding
+    from deepsearcher.embedding.sentence_transformer_embedding import (
+        SentenceTransformerEmbedding,
+    )
 
     return SentenceTransformerEmbedding(model=model, **kwargs)
 

@@ -53,7 +53,10 @@ class MiniLMEmbedding(BaseEmbedding):
             raise ConfigurationError(
                 f"MiniLMEmbedding backend '{backend}' is unknown: allowed values are {', '.join(BACKENDS)}"
             )
-        if kwargs.pop("model", MODEL_NAME) not in (MODEL_NAME, f"sentence-transformers/{MODEL_NAME}"):
+        if kwargs.pop("model", MODEL_NAME) not in (
+            MODEL_NAME,
+            f"sentence-transformers/{MODEL_NAME}",
+        ):
             raise ConfigurationError(
                 "MiniLMEmbedding always uses the bundled all-MiniLM-L6-v2: "
                 "use OnnxEmbedding or SentenceTransformerEmbedding for another model"
@@ -70,7 +73,9 @@ class MiniLMEmbedding(BaseEmbedding):
             from deepsearcher.embedding.onnx_embedding import OnnxEmbedding
 
             return OnnxEmbedding(folder, model_name=MODEL_NAME, **kwargs)
-        from deepsearcher.embedding.sentence_transformer_embedding import SentenceTransformerEmbedding
+        from deepsearcher.embedding.sentence_transformer_embedding import (
+            SentenceTransformerEmbedding,
+        )
 
         impl = SentenceTransformerEmbedding(folder, **kwargs)
         impl.model_name = MODEL_NAME

@@ -16,6 +16,10 @@ class NovitaEmbedding(OpenAIEmbedding):
     default_model: ClassVar[str] = "baai/bge-m3"
     default_base_url: ClassVar[str] = "https://api.novita.ai/v3/openai"
     base_url_env: ClassVar[tuple[str, ...]] = ("NOVITA_BASE_URL",)
-    known_dimensions: ClassVar[dict[str, int]] = {"baai/bge-m3": 1024, "qwen/qwen3-embedding-8b": 4096, "qwen/qwen3-embedding-0.6b": 1024}
+    known_dimensions: ClassVar[dict[str, int]] = {
+        "baai/bge-m3": 1024,
+        "qwen/qwen3-embedding-8b": 4096,
+        "qwen/qwen3-embedding-0.6b": 1024,
+    }
     max_batch: ClassVar[int] = 32  # conservative: Novita documents no larger batch
     max_batch_chars: ClassVar[int | None] = None

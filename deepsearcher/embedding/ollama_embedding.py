@@ -36,7 +36,14 @@ class OllamaEmbedding(RemoteEmbedding):
     }
     max_batch: ClassVar[int] = 64
 
-    def __init__(self, model: str | None = None, api_key: str | None = None, base_url: str | None = None, dimension: int | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        dimension: int | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(model, api_key, base_url, dimension, **kwargs)
         if not self.base_url.startswith(("http://", "https://")):
             self.base_url = f"http://{self.base_url}"  # OLLAMA_HOST is often "127.0.0.1:11434"

@@ -74,7 +74,12 @@ class OpenAIEmbedding(RemoteEmbedding):
         return super()._headers()
 
     def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, Any]]:
-        body: dict[str, Any] = {"model": self.model, "input": texts, "encoding_format": "float", **self.options}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "input": texts,
+            "encoding_format": "float",
+            **self.options,
+        }
         if self.requested_dimension:
             body["dimensions"] = self.requested_dimension
         return self._url(), body

@@ -35,7 +35,12 @@ def _resolve_model_path(model: str) -> str:
     return model
 
 
-@register_provider("embedding", aliases=("LocalEmbedding",), extra="local", requires=("sentence_transformers",))
+@register_provider(
+    "embedding",
+    aliases=("LocalEmbedding",),
+    extra="local",
+    requires=("sentence_transformers",),
+)
 class SentenceTransformerEmbedding(BaseEmbedding):
     """Any sentence-transformers model given by local path or name, run on this machine.
 

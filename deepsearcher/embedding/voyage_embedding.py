@@ -38,7 +38,12 @@ class VoyageEmbedding(RemoteEmbedding):
     max_batch_chars: ClassVar[int | None] = 300_000  # stays under the 120K-token cap of the large models
 
     def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, Any]]:
-        body: dict[str, Any] = {"model": self.model, "input": texts, "input_type": kind, "truncation": True}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "input": texts,
+            "input_type": kind,
+            "truncation": True,
+        }
         if self.requested_dimension:
             body["output_dimension"] = self.requested_dimension
         body.update(self.options)

@@ -39,7 +39,10 @@ class WatsonXEmbedding(RemoteEmbedding):
         super().__init__(model, None, self.account.url, **kwargs)
 
     def _headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {iam_token(self.account, self.policy.timeout)}", **self.extra_headers}
+        return {
+            "Authorization": f"Bearer {iam_token(self.account, self.policy.timeout)}",
+            **self.extra_headers,
+        }
 
     def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, Any]]:
         body = {

@@ -1,18 +1,45 @@
 """Retrieval and answer evaluation on multi-hop QA datasets (`deepsearcher eval`).
 
-    from deepsearcher.evaluation import EvalRunner, build_specs, load_corpus, load_dataset, summarize
+from deepsearcher.evaluation import EvalRunner, build_specs, load_corpus, load_dataset, summarize
 
-    dataset = load_dataset("data/hotpotqa_train100")
-    collection = collection_name_for(dataset)
-    load_corpus(dataset, collection)
-    rows = EvalRunner(dataset, collection, "out/", build_specs(["naive"], [])).run()
-    summary = summarize(rows, ks=[2, 5])
+dataset = load_dataset("data/hotpotqa_train100")
+collection = collection_name_for(dataset)
+load_corpus(dataset, collection)
+rows = EvalRunner(dataset, collection, "out/", build_specs(["naive"], [])).run()
+summary = summarize(rows, ks=[2, 5])
 """
 
-from deepsearcher.evaluation.dataset import Dataset, DatasetError, Passage, Question, collection_name_for, load_dataset, read_corpus, read_questions
-from deepsearcher.evaluation.report import markdown_table, summarize, write_plots, write_report
-from deepsearcher.evaluation.runner import EvalRunner, RunSpec, build_specs, eval_agents, load_corpus, read_results
-from deepsearcher.evaluation.scoring import all_found, exact_match, normalize_answer, recall_at_k, token_f1
+from deepsearcher.evaluation.dataset import (
+    Dataset,
+    DatasetError,
+    Passage,
+    Question,
+    collection_name_for,
+    load_dataset,
+    read_corpus,
+    read_questions,
+)
+from deepsearcher.evaluation.report import (
+    markdown_table,
+    summarize,
+    write_plots,
+    write_report,
+)
+from deepsearcher.evaluation.runner import (
+    EvalRunner,
+    RunSpec,
+    build_specs,
+    eval_agents,
+    load_corpus,
+    read_results,
+)
+from deepsearcher.evaluation.scoring import (
+    all_found,
+    exact_match,
+    normalize_answer,
+    recall_at_k,
+    token_f1,
+)
 
 __all__ = [
     "Dataset",

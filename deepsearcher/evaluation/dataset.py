@@ -14,13 +14,22 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from deepsearcher.types.errors import DeepSearcherError
 
-__all__ = ["Dataset", "DatasetError", "Passage", "Question", "load_dataset", "read_corpus", "read_questions"]
+__all__ = [
+    "Dataset",
+    "DatasetError",
+    "Passage",
+    "Question",
+    "load_dataset",
+    "read_corpus",
+    "read_questions",
+]
 
 QUESTIONS_FILE = "questions.jsonl"
 CORPUS_FILE = "corpus.jsonl"
@@ -96,10 +105,16 @@ def load_dataset(directory: str | Path) -> Dataset:
     """Read and check DATASET_DIR/questions.jsonl; check that corpus.jsonl is there."""
     directory = Path(directory).expanduser().absolute()
     if not directory.is_dir():
-        raise DatasetError(directory, "no such dataset directory (expected a folder with questions.jsonl and corpus.jsonl)")
+        raise DatasetError(
+            directory,
+            "no such dataset directory (expected a folder with questions.jsonl and corpus.jsonl)",
+        )
     for name in (QUESTIONS_FILE, CORPUS_FILE):
         if not (directory / name).is_file():
-            raise DatasetError(directory / name, "missing: a dataset folder holds questions.jsonl and corpus.jsonl")
+            raise DatasetError(
+                directory / name,
+                "missing: a dataset folder holds questions.jsonl and corpus.jsonl",
+            )
     return Dataset(directory=directory, questions=read_questions(directory / QUESTIONS_FILE))
 
 
@@ -120,7 +135,11 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         except json.JSONDecodeError as exc:
             raise DatasetError(path, f"malformed JSON at column {exc.colno}: {exc.msg}", number) from exc
         if not isinstance(record, dict):
-            raise DatasetError(path, f"expected a JSON object, got a JSON {type(record).__name__}", number)
+            raise DatasetError(
+                path,
+                f"expected a JSON object, got a JSON {type(record).__name__}",
+                number,
+            )
         found = True
         yield number, record
     if not found:
@@ -134,18 +153,30 @@ def _string(path: Path, number: int, record: dict[str, Any], key: str) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         value = str(value)  # numeric ids and answers ("1998") are fine
     if not isinstance(value, str) or not value.strip():
-        raise DatasetError(path, f"'{key}' must be a non-empty string, got {json.dumps(value)[:80]}", number)
+        raise DatasetError(
+            path,
+            f"'{key}' must be a non-empty string, got {json.dumps(value)[:80]}",
+            number,
+        )
     return value.strip()
 
 
 def _strings(path: Path, number: int, record: dict[str, Any], key: str, required: bool) -> tuple[str, ...]:
     if key not in record or (record[key] is None and not required):
         if required:
-            raise DatasetError(path, f"missing key '{key}' (keys: {', '.join(record) or 'none'})", number)
+            raise DatasetError(
+                path,
+                f"missing key '{key}' (keys: {', '.join(record) or 'none'})",
+                number,
+            )
         return ()
     value = record[key]
     if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
-        raise DatasetError(path, f"'{key}' must be a list of non-empty strings, got {json.dumps(value)[:80]}", number)
+        raise DatasetError(
+            path,
+            f"'{key}' must be a list of non-empty strings, got {json.dumps(value)[:80]}",
+            number,
+        )
     if required and not value:
         raise DatasetError(path, f"'{key}' is empty: a question needs at least one", number)
     return tuple(dict.fromkeys(item.strip() for item in value))
@@ -158,7 +189,11 @@ def read_questions(path: str | Path) -> list[Question]:
     for number, record in _records(path):
         question_id = _string(path, number, record, "id")
         if question_id in first_line:
-            raise DatasetError(path, f"duplicate id '{question_id}' (first on line {first_line[question_id]})", number)
+            raise DatasetError(
+                path,
+                f"duplicate id '{question_id}' (first on line {first_line[question_id]})",
+                number,
+            )
         first_line[question_id] = number
         questions.append(
             Question(
@@ -181,7 +216,11 @@ def read_corpus(path: str | Path) -> list[Passage]:
         if isinstance(text, list) and all(isinstance(item, str) for item in text):
             text = "\n".join(text)  # sentence lists, as the loader joins them
         if not isinstance(text, str) or not text.strip():
-            raise DatasetError(path, f"'text' must be a non-empty string, got {json.dumps(text)[:80]}", number)
+            raise DatasetError(
+                path,
+                f"'text' must be a non-empty string, got {json.dumps(text)[:80]}",
+                number,
+            )
         passages.append(Passage(title=title, text=text))
     return passages
 

@@ -10,8 +10,9 @@ for other k than the run that wrote the rows.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from deepsearcher.evaluation.runner import RunSpec
 from deepsearcher.evaluation.scoring import all_found, recall_at_k
@@ -38,7 +39,9 @@ def _group_summary(spec: RunSpec, rows: list[dict[str, Any]], ks: Sequence[int])
         "label": spec.label,
         "n": len(rows),
         "failures": len(rows) - len(finished),
-        "recall": {str(k): _mean(recall_at_k(row["retrieved_titles"], row["gold_titles"], k) for row in rows) for k in ks},
+        "recall": {
+            str(k): _mean(recall_at_k(row["retrieved_titles"], row["gold_titles"], k) for row in rows) for k in ks
+        },
         "all_found": _mean(float(all_found(row["retrieved_titles"], row["gold_titles"])) for row in rows),
         "em": _mean((row.get("em") or 0.0) for row in rows) if answered and rows else None,
         "f1": _mean((row.get("f1") or 0.0) for row in rows) if answered and rows else None,
@@ -48,7 +51,13 @@ def _group_summary(spec: RunSpec, rows: list[dict[str, Any]], ks: Sequence[int])
     }
 
 
-def summarize(rows: list[dict[str, Any]], ks: Sequence[int], specs: Sequence[RunSpec] | None = None, dataset: str | None = None, collection: str | None = None) -> dict[str, Any]:
+def summarize(
+    rows: list[dict[str, Any]],
+    ks: Sequence[int],
+    specs: Sequence[RunSpec] | None = None,
+    dataset: str | None = None,
+    collection: str | None = None,
+) -> dict[str, Any]:
     """One entry per agent × max_iter (in `specs` order, or the order rows first show them)."""
     ks = sorted(set(ks))
     by_spec: dict[RunSpec, list[dict[str, Any]]] = {spec: [] for spec in (specs or [])}
@@ -72,7 +81,19 @@ def _fmt(value: float | None, digits: int) -> str:
 def table_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Header and cells of the summary table (shared by Markdown and the terminal)."""
     ks = summary["ks"]
-    header = ["agent", "max_iter", "n", *(f"Recall@{k}" for k in ks), "all found", "EM", "F1", "mean tokens", "mean LLM calls", "mean wall s", "failures"]
+    header = [
+        "agent",
+        "max_iter",
+        "n",
+        *(f"Recall@{k}" for k in ks),
+        "all found",
+        "EM",
+        "F1",
+        "mean tokens",
+        "mean LLM calls",
+        "mean wall s",
+        "failures",
+    ]
     cells = []
     for group in summary["groups"]:
         cells.append(
@@ -95,7 +116,10 @@ def table_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 def markdown_table(summary: dict[str, Any]) -> str:
     header, cells = table_rows(summary)
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" if i < 2 else "---:" for i in range(len(header))) + "|"]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" if i < 2 else "---:" for i in range(len(header))) + "|",
+    ]
     lines.extend("| " + " | ".join(row) + " |" for row in cells)
     return "\n".join(lines) + "\n"
 
@@ -135,9 +159,21 @@ def write_plots(summary: dict[str, Any], output_dir: str | Path) -> list[Path]:
             if agent == "naive" or points[0][0] is None:
                 value = points[0][1]
                 if iterations:
-                    axes.plot([iterations[0], iterations[-1]], [value, value], linestyle="--", color="grey", label=f"{agent} (no iterations)")
+                    axes.plot(
+                        [iterations[0], iterations[-1]],
+                        [value, value],
+                        linestyle="--",
+                        color="grey",
+                        label=f"{agent} (no iterations)",
+                    )
                 else:
-                    axes.plot([0], [value], marker="o", color="grey", label=f"{agent} (no iterations)")
+                    axes.plot(
+                        [0],
+                        [value],
+                        marker="o",
+                        color="grey",
+                        label=f"{agent} (no iterations)",
+                    )
                 continue
             points.sort()
             axes.plot([x for x, _ in points], [y for _, y in points], marker="o", label=agent)
@@ -186,7 +222,10 @@ def write_report(summary: dict[str, Any], output_dir: str | Path) -> dict[str, A
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (output_dir / MARKDOWN_FILE).write_text(_markdown_document(summary), encoding="utf-8")
-    paths: dict[str, Any] = {"summary": output_dir / SUMMARY_FILE, "markdown": output_dir / MARKDOWN_FILE}
+    paths: dict[str, Any] = {
+        "summary": output_dir / SUMMARY_FILE,
+        "markdown": output_dir / MARKDOWN_FILE,
+    }
     try:
         paths["recall_plot"], paths["tokens_plot"] = write_plots(summary, output_dir)
     except MissingDependencyError as exc:

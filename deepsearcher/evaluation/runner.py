@@ -10,13 +10,20 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from deepsearcher.app import querying
 from deepsearcher.evaluation.dataset import Dataset, DatasetError, Question
-from deepsearcher.evaluation.scoring import all_found, exact_match, recall_at_k, strip_citations, token_f1
+from deepsearcher.evaluation.scoring import (
+    all_found,
+    exact_match,
+    recall_at_k,
+    strip_citations,
+    token_f1,
+)
 from deepsearcher.offline_loading.pipeline import IngestionPipeline, ProgressCallback
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.types.errors import BadInputError, DeepSearcherError
@@ -133,7 +140,9 @@ def _rebuild_reason(vector_db: Any, embedding: Any, collection: str, reference: 
     info = vector_db.get_collection_info(collection)
     if info is None:
         return None
-    if (info.embedding_model and embedding.model_name and info.embedding_model != embedding.model_name) or (info.dim and info.dim != embedding.dimension):
+    if (info.embedding_model and embedding.model_name and info.embedding_model != embedding.model_name) or (
+        info.dim and info.dim != embedding.dimension
+    ):
         return f"it was built with embedding model '{info.embedding_model}' ({info.dim} dims)"
     others = sorted(set(vector_db.list_sources(collection)) - {reference})
     if others:
@@ -235,7 +244,11 @@ class EvalRunner:
             require_collection(self.collection)
             for row in run_sync(self._run_all(todo)):
                 done[row_key(row)] = row
-        return [done[(question.id, spec.agent, spec.max_iter)] for spec, question in plan if (question.id, spec.agent, spec.max_iter) in done]
+        return [
+            done[(question.id, spec.agent, spec.max_iter)]
+            for spec, question in plan
+            if (question.id, spec.agent, spec.max_iter) in done
+        ]
 
     def _prepare_file(self) -> list[dict[str, Any]]:
         """Start a fresh results file, or (resume) keep its valid rows and drop a cut last line."""
@@ -244,16 +257,26 @@ class EvalRunner:
             self.results_path.write_text("", encoding="utf-8")
             return []
         rows, self.dropped_lines = read_results(self.results_path)
-        other = next((row.get("dataset") for row in rows if row.get("dataset") not in (None, self.dataset.name)), None)
+        other = next(
+            (row.get("dataset") for row in rows if row.get("dataset") not in (None, self.dataset.name)),
+            None,
+        )
         if other is not None:
             raise DeepSearcherError(
                 f"{self.results_path} holds results of dataset '{other}', not '{self.dataset.name}': "
                 "choose another --output or run without --resume."
             )
         if self.dropped_lines:
-            logger.warning("%s: dropped %d unreadable line(s) (an interrupted write)", self.results_path, self.dropped_lines)
+            logger.warning(
+                "%s: dropped %d unreadable line(s) (an interrupted write)",
+                self.results_path,
+                self.dropped_lines,
+            )
             temporary = self.results_path.with_suffix(".jsonl.tmp")
-            temporary.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+            temporary.write_text(
+                "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows),
+                encoding="utf-8",
+            )
             temporary.replace(self.results_path)
         return rows
 
@@ -277,7 +300,13 @@ class EvalRunner:
                 return self._row(spec, question, titles, time.perf_counter() - started)
             result = await querying.ask(self._plan(spec, question))
         except DeepSearcherError as exc:
-            return self._row(spec, question, [], time.perf_counter() - started, error=f"{type(exc).__name__}: {exc}")
+            return self._row(
+                spec,
+                question,
+                [],
+                time.perf_counter() - started,
+                error=f"{type(exc).__name__}: {exc}",
+            )
         titles = [found.title or found.reference for found in result.retrieved_results]
         return self._row(spec, question, titles, time.perf_counter() - started, result=result)
 
@@ -294,7 +323,15 @@ class EvalRunner:
         request = querying.QueryRequest(question.question, spec.agent, [self.collection], spec.max_iter)
         return querying.plan_query(configuration.current(), request)
 
-    def _row(self, spec: RunSpec, question: Question, titles: list[str], seconds: float, result: Any = None, error: str | None = None) -> dict[str, Any]:
+    def _row(
+        self,
+        spec: RunSpec,
+        question: Question,
+        titles: list[str],
+        seconds: float,
+        result: Any = None,
+        error: str | None = None,
+    ) -> dict[str, Any]:
         gold = list(question.gold_titles)
         row: dict[str, Any] = {
             "id": question.id,
@@ -334,5 +371,12 @@ class EvalRunner:
             )
         elif error is not None and spec.agent != RETRIEVAL:
             # A failed question scores 0; its usage is unknown (the agent's run did not return).
-            row.update(em=0.0, f1=0.0, tokens=None, prompt_tokens=None, completion_tokens=None, llm_calls=None)
+            row.update(
+                em=0.0,
+                f1=0.0,
+                tokens=None,
+                prompt_tokens=None,
+                completion_tokens=None,
+                llm_calls=None,
+            )
         return row

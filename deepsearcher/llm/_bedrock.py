@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from deepsearcher.config.optional import require
 from deepsearcher.llm._retry import Failure
@@ -11,7 +12,14 @@ from deepsearcher.types.errors import MissingAPIKeyError
 
 #: Error codes that mean "slow down" (answered like a 429) or "try again" (retryable).
 THROTTLED = frozenset({"ThrottlingException", "TooManyRequestsException", "ServiceQuotaExceededException"})
-TRANSIENT = frozenset({"ServiceUnavailableException", "InternalServerException", "ModelNotReadyException", "ModelTimeoutException"})
+TRANSIENT = frozenset(
+    {
+        "ServiceUnavailableException",
+        "InternalServerException",
+        "ModelNotReadyException",
+        "ModelTimeoutException",
+    }
+)
 
 
 def runtime_client(
@@ -56,7 +64,11 @@ def runtime_client(
             ),
         )
     region = (
-        region_name or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or session.region_name or "us-east-1"
+        region_name
+        or os.environ.get("AWS_REGION")
+        or os.environ.get("AWS_DEFAULT_REGION")
+        or session.region_name
+        or "us-east-1"
     )
     options: dict[str, Any] = {
         "retries": {"total_max_attempts": 1, "mode": "standard"},
@@ -66,7 +78,10 @@ def runtime_client(
     if max_pool_connections:
         options["max_pool_connections"] = max_pool_connections
     client = session.client(
-        "bedrock-runtime", region_name=region, endpoint_url=endpoint_url, config=botocore_config.Config(**options)
+        "bedrock-runtime",
+        region_name=region,
+        endpoint_url=endpoint_url,
+        config=botocore_config.Config(**options),
     )
     return client, region
 
@@ -95,5 +110,10 @@ def botocore_failure(
     if isinstance(exc, errors.EndpointConnectionError):
         return connection(exc)
     if isinstance(exc, errors.NoCredentialsError):
-        return Failure("fatal", "no AWS credentials found", False, hint="Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE")
+        return Failure(
+            "fatal",
+            "no AWS credentials found",
+            False,
+            hint="Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE",
+        )
     return None

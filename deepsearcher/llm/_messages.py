@@ -23,7 +23,9 @@ def text_of(content: Any) -> str:
     return str(content)
 
 
-def split_system(messages: list[dict[str, Any]]) -> tuple[str | None, list[tuple[str, str]]]:
+def split_system(
+    messages: list[dict[str, Any]],
+) -> tuple[str | None, list[tuple[str, str]]]:
     """(system text or None, [(role, text)]) with roles 'user'/'assistant' alternating,
     starting with 'user': system messages are joined, consecutive same-role turns merged,
     other roles (tool, function, developer) treated as user turns."""

@@ -15,8 +15,9 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Mapping, TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -63,7 +64,7 @@ class Failure:
     hint: str = ""
 
     @classmethod
-    def from_status(cls, status: int, detail: str = "", headers: Mapping[str, str] | None = None) -> "Failure":
+    def from_status(cls, status: int, detail: str = "", headers: Mapping[str, str] | None = None) -> Failure:
         reason = status_text(status)
         if detail and status not in RETRYABLE_STATUSES:
             reason = f"{reason}: {_shorten(detail)}"
@@ -189,7 +190,7 @@ class RetryPolicy:
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     stream_timeout: float = DEFAULT_STREAM_TIMEOUT
 
-    def budget(self) -> "Budget":
+    def budget(self) -> Budget:
         return Budget(self.call_timeout)
 
     def backoff(self, retry_index: int, retry_after: float | None = None) -> float:
@@ -219,10 +220,13 @@ class Budget:
         """Whether waiting `delay` still leaves a useful attempt (at least 0.1 s)."""
         return delay + 0.1 < self.left()
 
-    def spent_reason(self, failure: "Failure", attempts: int) -> str:
+    def spent_reason(self, failure: Failure, attempts: int) -> str:
         noun = "attempt" if attempts == 1 else "attempts"
         budget = format_seconds(self.seconds)
-        return f"{failure.reason}; gave up after {attempts} {noun}: the call's budget of {budget} s (call_timeout) is spent"
+        return (
+            f"{failure.reason}; gave up after {attempts} {noun}: the call's budget of {budget} s "
+            "(call_timeout) is spent"
+        )
 
 
 class GiveUp(Exception):
@@ -341,7 +345,7 @@ class ConcurrencyLimit:
             except RuntimeError:  # that waiter's loop is closed: give the slot to the next
                 continue
 
-    async def __aenter__(self) -> "ConcurrencyLimit":
+    async def __aenter__(self) -> ConcurrencyLimit:
         await self.acquire()
         return self
 

@@ -49,7 +49,10 @@ def watsonx_account(section: str, options: dict[str, Any]) -> WatsonXAccount:
     api_key = options.pop("api_key", None)
     url = options.pop("url", None) or options.pop("base_url", None)
     options.pop("base_url", None)
-    project_id, space_id = options.pop("project_id", None), options.pop("space_id", None)
+    project_id, space_id = (
+        options.pop("project_id", None),
+        options.pop("space_id", None),
+    )
     iam_url, version = options.pop("iam_url", None), options.pop("version", None)
     key = resolve_api_key("WatsonX", api_key, ["WATSONX_APIKEY", "WATSONX_API_KEY"], section=section)
     url = url or os.environ.get("WATSONX_URL")
@@ -90,7 +93,10 @@ def iam_token(account: WatsonXAccount, timeout: float = 30.0) -> str:
         try:
             response = httpx.post(
                 where,
-                data={"grant_type": "urn:ibm:params:oauth:grant-type:apikey", "apikey": account.api_key},
+                data={
+                    "grant_type": "urn:ibm:params:oauth:grant-type:apikey",
+                    "apikey": account.api_key,
+                },
                 headers={"Accept": "application/json"},
                 timeout=timeout,
             )
@@ -108,5 +114,8 @@ def iam_token(account: WatsonXAccount, timeout: float = 30.0) -> str:
         if not token:
             raise DeepSearcherError(f"WatsonX: IBM Cloud IAM at {where} answered without an access_token.")
         lifetime = float(body.get("expires_in") or 3600)
-        _tokens[cache_key] = (token, time.monotonic() + max(0.0, lifetime - _REFRESH_MARGIN_S))
+        _tokens[cache_key] = (
+            token,
+            time.monotonic() + max(0.0, lifetime - _REFRESH_MARGIN_S),
+        )
         return token

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Any, AsyncIterator, Union
+from collections.abc import AsyncIterator
+from typing import Any
 
 from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.config.optional import require
@@ -46,11 +47,20 @@ class Anthropic(BaseLLM):
         self.max_tokens = max_tokens
 
     def _make_client(self) -> Any:
-        return self._sdk.AsyncAnthropic(api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout + 5)
+        return self._sdk.AsyncAnthropic(
+            api_key=self._api_key,
+            base_url=self.base_url,
+            max_retries=0,
+            timeout=self.timeout + 5,
+        )
 
     def _request(self, messages: list[Message], kwargs: dict[str, Any]) -> dict[str, Any]:
         system, turns = to_anthropic(messages)
-        params: dict[str, Any] = {"max_tokens": self.max_tokens, **self.request_params, **kwargs}
+        params: dict[str, Any] = {
+            "max_tokens": self.max_tokens,
+            **self.request_params,
+            **kwargs,
+        }
         params.pop("json_mode", None)
         params.pop("stream_options", None)
         request = {"model": self.model, "messages": turns, **params}
@@ -60,16 +70,21 @@ class Anthropic(BaseLLM):
 
     async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
         reply = await self.client.messages.create(**self._request(messages, kwargs))
-        text = "".join(getattr(block, "text", "") or "" for block in reply.content if getattr(block, "type", "") == "text")
+        text = "".join(
+            getattr(block, "text", "") or "" for block in reply.content if getattr(block, "type", "") == "text"
+        )
         usage = getattr(reply, "usage", None)
         return ChatResponse(
             text,
-            Usage(getattr(usage, "input_tokens", 0) or 0, getattr(usage, "output_tokens", 0) or 0),
+            Usage(
+                getattr(usage, "input_tokens", 0) or 0,
+                getattr(usage, "output_tokens", 0) or 0,
+            ),
             model=getattr(reply, "model", None) or self.model,
             finish_reason=getattr(reply, "stop_reason", None),
         )
 
-    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[Union[str, Usage]]:
+    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
         stream = await self.client.messages.create(**self._request(messages, kwargs), stream=True)
         input_tokens = output_tokens = 0
         try:

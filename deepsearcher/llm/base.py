@@ -26,8 +26,9 @@ import threading
 import time
 import weakref
 from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, ClassVar, Iterator, Union
+from typing import Any, ClassVar
 
 from deepsearcher.llm._retry import (
     DEFAULT_CALL_TIMEOUT,
@@ -51,7 +52,7 @@ from deepsearcher.utils.sync_bridge import iterate_sync, run_sync
 logger = logging.getLogger(__name__)
 
 Message = dict[str, Any]
-Messages = Union[list[Message], str]
+Messages = list[Message] | str
 
 __all__ = ["BaseLLM", "ChatResponse", "LLMStream", "SyncLLMStream", "Usage"]
 
@@ -69,7 +70,7 @@ class Usage:
         self.completion_tokens = int(self.completion_tokens or 0)
         self.total_tokens = int(self.total_tokens or 0) or self.prompt_tokens + self.completion_tokens
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         if not isinstance(other, Usage):
             return NotImplemented
         return Usage(
@@ -78,7 +79,7 @@ class Usage:
             self.total_tokens + other.total_tokens,
         )
 
-    def __radd__(self, other: Any) -> "Usage":
+    def __radd__(self, other: Any) -> Usage:
         if other == 0:  # sum([...]) starts from 0
             return self
         return NotImplemented
@@ -119,7 +120,10 @@ class ChatResponse:
         return f"ChatResponse(content={self.content!r}, usage={self.usage!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, ChatResponse) and (self.content, self.usage) == (other.content, other.usage)
+        return isinstance(other, ChatResponse) and (self.content, self.usage) == (
+            other.content,
+            other.usage,
+        )
 
 
 def _normalize_messages(messages: Messages) -> list[Message]:
@@ -183,7 +187,11 @@ class BaseLLM(ABC):
         stream_timeout: float = DEFAULT_STREAM_TIMEOUT,
         **request_params: Any,
     ) -> None:
-        limits = {"timeout": timeout, "stream_timeout": stream_timeout, "call_timeout": call_timeout or 1}
+        limits = {
+            "timeout": timeout,
+            "stream_timeout": stream_timeout,
+            "call_timeout": call_timeout or 1,
+        }
         for label, value in limits.items():
             if value is None or float(value) <= 0:
                 raise ValueError(f"{label} must be a positive number of seconds, got {value!r}")
@@ -241,7 +249,7 @@ class BaseLLM(ABC):
     async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
         """One request, no retries: the reply and its usage."""
 
-    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[Union[str, Usage]]:
+    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
         """One streaming request: yield text deltas, and a `Usage` when the API reports it.
 
         The default makes one non-streaming call (for providers without streaming).
@@ -283,7 +291,12 @@ class BaseLLM(ABC):
         try:
             failure = self._classify_error(exc)
         except Exception as bug:  # noqa: BLE001 - an SDK whose errors look unexpected: use the generic rules
-            logger.debug("%s: could not classify %r (%r); using the generic rules", self.name, exc, bug)
+            logger.debug(
+                "%s: could not classify %r (%r); using the generic rules",
+                self.name,
+                exc,
+                bug,
+            )
             failure = None
         if failure is not None:
             return failure
@@ -322,7 +335,11 @@ class BaseLLM(ABC):
         if isinstance(exc, OSError):
             return self._connection_failure(exc)
         detail = " ".join(str(exc).split())[:200]
-        return Failure("fatal", f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__, False)
+        return Failure(
+            "fatal",
+            f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__,
+            False,
+        )
 
     def _classify_stainless(self, sdk: Any, exc: BaseException) -> Failure | None:
         """Errors of the openai and anthropic SDKs (same generator, same exception tree)."""
@@ -399,7 +416,7 @@ class BaseLLM(ABC):
         self._record(response.usage)
         return response
 
-    def astream(self, messages: Messages, **kwargs: Any) -> "LLMStream":
+    def astream(self, messages: Messages, **kwargs: Any) -> LLMStream:
         """Stream the reply: `async for delta in llm.astream(msgs)`; afterwards the
         stream's `.content`, `.usage` and `.response` hold the whole reply.
 
@@ -407,7 +424,9 @@ class BaseLLM(ABC):
         """
         return LLMStream(self, _normalize_messages(messages), kwargs)
 
-    async def _stream_deltas(self, messages: list[Message], result: "LLMStream", kwargs: dict[str, Any]) -> AsyncIterator[str]:
+    async def _stream_deltas(
+        self, messages: list[Message], result: LLMStream, kwargs: dict[str, Any]
+    ) -> AsyncIterator[str]:
         """The stream, with deadlines: each piece within `timeout`, the first within the
         call budget (retries included), the whole reply within `stream_timeout`."""
         await self.limit.acquire()
@@ -445,19 +464,35 @@ class BaseLLM(ABC):
                         with self._stats_lock:
                             self.failed_calls += 1
                         raise LLMError(
-                            self.name, self.model, self.base_url,
+                            self.name,
+                            self.model,
+                            self.base_url,
                             f"stream interrupted after {emitted} chunks: {failure.reason}",
-                            kind=failure.kind, status=failure.status, attempts=attempts,
+                            kind=failure.kind,
+                            status=failure.status,
+                            attempts=attempts,
                         ) from None
                     if not failure.retryable or attempts > self.policy.max_retries:
                         with self._stats_lock:
                             self.failed_calls += 1
-                        raise self._error(GiveUp(failure, attempts, final_reason(failure, attempts, self.policy))) from None
+                        raise self._error(
+                            GiveUp(
+                                failure,
+                                attempts,
+                                final_reason(failure, attempts, self.policy),
+                            )
+                        ) from None
                     delay = self.policy.backoff(attempts - 1, failure.retry_after)
                     if not budget.fits(delay):
                         with self._stats_lock:
                             self.failed_calls += 1
-                        raise self._error(GiveUp(failure, attempts, budget.spent_reason(failure, attempts))) from None
+                        raise self._error(
+                            GiveUp(
+                                failure,
+                                attempts,
+                                budget.spent_reason(failure, attempts),
+                            )
+                        ) from None
                     self._on_retry(failure, delay)
                     await asyncio.sleep(delay)
                 finally:
@@ -485,7 +520,7 @@ class BaseLLM(ABC):
         """Blocking `achat` (DeepSearcher's name). Works inside a running event loop too."""
         return run_sync(self.achat(messages, json_mode=json_mode, **kwargs))
 
-    def stream(self, messages: Messages, **kwargs: Any) -> "SyncLLMStream":
+    def stream(self, messages: Messages, **kwargs: Any) -> SyncLLMStream:
         """Blocking `astream`: `for delta in llm.stream(msgs)`; then `.content`, `.usage`."""
         return SyncLLMStream(self.astream(messages, **kwargs))
 
@@ -518,7 +553,7 @@ class LLMStream:
     def response(self) -> ChatResponse:
         return ChatResponse(self.content, self.usage, model=self.llm.model)
 
-    def __aiter__(self) -> "LLMStream":
+    def __aiter__(self) -> LLMStream:
         return self
 
     async def __anext__(self) -> str:
@@ -533,7 +568,7 @@ class LLMStream:
     async def aclose(self) -> None:
         await self._deltas.aclose()
 
-    async def __aenter__(self) -> "LLMStream":
+    async def __aenter__(self) -> LLMStream:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -572,7 +607,7 @@ class SyncLLMStream:
     def close(self) -> None:
         run_sync(self._stream.aclose())
 
-    def __enter__(self) -> "SyncLLMStream":
+    def __enter__(self) -> SyncLLMStream:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from typing import Any, AsyncIterator, Union
+from collections.abc import AsyncIterator
+from typing import Any
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.llm._bedrock import botocore_failure, runtime_client
@@ -19,10 +20,16 @@ logger = logging.getLogger(__name__)
 def _usage_of(reply: dict[str, Any]) -> Usage:
     """The token counts of a converse reply or of a stream's metadata event."""
     usage = reply.get("usage") or {}
-    return Usage(usage.get("inputTokens", 0), usage.get("outputTokens", 0), usage.get("totalTokens", 0))
+    return Usage(
+        usage.get("inputTokens", 0),
+        usage.get("outputTokens", 0),
+        usage.get("totalTokens", 0),
+    )
 
 
-def to_converse(messages: list[Message]) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+def to_converse(
+    messages: list[Message],
+) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
     """(system blocks, messages) for `converse`: text blocks, alternating roles."""
     system, turns = split_system(messages)
     blocks = [{"text": system}] if system else []
@@ -71,19 +78,32 @@ class Bedrock(BaseLLM):
         self.base_url = endpoint_url or f"https://bedrock-runtime.{region}.amazonaws.com"
         self.inference_config = {
             key: value
-            for key, value in (("maxTokens", max_tokens), ("temperature", temperature), ("topP", top_p))
+            for key, value in (
+                ("maxTokens", max_tokens),
+                ("temperature", temperature),
+                ("topP", top_p),
+            )
             if value is not None
         }
 
     def _request(self, messages: list[Message], kwargs: dict[str, Any]) -> dict[str, Any]:
         system, turns = to_converse(messages)
         inference = dict(self.inference_config)
-        for ours, theirs in (("max_tokens", "maxTokens"), ("temperature", "temperature"), ("top_p", "topP")):
+        for ours, theirs in (
+            ("max_tokens", "maxTokens"),
+            ("temperature", "temperature"),
+            ("top_p", "topP"),
+        ):
             if ours in kwargs:
                 inference[theirs] = kwargs.pop(ours)
         kwargs.pop("json_mode", None)
         kwargs.pop("stream_options", None)
-        request: dict[str, Any] = {"modelId": self.model, "messages": turns, **self.request_params, **kwargs}
+        request: dict[str, Any] = {
+            "modelId": self.model,
+            "messages": turns,
+            **self.request_params,
+            **kwargs,
+        }
         if system:
             request["system"] = system
         if inference:
@@ -101,7 +121,7 @@ class Bedrock(BaseLLM):
             finish_reason=reply.get("stopReason"),
         )
 
-    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[Union[str, Usage]]:
+    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
         request = self._request(messages, dict(kwargs))
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
@@ -119,7 +139,11 @@ class Bedrock(BaseLLM):
                 try:
                     loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
                 except RuntimeError as closed:  # the consumer's loop is gone: nobody is left to raise it to
-                    logger.debug("Bedrock stream failed after its event loop closed (%s): %r", closed, exc)
+                    logger.debug(
+                        "Bedrock stream failed after its event loop closed (%s): %r",
+                        closed,
+                        exc,
+                    )
 
         worker = threading.Thread(target=pump, name="bedrock-stream", daemon=True)
         worker.start()

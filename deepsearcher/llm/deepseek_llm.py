@@ -8,7 +8,10 @@ from deepsearcher.llm.openai_llm import OpenAI
 
 @register_provider("llm", env_var="DEEPSEEK_API_KEY")
 class DeepSeek(OpenAI):
-    """DeepSeek's API (deepseek-chat; deepseek-reasoner thinks before answering). Key: $DEEPSEEK_API_KEY or config api_key; base_url defaults to https://api.deepseek.com."""
+    """DeepSeek's API (deepseek-chat; deepseek-reasoner thinks before answering).
+
+    Key: $DEEPSEEK_API_KEY or config api_key; base_url defaults to https://api.deepseek.com.
+    """
 
     default_model = "deepseek-chat"
     default_base_url = "https://api.deepseek.com"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Union
+from collections.abc import AsyncIterator
+from typing import Any
 
 from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.config.optional import require
@@ -75,15 +76,23 @@ class Gemini(BaseLLM):
     async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
         system, contents = to_gemini(messages)
         reply = await self._client.aio.models.generate_content(
-            model=self.model, contents=contents, config=self._config(system, json_mode, kwargs)
+            model=self.model,
+            contents=contents,
+            config=self._config(system, json_mode, kwargs),
         )
-        return ChatResponse(reply.text or "", _usage_of(getattr(reply, "usage_metadata", None)), model=self.model)
+        return ChatResponse(
+            reply.text or "",
+            _usage_of(getattr(reply, "usage_metadata", None)),
+            model=self.model,
+        )
 
-    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[Union[str, Usage]]:
+    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
         system, contents = to_gemini(messages)
         kwargs.pop("json_mode", None)
         stream = await self._client.aio.models.generate_content_stream(
-            model=self.model, contents=contents, config=self._config(system, False, kwargs)
+            model=self.model,
+            contents=contents,
+            config=self._config(system, False, kwargs),
         )
         usage = Usage()
         async for chunk in stream:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Any, AsyncIterator, Union
+from collections.abc import AsyncIterator
+from typing import Any
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
@@ -58,7 +59,7 @@ class LiteLLM(BaseLLM):
             request["response_format"] = {"type": "json_object"}
         return chat_response(self, await self._litellm.acompletion(**request))
 
-    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[Union[str, Usage]]:
+    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
         request = self._request(messages, kwargs)
         request["stream"] = True
         request.setdefault("stream_options", {"include_usage": True})
@@ -72,10 +73,20 @@ class LiteLLM(BaseLLM):
         status = getattr(exc, "status_code", None)
         text = str(exc).lower()
         if status in (None, 500) and (
-            isinstance(exc, getattr(litellm, "APIConnectionError", ())) or "connection error" in text or "connecterror" in text
+            isinstance(exc, getattr(litellm, "APIConnectionError", ()))
+            or "connection error" in text
+            or "connecterror" in text
         ):
             return self._connection_failure(exc)
-        if status == 500 and any(sign in text for sign in ("expecting value", "unterminated string", "jsondecodeerror", "extra data")):
+        if status == 500 and any(
+            sign in text
+            for sign in (
+                "expecting value",
+                "unterminated string",
+                "jsondecodeerror",
+                "extra data",
+            )
+        ):
             return self._bad_response_failure(str(exc).rsplit(" - ", 1)[-1])
         if isinstance(status, int) and status >= 400:
             return self._status_failure(status, exc)

@@ -22,7 +22,13 @@ class OpenAICompatible(OpenAI):
     requires_api_key = False
     supports_json_mode = False
 
-    def __init__(self, model: str | None = None, api_key: str | None = None, base_url: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         if not base_url:
             raise ConfigurationError(
                 "OpenAICompatible needs provide_settings.llm.config.base_url, the server's OpenAI-style "

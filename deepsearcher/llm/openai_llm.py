@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Any, AsyncIterator, ClassVar, Union
+from collections.abc import AsyncIterator
+from typing import Any, ClassVar
 
 from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.config.registry import register_provider
@@ -26,8 +27,16 @@ def usage_of(usage: Any) -> Usage:
     if usage is None:
         return Usage()
     if isinstance(usage, dict):
-        return Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), usage.get("total_tokens", 0))
-    return Usage(getattr(usage, "prompt_tokens", 0), getattr(usage, "completion_tokens", 0), getattr(usage, "total_tokens", 0))
+        return Usage(
+            usage.get("prompt_tokens", 0),
+            usage.get("completion_tokens", 0),
+            usage.get("total_tokens", 0),
+        )
+    return Usage(
+        getattr(usage, "prompt_tokens", 0),
+        getattr(usage, "completion_tokens", 0),
+        getattr(usage, "total_tokens", 0),
+    )
 
 
 def chat_response(llm: BaseLLM, completion: Any) -> ChatResponse:
@@ -46,7 +55,7 @@ def chat_response(llm: BaseLLM, completion: Any) -> ChatResponse:
     )
 
 
-async def stream_items(stream: AsyncIterator[Any]) -> AsyncIterator[Union[str, Usage]]:
+async def stream_items(stream: AsyncIterator[Any]) -> AsyncIterator[str | Usage]:
     """Text deltas and usage of an OpenAI-shaped stream of chat completion chunks."""
     async for chunk in stream:
         usage = getattr(chunk, "usage", None)
@@ -97,7 +106,11 @@ class OpenAI(BaseLLM):
         )
         self._api_key = api_key or "not-needed"  # local servers ignore it; the SDK insists on one
         self._client_options = {key: kwargs.pop(key) for key in list(kwargs) if key in CLIENT_OPTIONS}
-        super().__init__(model or self.default_model, base_url=(base_url or OPENAI_URL).rstrip("/"), **kwargs)
+        super().__init__(
+            model or self.default_model,
+            base_url=(base_url or OPENAI_URL).rstrip("/"),
+            **kwargs,
+        )
         self.stream_usage = stream_usage
 
     # ------------------------------------------------------------------ configuration hooks
@@ -145,7 +158,7 @@ class OpenAI(BaseLLM):
         completion = await self.client.chat.completions.create(model=self.model, messages=messages, **params)
         return chat_response(self, completion)
 
-    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[Union[str, Usage]]:
+    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
         params = self._params(kwargs)
         params.pop("json_mode", None)
         params["stream"] = True

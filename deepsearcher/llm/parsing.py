@@ -93,7 +93,13 @@ class _Strings:
         if ch not in "\"'":
             return False
         # with prose_apostrophes, an apostrophe inside a word is prose, not a quote
-        if self._prose_apostrophes and ch == "'" and 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum():
+        if (
+            self._prose_apostrophes
+            and ch == "'"
+            and 0 < i < len(text) - 1
+            and text[i - 1].isalnum()
+            and text[i + 1].isalnum()
+        ):
             return False
         self.quote = ch
         return True
@@ -239,7 +245,17 @@ def literal_eval(text: str) -> Any:
 
 # --------------------------------------------------------------------------- lists
 
-_LIST_KEYS = ("queries", "sub_queries", "subqueries", "questions", "items", "list", "answer", "result", "results")
+_LIST_KEYS = (
+    "queries",
+    "sub_queries",
+    "subqueries",
+    "questions",
+    "items",
+    "list",
+    "answer",
+    "result",
+    "results",
+)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+?)\s*$")
 
 
@@ -351,7 +367,10 @@ parse_number.format_hint = "only the number, e.g. 2"  # type: ignore[attr-define
 _YES = {"yes", "y", "true", "relevant"}
 _NO = {"no", "n", "false", "irrelevant"}
 _YES_NO_WORD = re.compile(r"\b(yes|no|true|false)\b", re.I)
-_ANSWER_IS = re.compile(r"(?:answer|verdict|decision|result)\s*(?:is|:)\s*\**\s*[\"'`]?(yes|no|true|false)\b", re.I)
+_ANSWER_IS = re.compile(
+    r"(?:answer|verdict|decision|result)\s*(?:is|:)\s*\**\s*[\"'`]?(yes|no|true|false)\b",
+    re.I,
+)
 
 
 def parse_yes_no(text: str, step: str = "parse_yes_no") -> bool:

@@ -6,7 +6,8 @@ which themselves use the parsers.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, TypeVar
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar
 
 from deepsearcher.llm.base import BaseLLM, Usage
 from deepsearcher.llm.errors import LLMOutputError
@@ -24,7 +25,14 @@ class StructuredResult(NamedTuple):
     usage: Usage
 
 
-_PARSE_ERRORS = (LLMOutputError, ValueError, TypeError, KeyError, IndexError, SyntaxError)
+_PARSE_ERRORS = (
+    LLMOutputError,
+    ValueError,
+    TypeError,
+    KeyError,
+    IndexError,
+    SyntaxError,
+)
 
 
 async def structured_call(

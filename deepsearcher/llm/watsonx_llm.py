@@ -35,9 +35,17 @@ class WatsonX(BaseLLM):
 
     async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
         token = await asyncio.to_thread(iam_token, self.account, self.timeout)
-        body = {"model_id": self.model, "messages": messages, **self.account.scope(), **self.request_params, **kwargs}
+        body = {
+            "model_id": self.model,
+            "messages": messages,
+            **self.account.scope(),
+            **self.request_params,
+            **kwargs,
+        }
         response = await self.client.post(
-            self.account.endpoint("text/chat"), json=body, headers={"Authorization": f"Bearer {token}"}
+            self.account.endpoint("text/chat"),
+            json=body,
+            headers={"Authorization": f"Bearer {token}"},
         )
         response.raise_for_status()
         data = response.json()

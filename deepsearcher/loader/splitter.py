@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from deepsearcher.types import Chunk, Document
 
@@ -68,11 +68,16 @@ def _chunks(documents: Iterable[Document], chunk_size: int, chunk_overlap: int, 
     for document in documents:
         text = document.page_content
         if not text.strip():
-            logger.warning("%s: document has no text; nothing to chunk", document.reference or "<no reference>")
+            logger.warning(
+                "%s: document has no text; nothing to chunk",
+                document.reference or "<no reference>",
+            )
             continue
         for chunk_index, (start, piece) in enumerate(_pieces(text, chunk_size, chunk_overlap)):
             metadata = copy.deepcopy(document.metadata)
-            metadata["wider_text"] = text[max(0, start - window_size) : min(len(text), start + len(piece) + window_size)]
+            metadata["wider_text"] = text[
+                max(0, start - window_size) : min(len(text), start + len(piece) + window_size)
+            ]
             metadata["chunk_index"] = chunk_index
             metadata["start_index"] = start
             yield Chunk(text=piece, reference=document.reference, metadata=metadata)

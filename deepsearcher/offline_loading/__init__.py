@@ -8,7 +8,8 @@ failed input.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from deepsearcher.offline_loading.pipeline import IngestionPipeline, ProgressCallback
 from deepsearcher.offline_loading.sources import LoadedSource, iter_file_sources
@@ -21,6 +22,7 @@ __all__ = [
     "SourceFailure",
     "configured_pipeline",
     "delete_source",
+    "iter_file_sources",
     "load_from_local_files",
     "load_from_website",
     "load_inputs",
@@ -42,7 +44,11 @@ def configured_pipeline(
     return pipeline_for(configuration.current(), chunk_size, chunk_overlap, batch_size, on_progress)
 
 
-def with_web_sources(file_sources: Iterable[LoadedSource], urls: list[str], crawl_kwargs: dict[str, Any] | None = None) -> Iterator[LoadedSource]:
+def with_web_sources(
+    file_sources: Iterable[LoadedSource],
+    urls: list[str],
+    crawl_kwargs: dict[str, Any] | None = None,
+) -> Iterator[LoadedSource]:
     """`file_sources`, then the pages the configured crawler finds from `urls`."""
     from deepsearcher import configuration
 
@@ -97,7 +103,18 @@ def load_from_local_files(
 ) -> LoadSummary:
     """Load files and folders (recursively) into `collection_name`; unchanged files are skipped."""
     paths = [paths_or_directory] if isinstance(paths_or_directory, (str, os.PathLike)) else list(paths_or_directory)
-    return _load(paths, [], collection_name, collection_description, force_new_collection, chunk_size, chunk_overlap, batch_size, on_progress, {})
+    return _load(
+        paths,
+        [],
+        collection_name,
+        collection_description,
+        force_new_collection,
+        chunk_size,
+        chunk_overlap,
+        batch_size,
+        on_progress,
+        {},
+    )
 
 
 def load_from_website(
@@ -113,7 +130,18 @@ def load_from_website(
 ) -> LoadSummary:
     """Crawl `urls` (see HttpCrawler for depth, page limits and safety) and load the pages."""
     url_list = [urls] if isinstance(urls, str) else list(urls)
-    return _load([], url_list, collection_name, collection_description, force_new_collection, chunk_size, chunk_overlap, batch_size, on_progress, crawl_kwargs)
+    return _load(
+        [],
+        url_list,
+        collection_name,
+        collection_description,
+        force_new_collection,
+        chunk_size,
+        chunk_overlap,
+        batch_size,
+        on_progress,
+        crawl_kwargs,
+    )
 
 
 def is_url(text: str) -> bool:
@@ -132,7 +160,18 @@ def load_inputs(
     **crawl_kwargs: Any,
 ) -> LoadSummary:
     """Files, folders and URLs mixed, in one run and one summary (what `deepsearcher load` calls)."""
-    return _load(list(inputs), [], collection_name, collection_description, force_new_collection, chunk_size, chunk_overlap, batch_size, on_progress, crawl_kwargs)
+    return _load(
+        list(inputs),
+        [],
+        collection_name,
+        collection_description,
+        force_new_collection,
+        chunk_size,
+        chunk_overlap,
+        batch_size,
+        on_progress,
+        crawl_kwargs,
+    )
 
 
 def delete_source(reference: str, collection_name: str | None = None) -> int:

@@ -82,7 +82,7 @@ class EmbedScheduler:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
 
-    def __enter__(self) -> "EmbedScheduler":
+    def __enter__(self) -> EmbedScheduler:
         return self
 
     def __exit__(self, *exc: Any) -> None:

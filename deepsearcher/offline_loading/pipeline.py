@@ -21,8 +21,9 @@ import os
 import signal
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.loader.splitter import split_docs_to_chunks
@@ -88,7 +89,9 @@ class IngestionPipeline:
         force_new_collection: bool = False,
     ) -> LoadSummary:
         started = time.perf_counter()
-        collection = normalize_collection_name(collection_name) if collection_name else self.vector_db.default_collection
+        collection = (
+            normalize_collection_name(collection_name) if collection_name else self.vector_db.default_collection
+        )
         self.vector_db.init_collection(
             dim=self.embedding.dimension,
             collection=collection,
@@ -106,7 +109,10 @@ class IngestionPipeline:
                 chunks = self._prepare(source, known, collection, summary)
                 pending.extend(chunks)
                 while len(pending) >= self.batch_size:
-                    batch, pending = pending[: self.batch_size], pending[self.batch_size :]
+                    batch, pending = (
+                        pending[: self.batch_size],
+                        pending[self.batch_size :],
+                    )
                     inserting = self._embed_and_insert(batch, collection, writer, inserting, summary)
             if pending:
                 inserting = self._embed_and_insert(pending, collection, writer, inserting, summary)
@@ -171,7 +177,14 @@ class IngestionPipeline:
         self.on_progress("source", {"source": reference, "chunks": len(todo)})
         return todo
 
-    def _missing_chunks(self, collection: str, reference: str, chunks: list[Chunk], record: Any, summary: LoadSummary) -> list[Chunk]:
+    def _missing_chunks(
+        self,
+        collection: str,
+        reference: str,
+        chunks: list[Chunk],
+        record: Any,
+        summary: LoadSummary,
+    ) -> list[Chunk]:
         """The chunks of an unchanged source that are not stored exactly once; stray rows
         (duplicates, rows of no current chunk) are deleted on the way."""
         rows = self.vector_db.stored_chunks(collection, reference)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from deepsearcher.loader.file_loader._text import not_regular_reason
 from deepsearcher.loader.file_loader.base import BaseLoader, iter_files
@@ -43,7 +43,10 @@ def iter_file_sources(paths: Iterable[str | os.PathLike[str]], loader: BaseLoade
                 empty = False
                 yield folder_member(loader, file_path)
             if empty:
-                yield LoadedSource(str(path), skip_reason="empty folder: no files in it (hidden files are not loaded)")
+                yield LoadedSource(
+                    str(path),
+                    skip_reason="empty folder: no files in it (hidden files are not loaded)",
+                )
         elif (special := not_regular_reason(path)) is not None:
             yield LoadedSource(str(path), skip_reason=special)
         elif not path.exists():
@@ -66,7 +69,11 @@ def folder_member(loader: BaseLoader, file_path: Path, read_path: Path | None = 
     if special is not None:
         return LoadedSource(str(file_path), skip_reason=special)
     if not loader.can_load(file_path):
-        return LoadedSource(str(file_path), unsupported=True, skip_reason=unsupported_reason(loader, file_path))
+        return LoadedSource(
+            str(file_path),
+            unsupported=True,
+            skip_reason=unsupported_reason(loader, file_path),
+        )
     return _load_one(loader, str(read_path or file_path))
 
 

@@ -6,7 +6,8 @@ named in the summary too but does not fail the load (the pages that worked are k
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from deepsearcher.loader.web_crawler._errors import URLRefusedError
 from deepsearcher.loader.web_crawler._urls import url_key

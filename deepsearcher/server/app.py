@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import FileResponse, JSONResponse
@@ -64,12 +65,16 @@ def create_app(config: Configuration | None = None) -> FastAPI:
         await asyncio.to_thread(configuration.init_config, state.config)
         state.components = configuration.current()
         state.jobs = JobManager(
-            workers=state.settings.job_workers, db_path=state.settings.resolved_data_dir() / "jobs.sqlite"
+            workers=state.settings.job_workers,
+            db_path=state.settings.resolved_data_dir() / "jobs.sqlite",
         )
         _stop_jobs_on_sigterm(state.jobs)
         state.ready = True
         if configuration.llm is None:
-            logger.warning("No LLM available, /v1/query and /query/ answer 503: %s", configuration.llm_error)
+            logger.warning(
+                "No LLM available, /v1/query and /query/ answer 503: %s",
+                configuration.llm_error,
+            )
         try:
             yield
         finally:
@@ -79,7 +84,8 @@ def create_app(config: Configuration | None = None) -> FastAPI:
     app = FastAPI(
         title="DeepSearcher",
         version=deepsearcher.__version__,
-        description="Load documents and web pages into a vector store, then ask questions that agents research with citations.",
+        description="Load documents and web pages into a vector store, then ask questions that agents "
+        "research with citations.",
         lifespan=lifespan,
     )
     app.state.deepsearcher = state
@@ -94,7 +100,6 @@ def create_app(config: Configuration | None = None) -> FastAPI:
     @app.get("/health", tags=["meta"], summary="Liveness and readiness (no API key needed).")
     async def health() -> dict[str, Any]:
         from deepsearcher import configuration
-
         from deepsearcher.agent.catalog import agent_infos
 
         return {
@@ -111,7 +116,14 @@ def create_app(config: Configuration | None = None) -> FastAPI:
         page = STATIC_DIR / "index.html"
         if page.is_file():
             return FileResponse(page, media_type="text/html")
-        return JSONResponse({"name": "DeepSearcher", "version": deepsearcher.__version__, "docs": "/docs", "health": "/health"})
+        return JSONResponse(
+            {
+                "name": "DeepSearcher",
+                "version": deepsearcher.__version__,
+                "docs": "/docs",
+                "health": "/health",
+            }
+        )
 
     if STATIC_DIR.is_dir():
         app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")

@@ -10,8 +10,8 @@ never routed to.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Optional
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -66,7 +66,11 @@ def authenticate(settings: ServerSettings, authorization: str | None) -> Princip
     if not settings.auth_enabled:
         return LOCAL
     if not authorization:
-        raise APIError(401, "Missing API key: send the header 'Authorization: Bearer <key>'.", _CHALLENGE)
+        raise APIError(
+            401,
+            "Missing API key: send the header 'Authorization: Bearer <key>'.",
+            _CHALLENGE,
+        )
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise APIError(401, "Malformed Authorization header: expected 'Bearer <key>'.", _CHALLENGE)
@@ -78,7 +82,7 @@ def authenticate(settings: ServerSettings, authorization: str | None) -> Princip
 
 async def require_principal(
     request: Request,
-    credentials: Optional[HTTPAuthorizationCredentials] = Depends(bearer),
+    credentials: HTTPAuthorizationCredentials | None = Depends(bearer),
 ) -> Principal:
     """FastAPI dependency of every protected route."""
     settings: ServerSettings = request.app.state.deepsearcher.settings
@@ -87,7 +91,11 @@ async def require_principal(
         # already refuses to bind): without keys, only a loopback listener is served.
         listener = request.scope.get("server")
         if listener and listener[0] and not is_loopback(str(listener[0])):
-            raise APIError(403, f"This server listens on {listener[0]} without API keys; add server.api_keys to the config file or listen on 127.0.0.1.")
+            raise APIError(
+                403,
+                f"This server listens on {listener[0]} without API keys; add server.api_keys to the config "
+                "file or listen on 127.0.0.1.",
+            )
     principal = authenticate(settings, request.headers.get("authorization"))
     request.state.principal = principal
     return principal

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from typing import Any, Callable, Coroutine
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -55,8 +56,17 @@ def internal_error(exc: BaseException, request: Request | None = None) -> JSONRe
     """Log the traceback under a fresh id and answer with that id only."""
     error_id = uuid.uuid4().hex[:12]
     where = f"{request.method} {request.url.path}" if request is not None else "request"
-    logger.error("Unexpected error %s in %s", error_id, where, exc_info=(type(exc), exc, exc.__traceback__))
-    return error_response(500, f"Internal server error (error id {error_id}); the details are in the server log.", error_id=error_id)
+    logger.error(
+        "Unexpected error %s in %s",
+        error_id,
+        where,
+        exc_info=(type(exc), exc, exc.__traceback__),
+    )
+    return error_response(
+        500,
+        f"Internal server error (error id {error_id}); the details are in the server log.",
+        error_id=error_id,
+    )
 
 
 def _field(loc: tuple[Any, ...]) -> str:
@@ -81,7 +91,12 @@ def install_error_handlers(app: FastAPI) -> None:
         info = classify(exc)
         if info.http_status >= 500:
             logger.warning("%s %s failed: %s", request.method, request.url.path, exc)
-        return error_response(info.http_status, info.message, getattr(exc, "headers", None), kind=info.kind)
+        return error_response(
+            info.http_status,
+            info.message,
+            getattr(exc, "headers", None),
+            kind=info.kind,
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -17,11 +17,12 @@ import threading
 import time
 import uuid
 from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from deepsearcher.offline_loading.pipeline import ProgressCallback
 from deepsearcher.offline_loading.sources import LoadedSource
@@ -87,7 +88,10 @@ class Job:
             "status": self.status,
             "collection": self.collection,
             "inputs": list(self.inputs),
-            "progress": {"sources_done": self.sources_done, "chunks_embedded": self.chunks_embedded},
+            "progress": {
+                "sources_done": self.sources_done,
+                "chunks_embedded": self.chunks_embedded,
+            },
             "results": self.results if self.results is not None else empty_results(),
             "error": self.error,
             "created_at": _iso(self.created_at),
@@ -99,7 +103,14 @@ class Job:
 
 def empty_results() -> dict[str, Any]:
     """The results of a job that has not finished (or failed before loading anything)."""
-    return {"loaded": [], "replaced": [], "skipped_unchanged": [], "unsupported": [], "failed": [], "chunks_inserted": 0}
+    return {
+        "loaded": [],
+        "replaced": [],
+        "skipped_unchanged": [],
+        "unsupported": [],
+        "failed": [],
+        "chunks_inserted": 0,
+    }
 
 
 def summary_results(summary: LoadSummary) -> dict[str, Any]:
@@ -128,7 +139,10 @@ class JobInterrupted(DeepSearcherError):
     """Raised at a batch boundary inside a job when the server is stopping."""
 
 
-INTERRUPTED = "The server stopped before this job finished; POST /v1/jobs/{id}/resume (or load the same inputs again) to complete it."
+INTERRUPTED = (
+    "The server stopped before this job finished; POST /v1/jobs/{id}/resume (or load the same "
+    "inputs again) to complete it."
+)
 
 
 class JobManager:
@@ -189,7 +203,14 @@ class JobManager:
         spec: dict[str, Any] | None = None,
     ) -> Job:
         """Queue `work`; `spec` (JSON) is recorded so the job can be resumed after a restart."""
-        job = Job(id=uuid.uuid4().hex, kind=kind, collection=collection, inputs=list(inputs), owner=owner, spec=spec)
+        job = Job(
+            id=uuid.uuid4().hex,
+            kind=kind,
+            collection=collection,
+            inputs=list(inputs),
+            owner=owner,
+            spec=spec,
+        )
         with self._lock:
             if self._closed:
                 raise DeepSearcherError("The server is shutting down; no new load jobs are accepted.")
@@ -197,7 +218,13 @@ class JobManager:
             self._forget_old()
         self._save(job)
         self._enqueue(job, work, cleanup)
-        logger.info("job %s queued: %s into '%s' (%s)", job.id, kind, collection, owner or "local")
+        logger.info(
+            "job %s queued: %s into '%s' (%s)",
+            job.id,
+            kind,
+            collection,
+            owner or "local",
+        )
         return job
 
     def resume(self, job_id: str, work: Work) -> Job:
@@ -209,8 +236,15 @@ class JobManager:
             if self._closed:
                 raise DeepSearcherError("The server is shutting down; no jobs are resumed.")
             if job.status != "interrupted":
-                raise JobNotResumable(f"Job {job_id} is {job.status}, not interrupted: only an interrupted job can be resumed.")
-            job.status, job.error, job.finished_at, job.started_at = "queued", None, None, None
+                raise JobNotResumable(
+                    f"Job {job_id} is {job.status}, not interrupted: only an interrupted job can be resumed."
+                )
+            job.status, job.error, job.finished_at, job.started_at = (
+                "queued",
+                None,
+                None,
+                None,
+            )
         self._save(job)
         self._enqueue(job, work, None)
         logger.info("job %s resumed", job.id)
@@ -223,7 +257,12 @@ class JobManager:
             start_chain = len(chain) == 1
         if start_chain:
             # daemon threads: a job stuck in a read must not keep a stopping server alive
-            thread = threading.Thread(target=self._run_chain, args=(job.collection,), name="deepsearcher-job", daemon=True)
+            thread = threading.Thread(
+                target=self._run_chain,
+                args=(job.collection,),
+                name="deepsearcher-job",
+                daemon=True,
+            )
             with self._lock:
                 self._threads.add(thread)
             thread.start()
@@ -254,7 +293,9 @@ class JobManager:
     def list(self, collections: set[str] | None = None) -> list[dict[str, Any]]:
         """Newest first; only jobs of `collections` when given."""
         with self._lock:
-            jobs = [job for job in reversed(self._jobs.values()) if collections is None or job.collection in collections]
+            jobs = [
+                job for job in reversed(self._jobs.values()) if collections is None or job.collection in collections
+            ]
             return [job.to_dict() for job in jobs]
 
     def _forget_old(self) -> None:
@@ -368,7 +409,11 @@ class JobManager:
             waiters, left = [], []
             for job in self._jobs.values():
                 if not job.finished:
-                    job.status, job.error, job.finished_at = "interrupted", INTERRUPTED.format(id=job.id), time.time()
+                    job.status, job.error, job.finished_at = (
+                        "interrupted",
+                        INTERRUPTED.format(id=job.id),
+                        time.time(),
+                    )
                     waiters.extend(job.waiters)
                     job.waiters = []
                     left.append(job)
@@ -387,7 +432,21 @@ class JobNotResumable(DeepSearcherError):
 class JobDatabase:
     """The jobs table in SQLite: one row per job, written on every change of state."""
 
-    COLUMNS = ("id", "kind", "collection", "owner", "status", "inputs", "spec", "progress", "results", "error", "created_at", "started_at", "finished_at")
+    COLUMNS = (
+        "id",
+        "kind",
+        "collection",
+        "owner",
+        "status",
+        "inputs",
+        "spec",
+        "progress",
+        "results",
+        "error",
+        "created_at",
+        "started_at",
+        "finished_at",
+    )
 
     def __init__(self, path: Path) -> None:
         import sqlite3
@@ -398,36 +457,62 @@ class JobDatabase:
         self._conn: Any = sqlite3.connect(str(path), check_same_thread=False, timeout=5)
         with self._lock, self._conn:
             self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, kind TEXT, collection TEXT, owner TEXT, status TEXT, "
-                "inputs TEXT, spec TEXT, progress TEXT, results TEXT, error TEXT, created_at REAL, started_at REAL, finished_at REAL)"
+                "CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, kind TEXT, collection TEXT, owner "
+                "TEXT, status TEXT, "
+                "inputs TEXT, spec TEXT, progress TEXT, results TEXT, error TEXT, created_at REAL, "
+                "started_at REAL, finished_at REAL)"
             )
 
     def save(self, row: dict[str, Any], job: Job) -> None:
         values = (
-            job.id, job.kind, job.collection, job.owner, job.status, json.dumps(job.inputs), json.dumps(row.get("spec")),
-            json.dumps(row["progress"]), json.dumps(job.results, default=str) if job.results is not None else None,
-            job.error, job.created_at, job.started_at, job.finished_at,
+            job.id,
+            job.kind,
+            job.collection,
+            job.owner,
+            job.status,
+            json.dumps(job.inputs),
+            json.dumps(row.get("spec")),
+            json.dumps(row["progress"]),
+            json.dumps(job.results, default=str) if job.results is not None else None,
+            job.error,
+            job.created_at,
+            job.started_at,
+            job.finished_at,
         )
         with self._lock:
             if self._conn is None:
                 return
             with self._conn:
-                self._conn.execute(f"INSERT OR REPLACE INTO jobs ({', '.join(self.COLUMNS)}) VALUES ({', '.join('?' * len(values))})", values)
+                self._conn.execute(
+                    f"INSERT OR REPLACE INTO jobs ({', '.join(self.COLUMNS)}) VALUES ({', '.join('?' * len(values))})",
+                    values,
+                )
 
     def load(self, keep: int) -> list[Job]:
         """The newest `keep` jobs, oldest first; those that had not finished become interrupted."""
         with self._lock:
-            rows = self._conn.execute(f"SELECT {', '.join(self.COLUMNS)} FROM jobs ORDER BY created_at DESC LIMIT ?", (keep,)).fetchall()
+            rows = self._conn.execute(
+                f"SELECT {', '.join(self.COLUMNS)} FROM jobs ORDER BY created_at DESC LIMIT ?",
+                (keep,),
+            ).fetchall()
         jobs = []
         for values in reversed(rows):
-            data = dict(zip(self.COLUMNS, values))
+            data = dict(zip(self.COLUMNS, values, strict=False))
             progress = json.loads(data["progress"] or "{}")
             job = Job(
-                id=data["id"], kind=data["kind"], collection=data["collection"], inputs=json.loads(data["inputs"] or "[]"),
-                owner=data["owner"] or "", status=data["status"], sources_done=int(progress.get("sources_done", 0)),
+                id=data["id"],
+                kind=data["kind"],
+                collection=data["collection"],
+                inputs=json.loads(data["inputs"] or "[]"),
+                owner=data["owner"] or "",
+                status=data["status"],
+                sources_done=int(progress.get("sources_done", 0)),
                 chunks_embedded=int(progress.get("chunks_embedded", 0)),
-                results=json.loads(data["results"]) if data["results"] else None, error=data["error"],
-                created_at=data["created_at"], started_at=data["started_at"], finished_at=data["finished_at"],
+                results=json.loads(data["results"]) if data["results"] else None,
+                error=data["error"],
+                created_at=data["created_at"],
+                started_at=data["started_at"],
+                finished_at=data["finished_at"],
                 spec=json.loads(data["spec"]) if data["spec"] else None,
             )
             if not job.finished:

@@ -10,13 +10,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from deepsearcher.app import loading, path_rules
-from deepsearcher.server.errors import APIError
 from deepsearcher.app.path_rules import PathRefusedError, iter_allowed_file_sources
+from deepsearcher.server.errors import APIError
 from deepsearcher.types.errors import BadInputError
 
-__all__ = ["NO_ROOTS", "check_url", "is_url_like", "iter_allowed_file_sources", "resolve_allowed"]
+__all__ = [
+    "NO_ROOTS",
+    "check_url",
+    "is_url_like",
+    "iter_allowed_file_sources",
+    "resolve_allowed",
+]
 
-NO_ROOTS = "Loading server-side paths is disabled: list the folders clients may load from in server.allowed_roots in the config file (or upload the files to /v1/documents)."
+NO_ROOTS = (
+    "Loading server-side paths is disabled: list the folders clients may load from in "
+    "server.allowed_roots in the config file (or upload the files to /v1/documents)."
+)
 
 
 def is_url_like(text: str) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from typing import Any, Dict, List, Optional, Union
+from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,7 +28,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from deepsearcher.app import loading, querying
 from deepsearcher.server import services
 from deepsearcher.server.auth import Principal, require_principal
-from deepsearcher.server.errors import APIError, JSONSafeResponse, SafeRoute, error_response
+from deepsearcher.server.errors import (
+    APIError,
+    JSONSafeResponse,
+    SafeRoute,
+    error_response,
+)
 from deepsearcher.server.paths import check_url
 from deepsearcher.server.settings import is_loopback
 from deepsearcher.types.errors import DeepSearcherError
@@ -36,34 +41,49 @@ from deepsearcher.types.errors import DeepSearcherError
 SECRET_MARKERS = ("key", "token", "secret", "password", "credential")
 _switching = asyncio.Lock()
 
-router = APIRouter(tags=["DeepSearcher-compatible"], route_class=SafeRoute, dependencies=[Depends(require_principal)])
+router = APIRouter(
+    tags=["DeepSearcher-compatible"],
+    route_class=SafeRoute,
+    dependencies=[Depends(require_principal)],
+)
 
 
 class LoadFilesRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    paths: Union[str, List[str]] = Field(description="Files or folders on the server, under server.allowed_roots.", examples=[["/srv/docs/handbook.pdf"]])
-    collection_name: Optional[str] = Field(None, description="Target collection (default: the configured default).")
-    collection_description: Optional[str] = Field(None, description="What the collection holds (the router reads it).")
-    batch_size: Optional[int] = Field(None, ge=1, le=4096, description="Chunks embedded per batch.")
+    paths: str | list[str] = Field(
+        description="Files or folders on the server, under server.allowed_roots.",
+        examples=[["/srv/docs/handbook.pdf"]],
+    )
+    collection_name: str | None = Field(None, description="Target collection (default: the configured default).")
+    collection_description: str | None = Field(None, description="What the collection holds (the router reads it).")
+    batch_size: int | None = Field(None, ge=1, le=4096, description="Chunks embedded per batch.")
 
 
 class LoadWebsiteRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    urls: Union[str, List[str]] = Field(description="http(s) URLs to crawl.", examples=[["https://example.com/docs"]])
-    collection_name: Optional[str] = None
-    collection_description: Optional[str] = None
-    batch_size: Optional[int] = Field(None, ge=1, le=4096)
+    urls: str | list[str] = Field(description="http(s) URLs to crawl.", examples=[["https://example.com/docs"]])
+    collection_name: str | None = None
+    collection_description: str | None = None
+    batch_size: int | None = Field(None, ge=1, le=4096)
 
 
 class ProviderConfigRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    feature: str = Field(description="llm, embedding, file_loader, web_crawler or vector_db.", examples=["llm"])
-    provider: str = Field(description="A provider name (see `deepsearcher providers`).", examples=["OpenAI"])
-    config: Dict[str, Any] = Field(
-        default_factory=dict, description="The provider's settings.", examples=[{"model": "gpt-4o-mini"}]
+    feature: str = Field(
+        description="llm, embedding, file_loader, web_crawler or vector_db.",
+        examples=["llm"],
+    )
+    provider: str = Field(
+        description="A provider name (see `deepsearcher providers`).",
+        examples=["OpenAI"],
+    )
+    config: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The provider's settings.",
+        examples=[{"model": "gpt-4o-mini"}],
     )
 
 
@@ -80,12 +100,16 @@ def _require_admin(request: Request, principal: Principal) -> None:
     settings = services.server_state(request).settings
     if settings.auth_enabled:
         if principal.collections is not None:
-            raise APIError(403, "Changing providers needs an admin key (one without a collections limit).")
+            raise APIError(
+                403,
+                "Changing providers needs an admin key (one without a collections limit).",
+            )
         return
     listener = request.scope.get("server")
     if not listener or not is_loopback(str(listener[0])):
         raise APIError(
-            403, "Changing providers without API keys is allowed only on a loopback listener; add server.api_keys."
+            403,
+            "Changing providers without API keys is allowed only on a loopback listener; add server.api_keys.",
         )
 
 
@@ -95,7 +119,9 @@ def _busy(state: Any) -> bool:
 
 @router.post("/set-provider-config/", summary="Switch one feature to another provider (admin).")
 async def set_provider_config(
-    body: ProviderConfigRequest, request: Request, principal: Principal = Depends(require_principal)
+    body: ProviderConfigRequest,
+    request: Request,
+    principal: Principal = Depends(require_principal),
 ) -> dict:
     from deepsearcher import configuration
 
@@ -103,22 +129,32 @@ async def set_provider_config(
     state = services.server_state(request)
     async with _switching:
         if _busy(state):
-            raise APIError(409, "Load jobs are running: switch providers when they have finished (GET /v1/jobs).")
+            raise APIError(
+                409,
+                "Load jobs are running: switch providers when they have finished (GET /v1/jobs).",
+            )
         candidate = copy.deepcopy(state.config)
         candidate.set_provider_config(body.feature, body.provider, body.config)
         try:
             await services.in_thread(configuration.init_config, candidate)
-            optional_error = {"llm": configuration.llm_error, "web_crawler": configuration.web_crawler_error}.get(body.feature)
+            optional_error = {
+                "llm": configuration.llm_error,
+                "web_crawler": configuration.web_crawler_error,
+            }.get(body.feature)
             if optional_error is not None:  # asked for explicitly: its failure is this request's failure
                 raise optional_error
         except (DeepSearcherError, OSError) as exc:
             await services.in_thread(configuration.init_config, state.config)  # back to what worked
             raise APIError(400, f"Failed to set provider config: {exc}") from exc
         state.config = candidate
-    return {"message": "Provider config set successfully", "provider": body.provider, "config": redacted(body.config)}
+    return {
+        "message": "Provider config set successfully",
+        "provider": body.provider,
+        "config": redacted(body.config),
+    }
 
 
-def _as_list(value: Union[str, List[str]]) -> list[str]:
+def _as_list(value: str | list[str]) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
@@ -127,24 +163,48 @@ def _loaded_response(job: dict, what: str) -> JSONSafeResponse:
     collection = job["collection"]
     if job["status"] == "failed" and not results["failed"]:  # the job itself failed (store, crawler, ...)
         return error_response(500, f"Loading into '{collection}' failed: {job['error']}", job_id=job["id"])
-    counts = f"{len(results['loaded'])} new, {len(results['replaced'])} replaced, {len(results['skipped_unchanged'])} unchanged"
+    counts = (
+        f"{len(results['loaded'])} new, {len(results['replaced'])} replaced, "
+        f"{len(results['skipped_unchanged'])} unchanged"
+    )
     if job["status"] == "succeeded":
         message = f"{what} loaded successfully into '{collection}' ({counts}, {results['chunks_inserted']} chunks)."
         return JSONSafeResponse({"message": message, "summary": results, "job_id": job["id"]})
     failures = "; ".join(f"{failure['source']}: {failure['reason']}" for failure in results["failed"])
     if job["status"] == "partial":
         message = f"{what} partly loaded into '{collection}' ({counts}); failed: {failures}"
-        return JSONSafeResponse({"message": message, "summary": results, "job_id": job["id"]}, status_code=207)
-    return error_response(422, f"Nothing was loaded into '{collection}'; failed: {failures}", message=f"{what} could not be loaded.", summary=results, job_id=job["id"])
+        return JSONSafeResponse(
+            {"message": message, "summary": results, "job_id": job["id"]},
+            status_code=207,
+        )
+    return error_response(
+        422,
+        f"Nothing was loaded into '{collection}'; failed: {failures}",
+        message=f"{what} could not be loaded.",
+        summary=results,
+        job_id=job["id"],
+    )
 
 
-@router.post("/load-files/", summary="Load server-side files or folders and wait until they are in.")
-async def load_files(body: LoadFilesRequest, request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+@router.post(
+    "/load-files/",
+    summary="Load server-side files or folders and wait until they are in.",
+)
+async def load_files(
+    body: LoadFilesRequest,
+    request: Request,
+    principal: Principal = Depends(require_principal),
+) -> JSONSafeResponse:
     state = services.server_state(request)
     given = _as_list(body.paths)
     if not given:
-        return error_response(400, "No path given: send {\"paths\": [\"/path/on/the/server\"]}.")
-    load_request = loading.LoadRequest(given, body.collection_name, body.collection_description, batch_size=body.batch_size)
+        return error_response(400, 'No path given: send {"paths": ["/path/on/the/server"]}.')
+    load_request = loading.LoadRequest(
+        given,
+        body.collection_name,
+        body.collection_description,
+        batch_size=body.batch_size,
+    )
     plan = services.plan_load(state, principal, load_request)
     if plan.urls:
         return error_response(400, "/load-files/ takes server paths; load URLs with /load-website/.")
@@ -152,18 +212,38 @@ async def load_files(body: LoadFilesRequest, request: Request, principal: Princi
     return _loaded_response(await state.job_manager().wait(job.id), "Files")
 
 
-@router.post("/load-website/", summary="Crawl URLs and load the pages, waiting until they are in.")
-async def load_website(body: LoadWebsiteRequest, request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+@router.post(
+    "/load-website/",
+    summary="Crawl URLs and load the pages, waiting until they are in.",
+)
+async def load_website(
+    body: LoadWebsiteRequest,
+    request: Request,
+    principal: Principal = Depends(require_principal),
+) -> JSONSafeResponse:
     state = services.server_state(request)
     urls = [check_url(url) for url in _as_list(body.urls)]
     if not urls:
-        return error_response(400, "No URL given: send {\"urls\": [\"https://...\"]}.")
-    load_request = loading.LoadRequest(urls, body.collection_name, body.collection_description, batch_size=body.batch_size)
-    job = services.submit_load(state, principal, "load-website", services.plan_load(state, principal, load_request))
+        return error_response(400, 'No URL given: send {"urls": ["https://..."]}.')
+    load_request = loading.LoadRequest(
+        urls,
+        body.collection_name,
+        body.collection_description,
+        batch_size=body.batch_size,
+    )
+    job = services.submit_load(
+        state,
+        principal,
+        "load-website",
+        services.plan_load(state, principal, load_request),
+    )
     return _loaded_response(await state.job_manager().wait(job.id), "Website")
 
 
-@router.get("/query/", summary="Answer a question with the auto-routed agent (DeepSearcher's shape).")
+@router.get(
+    "/query/",
+    summary="Answer a question with the auto-routed agent (DeepSearcher's shape).",
+)
 async def perform_query(
     original_query: str = Query(..., min_length=1, description="The question."),
     max_iter: int = Query(3, ge=1, le=20, description="Reflection rounds at most."),

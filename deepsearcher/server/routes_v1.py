@@ -1,15 +1,16 @@
 """The v1 API: background loads with job status, streaming queries, collection management.
 
-    POST   /v1/documents                 multipart files + form `collection`, `description` → 202 {job_id}
-    POST   /v1/load                      {inputs, collection?, description?, force_new_collection?, max_depth?, max_pages?} → 202 {job_id}
-    GET    /v1/jobs/{id}                 the job: status, progress, results, error
-    POST   /v1/jobs/{id}/resume          run an interrupted job again → 202
-    GET    /v1/jobs                      recent jobs (those of the key's collections)
-    POST   /v1/query                     {question, agent, max_iter?, collections?, max_tokens?} → QueryResult (or SSE)
-    GET    /v1/collections               [{name, description, dim, embedding_model, sources}]
-    DELETE /v1/collections/{name}
-    GET    /v1/collections/{name}/sources  [{reference, chunks}]
-    DELETE /v1/sources                   {collection, reference} → {deleted}
+POST   /v1/documents                 multipart files + form `collection`, `description` → 202 {job_id}
+POST   /v1/load                      {inputs, collection?, description?, force_new_collection?, max_depth?,
+                                     max_pages?} → 202 {job_id}
+GET    /v1/jobs/{id}                 the job: status, progress, results, error
+POST   /v1/jobs/{id}/resume          run an interrupted job again → 202
+GET    /v1/jobs                      recent jobs (those of the key's collections)
+POST   /v1/query                     {question, agent, max_iter?, collections?, max_tokens?} → QueryResult (or SSE)
+GET    /v1/collections               [{name, description, dim, embedding_model, sources}]
+DELETE /v1/collections/{name}
+GET    /v1/collections/{name}/sources  [{reference, chunks}]
+DELETE /v1/sources                   {collection, reference} → {deleted}
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import shutil
 import uuid
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
@@ -28,13 +29,23 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from deepsearcher.agent.catalog import agent_names, check_agent
 from deepsearcher.app import loading, querying
 from deepsearcher.server import services
-from deepsearcher.server.state import ServerState
 from deepsearcher.server.auth import Principal, require_principal
 from deepsearcher.server.errors import APIError, JSONSafeResponse, SafeRoute
-from deepsearcher.server.jobs import JobNotResumable, iter_upload_sources, remove_dir, upload_reference
+from deepsearcher.server.jobs import (
+    JobNotResumable,
+    iter_upload_sources,
+    remove_dir,
+    upload_reference,
+)
 from deepsearcher.server.sse import SSE_HEADERS, stream_agent_run, wants_event_stream
+from deepsearcher.server.state import ServerState
 
-router = APIRouter(prefix="/v1", tags=["v1"], route_class=SafeRoute, dependencies=[Depends(require_principal)])
+router = APIRouter(
+    prefix="/v1",
+    tags=["v1"],
+    route_class=SafeRoute,
+    dependencies=[Depends(require_principal)],
+)
 
 MULTIPART_OVERHEAD = 1024 * 1024  # form fields and part headers on top of the files themselves
 COPY_CHUNK = 1024 * 1024
@@ -46,7 +57,12 @@ def _mb(size: int) -> str:
 
 def _accepted(job: Any) -> JSONSafeResponse:
     return JSONSafeResponse(
-        {"job_id": job.id, "status": job.status, "collection": job.collection, "status_url": f"/v1/jobs/{job.id}"},
+        {
+            "job_id": job.id,
+            "status": job.status,
+            "collection": job.collection,
+            "status_url": f"/v1/jobs/{job.id}",
+        },
         status_code=202,
         headers={"Location": f"/v1/jobs/{job.id}"},
     )
@@ -75,7 +91,10 @@ def safe_filename(name: str | None) -> str:
     """The last component of an uploaded file's name, refused when empty or odd."""
     base = (name or "").replace("\\", "/").split("/")[-1].strip()
     if not base or base in (".", "..") or any(ord(char) < 32 for char in base):
-        raise APIError(400, f"Uploaded file name {name!r} is not usable: give each file a plain name like 'report.pdf'.")
+        raise APIError(
+            400,
+            f"Uploaded file name {name!r} is not usable: give each file a plain name like 'report.pdf'.",
+        )
     if len(base.encode("utf-8")) > 255:
         raise APIError(400, f"Uploaded file name '{base[:40]}…' is longer than 255 bytes.")
     return base
@@ -93,7 +112,11 @@ def _save_uploads(files: list[tuple[str, UploadFile]], folder: Path, max_bytes: 
             while chunk := upload.file.read(COPY_CHUNK):
                 written += len(chunk)
                 if written > max_bytes:
-                    raise APIError(413, f"File '{filename}' is larger than the limit of {_mb(max_bytes)} per file (server.max_upload_bytes).")
+                    raise APIError(
+                        413,
+                        f"File '{filename}' is larger than the limit of {_mb(max_bytes)} per file "
+                        "(server.max_upload_bytes).",
+                    )
                 out.write(chunk)
         saved.append((filename, target))
     return saved
@@ -102,19 +125,28 @@ def _save_uploads(files: list[tuple[str, UploadFile]], folder: Path, max_bytes: 
 async def _read_upload_form(request: Request, state: ServerState) -> Any:
     settings = state.settings
     total = settings.max_upload_bytes * settings.max_upload_files + MULTIPART_OVERHEAD
-    too_large = f"The upload is larger than the server accepts ({settings.max_upload_files} files of at most {_mb(settings.max_upload_bytes)} each)."
+    too_large = (
+        f"The upload is larger than the server accepts ({settings.max_upload_files} files of at most "
+        f"{_mb(settings.max_upload_bytes)} each)."
+    )
     length = request.headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > total:
         raise APIError(413, too_large)
     content_type = request.headers.get("content-type", "")
     if not content_type.lower().startswith("multipart/form-data"):
-        raise APIError(415, "Upload files as multipart/form-data: one or more 'files' parts and a 'collection' field.")
+        raise APIError(
+            415,
+            "Upload files as multipart/form-data: one or more 'files' parts and a 'collection' field.",
+        )
     limited = Request(request.scope, receive=_limited_receive(request.receive, total, too_large))
     try:
         return await limited.form(max_files=settings.max_upload_files, max_fields=50)
     except StarletteHTTPException as exc:
         if "Too many files" in str(exc.detail):
-            raise APIError(413, f"Too many files in one upload: at most {settings.max_upload_files} (server.max_upload_files).") from None
+            raise APIError(
+                413,
+                f"Too many files in one upload: at most {settings.max_upload_files} (server.max_upload_files).",
+            ) from None
         raise APIError(400, f"Cannot read the multipart upload: {exc.detail}") from None
 
 
@@ -127,9 +159,19 @@ _UPLOAD_BODY = {
                     "type": "object",
                     "required": ["files"],
                     "properties": {
-                        "files": {"type": "array", "items": {"type": "string", "format": "binary"}, "description": "One or more files (.txt .md .pdf .json .jsonl .html .docx .csv)."},
-                        "collection": {"type": "string", "description": "Target collection (default: the configured default)."},
-                        "description": {"type": "string", "description": "What the collection holds (the router reads it)."},
+                        "files": {
+                            "type": "array",
+                            "items": {"type": "string", "format": "binary"},
+                            "description": "One or more files (.txt .md .pdf .json .jsonl .html .docx .csv).",
+                        },
+                        "collection": {
+                            "type": "string",
+                            "description": "Target collection (default: the configured default).",
+                        },
+                        "description": {
+                            "type": "string",
+                            "description": "What the collection holds (the router reads it).",
+                        },
                     },
                 }
             }
@@ -138,7 +180,12 @@ _UPLOAD_BODY = {
 }
 
 
-@router.post("/documents", status_code=202, summary="Upload files; they are loaded by a background job.", openapi_extra=_UPLOAD_BODY)
+@router.post(
+    "/documents",
+    status_code=202,
+    summary="Upload files; they are loaded by a background job.",
+    openapi_extra=_UPLOAD_BODY,
+)
 async def upload_documents(request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
     state = services.server_state(request)
     settings = state.settings
@@ -146,13 +193,22 @@ async def upload_documents(request: Request, principal: Principal = Depends(requ
     try:
         collection_field = form.get("collection")
         description_field = form.get("description")
-        collection = services.target_collection(principal, collection_field if isinstance(collection_field, str) else None)
+        collection = services.target_collection(
+            principal, collection_field if isinstance(collection_field, str) else None
+        )
         description = description_field if isinstance(description_field, str) else None
         uploads = [(key, value) for key, value in form.multi_items() if isinstance(value, UploadFile)]
         if not uploads:
-            raise APIError(400, "No file in the upload: send one or more files as multipart parts named 'files'.")
+            raise APIError(
+                400,
+                "No file in the upload: send one or more files as multipart parts named 'files'.",
+            )
         if len(uploads) > settings.max_upload_files:
-            raise APIError(413, f"Too many files in one upload: {len(uploads)}, at most {settings.max_upload_files} (server.max_upload_files).")
+            raise APIError(
+                413,
+                f"Too many files in one upload: {len(uploads)}, at most {settings.max_upload_files} "
+                "(server.max_upload_files).",
+            )
         named: list[tuple[str, UploadFile]] = []
         seen: set[str] = set()
         for _, upload in uploads:
@@ -161,7 +217,11 @@ async def upload_documents(request: Request, principal: Principal = Depends(requ
                 raise APIError(400, f"The file name '{filename}' appears twice in one upload.")
             seen.add(filename)
             if upload.size is not None and upload.size > settings.max_upload_bytes:
-                raise APIError(413, f"File '{filename}' is larger than the limit of {_mb(settings.max_upload_bytes)} per file (server.max_upload_bytes).")
+                raise APIError(
+                    413,
+                    f"File '{filename}' is larger than the limit of {_mb(settings.max_upload_bytes)} per "
+                    "file (server.max_upload_bytes).",
+                )
             named.append((filename, upload))
         folder = state.upload_dir() / uuid.uuid4().hex
         try:
@@ -180,7 +240,14 @@ async def upload_documents(request: Request, principal: Principal = Depends(requ
         )
 
     inputs = [upload_reference(collection, filename) for filename, _ in saved]
-    job = state.job_manager().submit("upload", collection, inputs, work, owner=principal.label, cleanup=remove_dir(folder))
+    job = state.job_manager().submit(
+        "upload",
+        collection,
+        inputs,
+        work,
+        owner=principal.label,
+        cleanup=remove_dir(folder),
+    )
     return _accepted(job)
 
 
@@ -190,17 +257,26 @@ async def upload_documents(request: Request, principal: Principal = Depends(requ
 class LoadRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    inputs: List[str] = Field(min_length=1, max_length=1000, description="Server paths (under server.allowed_roots) and http(s) URLs.", examples=[["/srv/docs", "https://example.com/handbook"]])
-    collection: Optional[str] = Field(None, description="Target collection (default: the configured default).")
-    description: Optional[str] = Field(None, description="What the collection holds (the router reads it).")
+    inputs: list[str] = Field(
+        min_length=1,
+        max_length=1000,
+        description="Server paths (under server.allowed_roots) and http(s) URLs.",
+        examples=[["/srv/docs", "https://example.com/handbook"]],
+    )
+    collection: str | None = Field(None, description="Target collection (default: the configured default).")
+    description: str | None = Field(None, description="What the collection holds (the router reads it).")
     force_new_collection: bool = Field(False, description="Drop and recreate the collection first.")
-    max_depth: Optional[int] = Field(None, ge=0, le=10, description="Follow links this many levels from each URL.")
-    max_pages: Optional[int] = Field(None, ge=1, le=10000, description="Stop crawling after this many pages.")
-    batch_size: Optional[int] = Field(None, ge=1, le=4096, description="Chunks embedded per batch.")
+    max_depth: int | None = Field(None, ge=0, le=10, description="Follow links this many levels from each URL.")
+    max_pages: int | None = Field(None, ge=1, le=10000, description="Stop crawling after this many pages.")
+    batch_size: int | None = Field(None, ge=1, le=4096, description="Chunks embedded per batch.")
 
 
 @router.post("/load", status_code=202, summary="Load server paths and URLs in a background job.")
-async def load(body: LoadRequest, request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+async def load(
+    body: LoadRequest,
+    request: Request,
+    principal: Principal = Depends(require_principal),
+) -> JSONSafeResponse:
     state = services.server_state(request)
     load_request = loading.LoadRequest(
         body.inputs,
@@ -229,8 +305,14 @@ async def get_job(job_id: str, request: Request, principal: Principal = Depends(
     return JSONSafeResponse(job)
 
 
-@router.post("/jobs/{job_id}/resume", status_code=202, summary="Run an interrupted load job again (what is stored is kept).")
-async def resume_job(job_id: str, request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+@router.post(
+    "/jobs/{job_id}/resume",
+    status_code=202,
+    summary="Run an interrupted load job again (what is stored is kept).",
+)
+async def resume_job(
+    job_id: str, request: Request, principal: Principal = Depends(require_principal)
+) -> JSONSafeResponse:
     state = services.server_state(request)
     manager = state.job_manager()
     job = manager.get(job_id)
@@ -240,7 +322,10 @@ async def resume_job(job_id: str, request: Request, principal: Principal = Depen
         raise APIError(403, f"This API key may not use collection '{job['collection']}'.")
     spec = manager.spec(job_id)
     if spec is None:
-        raise APIError(409, f"Job {job_id} cannot be resumed (an upload's staged files are gone): upload the files again.")
+        raise APIError(
+            409,
+            f"Job {job_id} cannot be resumed (an upload's staged files are gone): upload the files again.",
+        )
     try:
         resumed = manager.resume(job_id, services.load_work(state, job["collection"], spec, resuming=True))
     except JobNotResumable as exc:
@@ -261,30 +346,55 @@ class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=20000)
-    agent: Optional[str] = Field(
+    agent: str | None = Field(
         None,
         description="A registered agent (default: query_settings.agent, else auto: the router picks).",
         json_schema_extra=lambda schema: schema.update(enum=agent_names()),
     )
-    max_iter: Optional[int] = Field(None, ge=1, le=20, description="Reflection rounds at most.")
-    collections: Optional[List[str]] = Field(None, max_length=100, description="Search only these (default: the collection router chooses).")
-    max_tokens: Optional[int] = Field(None, ge=1, description="Token budget of the whole query.")
-    timeout: Optional[float] = Field(None, gt=0, le=3600, description="Overall deadline in seconds (default: query_settings.timeout, else 300).")
+    max_iter: int | None = Field(None, ge=1, le=20, description="Reflection rounds at most.")
+    collections: list[str] | None = Field(
+        None,
+        max_length=100,
+        description="Search only these (default: the collection router chooses).",
+    )
+    max_tokens: int | None = Field(None, ge=1, description="Token budget of the whole query.")
+    timeout: float | None = Field(
+        None,
+        gt=0,
+        le=3600,
+        description="Overall deadline in seconds (default: query_settings.timeout, else 300).",
+    )
 
     @field_validator("agent")
     @classmethod
-    def _registered_agent(cls, value: Optional[str]) -> Optional[str]:
+    def _registered_agent(cls, value: str | None) -> str | None:
         return None if value is None else check_agent(value)
 
 
 @router.post(
     "/query",
     summary="Answer a question; JSON, or Server-Sent Events with Accept: text/event-stream.",
-    responses={200: {"content": {"application/json": {}, "text/event-stream": {"description": "event: step | token | result | error"}}}},
+    responses={
+        200: {
+            "content": {
+                "application/json": {},
+                "text/event-stream": {"description": "event: step | token | result | error"},
+            }
+        }
+    },
 )
-async def query(body: QueryRequest, request: Request, principal: Principal = Depends(require_principal)) -> Any:
+async def query(
+    body: QueryRequest,
+    request: Request,
+    principal: Principal = Depends(require_principal),
+) -> Any:
     query_request = querying.QueryRequest(
-        body.question, body.agent, body.collections, body.max_iter, body.max_tokens, body.timeout
+        body.question,
+        body.agent,
+        body.collections,
+        body.max_iter,
+        body.max_tokens,
+        body.timeout,
     )
     plan = await services.plan_query(principal, query_request)
     if wants_event_stream(request.headers.get("accept")):
@@ -315,8 +425,13 @@ def _collections(principal: Principal) -> list[dict[str, Any]]:
     return rows
 
 
-@router.get("/collections", summary="Collections this key may use, with their number of sources.")
-async def list_collections(principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+@router.get(
+    "/collections",
+    summary="Collections this key may use, with their number of sources.",
+)
+async def list_collections(
+    principal: Principal = Depends(require_principal),
+) -> JSONSafeResponse:
     return JSONSafeResponse(await services.in_thread(_collections, principal))
 
 
@@ -328,7 +443,9 @@ def _drop(state: ServerState, principal: Principal, name: str) -> dict[str, Any]
 
 
 @router.delete("/collections/{name}", summary="Drop a collection and everything in it.")
-async def drop_collection(name: str, request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+async def drop_collection(
+    name: str, request: Request, principal: Principal = Depends(require_principal)
+) -> JSONSafeResponse:
     return JSONSafeResponse(await services.in_thread(_drop, services.server_state(request), principal, name))
 
 
@@ -336,12 +453,19 @@ def _sources(principal: Principal, name: str) -> list[dict[str, Any]]:
     name = services.require_existing(principal, name)
     records = services.components().vector_db.list_sources(name)
     return [
-        {"reference": reference, "chunks": record.chunk_count, "complete": record.complete}
+        {
+            "reference": reference,
+            "chunks": record.chunk_count,
+            "complete": record.complete,
+        }
         for reference, record in sorted(records.items())
     ]
 
 
-@router.get("/collections/{name}/sources", summary="The sources (files, pages, uploads) in a collection.")
+@router.get(
+    "/collections/{name}/sources",
+    summary="The sources (files, pages, uploads) in a collection.",
+)
 async def list_sources(name: str, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
     return JSONSafeResponse(await services.in_thread(_sources, principal, name))
 
@@ -358,12 +482,18 @@ def _delete_source(state: ServerState, principal: Principal, collection: str, re
     with state.job_manager().write_lock(name):
         removed = services.components().vector_db.delete_by_reference(name, reference)
     if removed == 0:
-        raise APIError(404, f"No source '{reference}' in collection '{name}' (see GET /v1/collections/{name}/sources).")
+        raise APIError(
+            404,
+            f"No source '{reference}' in collection '{name}' (see GET /v1/collections/{name}/sources).",
+        )
     return {"deleted": removed}
 
 
 @router.delete("/sources", summary="Remove one source's chunks from a collection.")
-async def delete_source(body: DeleteSourceRequest, request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+async def delete_source(
+    body: DeleteSourceRequest,
+    request: Request,
+    principal: Principal = Depends(require_principal),
+) -> JSONSafeResponse:
     state = services.server_state(request)
     return JSONSafeResponse(await services.in_thread(_delete_source, state, principal, body.collection, body.reference))
-

@@ -1,7 +1,7 @@
 """Run the app with uvicorn in a background thread: for tests, benchmarks and notebooks.
 
-    with ServerThread(create_app(config)) as server:
-        httpx.get(server.url + "/health")
+with ServerThread(create_app(config)) as server:
+    httpx.get(server.url + "/health")
 """
 
 from __future__ import annotations
@@ -14,10 +14,24 @@ from typing import Any
 class ServerThread:
     """uvicorn serving `app` on `host` (a free port unless given) in a daemon thread."""
 
-    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning", startup_timeout: float = 120.0) -> None:
+    def __init__(
+        self,
+        app: Any,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        log_level: str = "warning",
+        startup_timeout: float = 120.0,
+    ) -> None:
         import uvicorn
 
-        self.config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on", timeout_graceful_shutdown=10)
+        self.config = uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level=log_level,
+            lifespan="on",
+            timeout_graceful_shutdown=10,
+        )
         self.server = uvicorn.Server(self.config)
         self.host = host
         self.port = port
@@ -28,7 +42,7 @@ class ServerThread:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def start(self) -> "ServerThread":
+    def start(self) -> ServerThread:
         self._thread = threading.Thread(target=self.server.run, name="deepsearcher-server", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + self.startup_timeout
@@ -51,7 +65,7 @@ class ServerThread:
         self._thread.join(30)
         self._thread = None
 
-    def __enter__(self) -> "ServerThread":
+    def __enter__(self) -> ServerThread:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

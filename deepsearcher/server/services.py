@@ -6,26 +6,25 @@ Store calls block (Milvus, file reads, embeddings), so routes call them through
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
-from deepsearcher.app import Components
+from deepsearcher.app import Components, loading, querying
 from deepsearcher.app.collections import require_collections
-from deepsearcher.app import loading
-from deepsearcher.app import querying
 from deepsearcher.app.loading import LoadPlan, LoadRequest
 from deepsearcher.app.querying import QueryPlan, QueryRequest
 from deepsearcher.offline_loading.pipeline import ProgressCallback
 from deepsearcher.offline_loading.summary import LoadSummary
-from deepsearcher.server.state import ServerState
-from deepsearcher.types.errors import NotReadyError
 from deepsearcher.server.auth import Principal
 from deepsearcher.server.jobs import Job
 from deepsearcher.server.paths import NO_ROOTS
+from deepsearcher.server.state import ServerState
+from deepsearcher.types.errors import NotReadyError
 
 T = TypeVar("T")
 
@@ -69,7 +68,10 @@ def plan_load(state: ServerState, principal: Principal, request: LoadRequest) ->
     crawler for URLs) on a request whose collection the key may write, before any job exists."""
     collection = target_collection(principal, request.collection)
     plan = loading.plan_load(
-        components(), replace(request, collection=collection), list(state.settings.allowed_roots), NO_ROOTS
+        components(),
+        replace(request, collection=collection),
+        list(state.settings.allowed_roots),
+        NO_ROOTS,
     )
     return plan
 
@@ -102,7 +104,14 @@ def load_work(
         batch_size=spec.get("batch_size"),
     )
     paths = [Path(path) for path in spec["paths"]]
-    plan = LoadPlan(request, collection, paths, list(spec["urls"]), list(state.settings.allowed_roots), spec["crawl"])
+    plan = LoadPlan(
+        request,
+        collection,
+        paths,
+        list(spec["urls"]),
+        list(state.settings.allowed_roots),
+        spec["crawl"],
+    )
 
     def work(on_progress: ProgressCallback) -> LoadSummary:
         return loading.run_load(components(), plan, on_progress)
@@ -122,5 +131,9 @@ async def plan_query(principal: Principal, request: QueryRequest) -> QueryPlan:
     if request.collections:
         request = replace(request, collections=principal.require_all(request.collections))
     return await in_thread(
-        querying.plan_query, components(), request, principal.authorized_collections, no_llm_hint=NO_LLM_HINT
+        querying.plan_query,
+        components(),
+        request,
+        principal.authorized_collections,
+        no_llm_hint=NO_LLM_HINT,
     )

@@ -1,16 +1,16 @@
 """The `server:` section of config.yaml, validated with messages that name the key.
 
-    server:
-      api_keys:                      # none: the server only listens on loopback
-        - key: "${DEEPSEARCHER_ADMIN_KEY}"
-        - key: "${DEEPSEARCHER_HR_KEY}"
-          collections: [handbook]    # this key sees and changes only these collections
-          name: hr                   # shown in the server log instead of the key
-      allowed_roots: [/srv/docs]     # server-side paths /load-files/ and /v1/load may read
-      max_upload_bytes: 52428800     # per uploaded file (50 MB)
-      max_upload_files: 20           # per upload request
-      data_dir: /var/lib/deepsearcher  # uploads are staged here while they load
-      job_workers: 2                 # load jobs running at once (one per collection at a time)
+server:
+  api_keys:                      # none: the server only listens on loopback
+    - key: "${DEEPSEARCHER_ADMIN_KEY}"
+    - key: "${DEEPSEARCHER_HR_KEY}"
+      collections: [handbook]    # this key sees and changes only these collections
+      name: hr                   # shown in the server log instead of the key
+  allowed_roots: [/srv/docs]     # server-side paths /load-files/ and /v1/load may read
+  max_upload_bytes: 52428800     # per uploaded file (50 MB)
+  max_upload_files: 20           # per upload request
+  data_dir: /var/lib/deepsearcher  # uploads are staged here while they load
+  job_workers: 2                 # load jobs running at once (one per collection at a time)
 """
 
 from __future__ import annotations
@@ -24,7 +24,14 @@ from typing import Any
 from deepsearcher.types.errors import ConfigurationError
 from deepsearcher.vector_db.base import normalize_collection_name
 
-SERVER_KEYS = ("api_keys", "allowed_roots", "max_upload_bytes", "max_upload_files", "data_dir", "job_workers")
+SERVER_KEYS = (
+    "api_keys",
+    "allowed_roots",
+    "max_upload_bytes",
+    "max_upload_files",
+    "data_dir",
+    "job_workers",
+)
 API_KEY_KEYS = ("key", "collections", "name")
 DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 DEFAULT_MAX_UPLOAD_FILES = 20
@@ -68,11 +75,13 @@ class ServerSettings:
         return Path(platformdirs.user_data_dir("deepsearcher")) / "server"
 
     @classmethod
-    def from_mapping(cls, values: dict[str, Any] | None) -> "ServerSettings":
+    def from_mapping(cls, values: dict[str, Any] | None) -> ServerSettings:
         """Validate the `server:` mapping; every error names the offending key."""
         values = values or {}
         if not isinstance(values, dict):
-            raise ConfigurationError(f"'server' must be a mapping with keys {', '.join(SERVER_KEYS)}, got {type(values).__name__}.")
+            raise ConfigurationError(
+                f"'server' must be a mapping with keys {', '.join(SERVER_KEYS)}, got {type(values).__name__}."
+            )
         for key in values:
             if key not in SERVER_KEYS:
                 raise ConfigurationError(f"Unknown key 'server.{key}'. Allowed keys: {', '.join(SERVER_KEYS)}.")
@@ -90,7 +99,7 @@ class ServerSettings:
         return settings
 
     @classmethod
-    def from_config(cls, config: Any) -> "ServerSettings":
+    def from_config(cls, config: Any) -> ServerSettings:
         return cls.from_mapping(getattr(config, "server_settings", None) or {})
 
 
@@ -105,7 +114,9 @@ def _api_keys(entries: Any) -> list[ApiKey]:
     if entries is None:
         return []
     if not isinstance(entries, list):
-        raise ConfigurationError("'server.api_keys' must be a list of {key, collections} mappings, e.g. api_keys: [{key: \"${MY_KEY}\"}].")
+        raise ConfigurationError(
+            "'server.api_keys' must be a list of {key, collections} mappings, e.g. api_keys: [{key: \"${MY_KEY}\"}]."
+        )
     keys: list[ApiKey] = []
     seen: set[str] = set()
     for index, entry in enumerate(entries):
@@ -119,10 +130,14 @@ def _api_keys(entries: Any) -> list[ApiKey]:
                 raise ConfigurationError(f"Unknown key '{where}.{key}'. Allowed keys: {', '.join(API_KEY_KEYS)}.")
         secret = entry.get("key")
         if not isinstance(secret, str) or not secret.strip():
-            raise ConfigurationError(f"'{where}.key' is missing or empty (if it comes from ${{ENV_VAR}}, is the variable set?).")
+            raise ConfigurationError(
+                f"'{where}.key' is missing or empty (if it comes from ${{ENV_VAR}}, is the variable set?)."
+            )
         secret = secret.strip()
         if len(secret) < MIN_KEY_LENGTH:
-            raise ConfigurationError(f"'{where}.key' is too short: use at least {MIN_KEY_LENGTH} characters (a random token).")
+            raise ConfigurationError(
+                f"'{where}.key' is too short: use at least {MIN_KEY_LENGTH} characters (a random token)."
+            )
         if secret in seen:
             raise ConfigurationError(f"'{where}.key' repeats an earlier key: each key must be different.")
         seen.add(secret)
@@ -130,7 +145,10 @@ def _api_keys(entries: Any) -> list[ApiKey]:
         allowed: frozenset[str] | None = None
         if collections is not None:
             if not isinstance(collections, list) or not collections or not all(isinstance(c, str) for c in collections):
-                raise ConfigurationError(f"'{where}.collections' must be a non-empty list of collection names (leave it out for all collections).")
+                raise ConfigurationError(
+                    f"'{where}.collections' must be a non-empty list of collection names (leave it out for "
+                    "all collections)."
+                )
             try:
                 allowed = frozenset(normalize_collection_name(c) for c in collections)
             except ConfigurationError as exc:

@@ -15,7 +15,8 @@ import asyncio
 import json
 import logging
 import threading
-from typing import Any, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 from deepsearcher.agent.events import StepEvent
 from deepsearcher.types.errors import report
@@ -23,7 +24,11 @@ from deepsearcher.types.errors import report
 logger = logging.getLogger("deepsearcher.server")
 
 KEEP_ALIVE_SECONDS = 15.0
-SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connection": "keep-alive"}
+SSE_HEADERS = {
+    "Cache-Control": "no-cache",
+    "X-Accel-Buffering": "no",
+    "Connection": "keep-alive",
+}
 
 _DONE = object()
 
@@ -38,7 +43,10 @@ def wants_event_stream(accept: str | None) -> bool:
     return bool(accept) and "text/event-stream" in accept.lower()
 
 
-async def stream_agent_run(run: Callable[[Callable[[StepEvent], None]], Awaitable[Any]], keep_alive: float = KEEP_ALIVE_SECONDS) -> AsyncIterator[str]:
+async def stream_agent_run(
+    run: Callable[[Callable[[StepEvent], None]], Awaitable[Any]],
+    keep_alive: float = KEEP_ALIVE_SECONDS,
+) -> AsyncIterator[str]:
     """Frames for one run; `run(on_event)` is the agent's `aquery` with its arguments bound."""
     loop = asyncio.get_running_loop()
     loop_thread = threading.get_ident()
@@ -69,7 +77,11 @@ async def stream_agent_run(run: Callable[[Callable[[StepEvent], None]], Awaitabl
             result = task.result()
         except Exception as exc:  # noqa: BLE001 - reported as an event (unexpected ones logged with an id)
             info = report(exc, logger, "query stream")
-            event = {"message": info.message, "kind": info.kind, "status": info.http_status}
+            event = {
+                "message": info.message,
+                "kind": info.kind,
+                "status": info.http_status,
+            }
             if info.error_id:
                 event["error_id"] = info.error_id
             yield format_event("error", event)

@@ -54,22 +54,39 @@ class StandInEmbeddingServer:
         try:
             time.sleep(self.latency)
             if failure is not None:
-                return failure[0], failure[1], {"error": {"message": f"scripted {failure[0]}"}}
+                return (
+                    failure[0],
+                    failure[1],
+                    {"error": {"message": f"scripted {failure[0]}"}},
+                )
             texts = body.get("input") or []
             texts = [texts] if isinstance(texts, str) else texts
             with self._lock:
                 self.texts += len(texts)
             data = [
-                {"object": "embedding", "index": i, "embedding": text_vector(t, self.dim)} for i, t in enumerate(texts)
+                {
+                    "object": "embedding",
+                    "index": i,
+                    "embedding": text_vector(t, self.dim),
+                }
+                for i, t in enumerate(texts)
             ]
-            return 200, {}, {"object": "list", "data": data, "model": body.get("model", "")}
+            return (
+                200,
+                {},
+                {"object": "list", "data": data, "model": body.get("model", "")},
+            )
         finally:
             with self._lock:
                 self.in_flight -= 1
 
     def stats(self) -> dict[str, int]:
         with self._lock:
-            return {"requests": self.requests, "texts": self.texts, "peak_in_flight": self.peak_in_flight}
+            return {
+                "requests": self.requests,
+                "texts": self.texts,
+                "peak_in_flight": self.peak_in_flight,
+            }
 
     def reset_peak(self) -> None:
         with self._lock:
@@ -81,7 +98,9 @@ class StandInEmbeddingServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_GET(self) -> None:  # GET /stats (?reset: peak from now): counters for another process
+            def do_GET(
+                self,
+            ) -> None:  # GET /stats (?reset: peak from now): counters for another process
                 if "reset" in self.path:
                     stand_in.reset_peak()
                 data = json.dumps(stand_in.stats()).encode()
@@ -109,7 +128,7 @@ class StandInEmbeddingServer:
 
         return Handler
 
-    def __enter__(self) -> "StandInEmbeddingServer":
+    def __enter__(self) -> StandInEmbeddingServer:
         self._thread.start()
         return self
 

@@ -29,7 +29,15 @@ from typing import IO
 MILVUS_235 = "milvus==2.3.5"
 LITE_251 = "milvus-lite==2.5.1"
 # Without these the 2.3.5 standalone advertises a non-loopback address to its own components.
-_COMPONENTS = ("rootCoord", "proxy", "queryCoord", "queryNode", "indexNode", "dataCoord", "dataNode")
+_COMPONENTS = (
+    "rootCoord",
+    "proxy",
+    "queryCoord",
+    "queryNode",
+    "indexNode",
+    "dataCoord",
+    "dataNode",
+)
 
 
 class ServerStartError(RuntimeError):
@@ -116,11 +124,16 @@ class _Server:
     def _ready(self) -> bool:
         raise NotImplementedError
 
-    def start(self) -> "_Server":
+    def start(self) -> _Server:
         command, env, cwd = self._command()
         self._log = open(self.log_path, "wb")
         self.process = subprocess.Popen(
-            command, cwd=cwd, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+            command,
+            cwd=cwd,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         deadline = time.monotonic() + self.start_timeout
         try:
@@ -183,7 +196,7 @@ class _Server:
         if not keep_log:
             shutil.rmtree(self.data_dir, ignore_errors=True)
 
-    def __enter__(self) -> "_Server":
+    def __enter__(self) -> _Server:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -219,7 +232,11 @@ class Milvus235Server(_Server):
         ]
         for component in _COMPONENTS:
             command += ["--extra-config", f"{component}.ip=127.0.0.1"]
-        return command, dict(os.environ, PYTHONUNBUFFERED="1"), self.data_dir  # the banner is the ready sign
+        return (
+            command,
+            dict(os.environ, PYTHONUNBUFFERED="1"),
+            self.data_dir,
+        )  # the banner is the ready sign
 
     def _ready(self) -> bool:
         log = self.log_text()
@@ -255,7 +272,16 @@ class LiteEngineServer(_Server):
     def _command(self) -> tuple[list[str], dict[str, str], Path]:
         lib = _site_packages(server_venv(LITE_251, no_deps=True)) / "milvus_lite" / "lib"
         env = dict(os.environ, LD_LIBRARY_PATH=str(lib))
-        return [str(lib / "milvus"), str(self.data_dir / "x.db"), f"127.0.0.1:{self.port}", "ERROR"], env, self.data_dir
+        return (
+            [
+                str(lib / "milvus"),
+                str(self.data_dir / "x.db"),
+                f"127.0.0.1:{self.port}",
+                "ERROR",
+            ],
+            env,
+            self.data_dir,
+        )
 
     def _ready(self) -> bool:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -265,7 +291,10 @@ class LiteEngineServer(_Server):
         return self._answers()
 
 
-SERVERS: dict[str, type[_Server]] = {Milvus235Server.name: Milvus235Server, LiteEngineServer.name: LiteEngineServer}
+SERVERS: dict[str, type[_Server]] = {
+    Milvus235Server.name: Milvus235Server,
+    LiteEngineServer.name: LiteEngineServer,
+}
 
 
 class ServerPool:

@@ -30,12 +30,20 @@ import re
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Union
+from typing import Any
 
 from deepsearcher.llm._messages import text_of
 
-__all__ = ["Fail", "RecordedRequest", "Reply", "Rule", "ScriptedLLMServer", "scripted_llm_fixture"]
+__all__ = [
+    "Fail",
+    "RecordedRequest",
+    "Reply",
+    "Rule",
+    "ScriptedLLMServer",
+    "scripted_llm_fixture",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -64,46 +72,51 @@ class Fail:
     latency: float | None = None
 
     @classmethod
-    def rate_limit(cls, retry_after: str | float | None = 1) -> "Fail":
+    def rate_limit(cls, retry_after: str | float | None = 1) -> Fail:
         """429 Too Many Requests, with a Retry-After header (seconds or an HTTP date) unless None."""
-        return cls("status", http_status=429, retry_after=retry_after, body="Rate limit reached, slow down.")
+        return cls(
+            "status",
+            http_status=429,
+            retry_after=retry_after,
+            body="Rate limit reached, slow down.",
+        )
 
     @classmethod
-    def server_error(cls, status: int = 500, message: str = "The server had an error.") -> "Fail":
+    def server_error(cls, status: int = 500, message: str = "The server had an error.") -> Fail:
         return cls("status", http_status=status, body=message)
 
     @classmethod
-    def status(cls, status: int, message: str = "error", retry_after: str | float | None = None) -> "Fail":
+    def status(cls, status: int, message: str = "error", retry_after: str | float | None = None) -> Fail:
         """Any HTTP error status (401, 404, 503, ...)."""
         return cls("status", http_status=status, body=message, retry_after=retry_after)
 
     @classmethod
-    def timeout(cls, seconds: float = 30.0) -> "Fail":
+    def timeout(cls, seconds: float = 30.0) -> Fail:
         """Say nothing for `seconds` (longer than the client's timeout), then answer."""
         return cls("timeout", seconds=seconds)
 
     @classmethod
-    def garbage(cls, body: str = "<html><body>502 Bad Gateway</body></html>") -> "Fail":
+    def garbage(cls, body: str = "<html><body>502 Bad Gateway</body></html>") -> Fail:
         """200 OK with a body that is not JSON."""
         return cls("garbage", body=body)
 
     @classmethod
-    def truncated(cls) -> "Fail":
+    def truncated(cls) -> Fail:
         """200 OK with a completion whose JSON stops half way (correctly framed)."""
         return cls("truncated")
 
     @classmethod
-    def drop(cls) -> "Fail":
+    def drop(cls) -> Fail:
         """Close the connection without answering."""
         return cls("drop")
 
     @classmethod
-    def drop_mid_stream(cls, after_chunks: int = 2) -> "Fail":
+    def drop_mid_stream(cls, after_chunks: int = 2) -> Fail:
         """Streaming only: send `after_chunks` chunks, then close the connection."""
         return cls("drop_mid_stream", after_chunks=after_chunks)
 
 
-Script = Union[str, Reply, Fail, Callable[["RecordedRequest"], Union[str, Reply, Fail]]]
+Script = str | Reply | Fail | Callable[["RecordedRequest"], str | Reply | Fail]
 
 
 _GEMINI_PATH = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)$")
@@ -135,7 +148,12 @@ class RecordedRequest:
         if self.api == "gemini":
             instruction = body.get("systemInstruction") or body.get("system_instruction")
             if instruction:
-                result.append({"role": "system", "content": text_of((instruction or {}).get("parts", instruction))})
+                result.append(
+                    {
+                        "role": "system",
+                        "content": text_of((instruction or {}).get("parts", instruction)),
+                    }
+                )
             for content in body.get("contents") or []:
                 role = "assistant" if content.get("role") == "model" else "user"
                 result.append({"role": role, "content": text_of(content.get("parts"))})
@@ -145,7 +163,12 @@ class RecordedRequest:
             result.append({"role": "system", "content": text_of(system)})
         for message in body.get("messages") or []:
             if isinstance(message, dict):
-                result.append({"role": str(message.get("role", "")), "content": text_of(message.get("content"))})
+                result.append(
+                    {
+                        "role": str(message.get("role", "")),
+                        "content": text_of(message.get("content")),
+                    }
+                )
         return result
 
     @property
@@ -191,7 +214,12 @@ class RecordedRequest:
 class Rule:
     """Replies for requests that match; each match takes the next reply, the last one repeats."""
 
-    def __init__(self, match: str | re.Pattern[str] | Callable[[RecordedRequest], bool], replies: tuple[Script, ...], where: str) -> None:
+    def __init__(
+        self,
+        match: str | re.Pattern[str] | Callable[[RecordedRequest], bool],
+        replies: tuple[Script, ...],
+        where: str,
+    ) -> None:
         if not replies:
             raise ValueError("a rule needs at least one reply")
         if where not in ("last_user", "any", "system"):
@@ -272,7 +300,12 @@ class ScriptedLLMServer:
 
     # ------------------------------------------------------------------ script
 
-    def on(self, match: str | re.Pattern[str] | Callable[[RecordedRequest], bool], *replies: Script, where: str = "last_user") -> Rule:
+    def on(
+        self,
+        match: str | re.Pattern[str] | Callable[[RecordedRequest], bool],
+        *replies: Script,
+        where: str = "last_user",
+    ) -> Rule:
         """Answer requests that match `match` (a regex searched case-insensitively in the last
         user message, or in any/system message with `where=`; or a callable on the request)."""
         rule = Rule(match, replies, where)
@@ -334,7 +367,7 @@ class ScriptedLLMServer:
         """The OpenAI-style base URL: `url + "/v1"`."""
         return self.url + "/v1"
 
-    def start(self) -> "ScriptedLLMServer":
+    def start(self) -> ScriptedLLMServer:
         if self._thread is not None:
             return self
         ready = threading.Event()
@@ -388,7 +421,7 @@ class ScriptedLLMServer:
         self._thread = None
         self._loop = None
 
-    def __enter__(self) -> "ScriptedLLMServer":
+    def __enter__(self) -> ScriptedLLMServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -422,7 +455,12 @@ class ScriptedLLMServer:
                 keep_alive = await self._dispatch(request, writer)
                 if not keep_alive:
                     break
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
+        except (
+            ConnectionError,
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            ValueError,
+        ) as exc:
             # A client that hangs up or sends a malformed request ends its connection only.
             logger.debug("scripted LLM server: connection ended: %r", exc)
         except asyncio.CancelledError:
@@ -462,8 +500,18 @@ class ScriptedLLMServer:
         return _Request(method, path.split("?", 1)[0], headers, body)
 
     @staticmethod
-    async def _send(writer: asyncio.StreamWriter, status: int, body: bytes, content_type: str = "application/json", headers: dict[str, str] | None = None) -> None:
-        lines = [f"HTTP/1.1 {status} {_STATUS_TEXT.get(status, 'Status')}", f"Content-Type: {content_type}", f"Content-Length: {len(body)}"]
+    async def _send(
+        writer: asyncio.StreamWriter,
+        status: int,
+        body: bytes,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        lines = [
+            f"HTTP/1.1 {status} {_STATUS_TEXT.get(status, 'Status')}",
+            f"Content-Type: {content_type}",
+            f"Content-Length: {len(body)}",
+        ]
         for name, value in (headers or {}).items():
             lines.append(f"{name}: {value}")
         writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
@@ -472,7 +520,17 @@ class ScriptedLLMServer:
     async def _dispatch(self, request: _Request, writer: asyncio.StreamWriter) -> bool:
         path = request.path.rstrip("/")
         if request.method == "GET" and path in ("/v1/models", "/models"):
-            payload = {"object": "list", "data": [{"id": self.model, "object": "model", "created": 0, "owned_by": "scripted"}]}
+            payload = {
+                "object": "list",
+                "data": [
+                    {
+                        "id": self.model,
+                        "object": "model",
+                        "created": 0,
+                        "owned_by": "scripted",
+                    }
+                ],
+            }
             await self._send(writer, 200, json.dumps(payload).encode())
             return True
         if request.method == "GET" and path in ("", "/health"):
@@ -486,7 +544,12 @@ class ScriptedLLMServer:
             return await self._completion(request, writer, "gemini")
         if request.method == "POST" and _BEDROCK_PATH.search(path):
             return await self._completion(request, writer, "bedrock")
-        error = {"error": {"message": f"No route {request.method} {request.path}", "type": "not_found"}}
+        error = {
+            "error": {
+                "message": f"No route {request.method} {request.path}",
+                "type": "not_found",
+            }
+        }
         await self._send(writer, 404, json.dumps(error).encode())
         return True
 
@@ -496,13 +559,28 @@ class ScriptedLLMServer:
         except ValueError:
             body = None
         with self._lock:
-            record = RecordedRequest(len(self.requests), request.method, request.path, request.headers, body, request.body, api)
+            record = RecordedRequest(
+                len(self.requests),
+                request.method,
+                request.path,
+                request.headers,
+                body,
+                request.body,
+                api,
+            )
             self.requests.append(record)
             self._active += 1
             self.max_concurrency = max(self.max_concurrency, self._active)
         try:
-            if not isinstance(body, dict) or not isinstance(body.get("contents" if api == "gemini" else "messages"), list):
-                await self._send_error(writer, api, 400, "The request body must be JSON with a 'messages' list.")
+            if not isinstance(body, dict) or not isinstance(
+                body.get("contents" if api == "gemini" else "messages"), list
+            ):
+                await self._send_error(
+                    writer,
+                    api,
+                    400,
+                    "The request body must be JSON with a 'messages' list.",
+                )
                 return True
             reply = self._pick(record)
             latency = reply.latency if reply.latency is not None else self.latency
@@ -522,7 +600,11 @@ class ScriptedLLMServer:
     def _usage(self, reply: Reply, record: RecordedRequest) -> dict[str, int]:
         prompt = count_words(record.prompt_text)
         completion = count_words(reply.text)
-        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+        usage = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
         usage.update(reply.usage or {})
         return usage
 
@@ -535,7 +617,11 @@ class ScriptedLLMServer:
             return {
                 "output": {"message": {"role": "assistant", "content": [{"text": reply.text}]}},
                 "stopReason": "end_turn" if reply.finish_reason == "stop" else reply.finish_reason,
-                "usage": {"inputTokens": usage["prompt_tokens"], "outputTokens": usage["completion_tokens"], "totalTokens": usage["total_tokens"]},
+                "usage": {
+                    "inputTokens": usage["prompt_tokens"],
+                    "outputTokens": usage["completion_tokens"],
+                    "totalTokens": usage["total_tokens"],
+                },
                 "metrics": {"latencyMs": 1},
             }
         if api == "anthropic":
@@ -547,20 +633,32 @@ class ScriptedLLMServer:
                 "content": [{"type": "text", "text": reply.text}],
                 "stop_reason": "end_turn" if reply.finish_reason == "stop" else reply.finish_reason,
                 "stop_sequence": None,
-                "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"]},
+                "usage": {
+                    "input_tokens": usage["prompt_tokens"],
+                    "output_tokens": usage["completion_tokens"],
+                },
             }
         return {
             "id": f"chatcmpl-{next(self._ids)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text}, "finish_reason": reply.finish_reason}],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.text},
+                    "finish_reason": reply.finish_reason,
+                }
+            ],
             "usage": usage,
         }
 
     @staticmethod
     def _gemini_payload(text: str, usage: dict[str, int] | None, finish_reason: str | None) -> dict[str, Any]:
-        candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}, "index": 0}
+        candidate: dict[str, Any] = {
+            "content": {"role": "model", "parts": [{"text": text}]},
+            "index": 0,
+        }
         if finish_reason:
             candidate["finishReason"] = "STOP" if finish_reason == "stop" else finish_reason.upper()
         payload: dict[str, Any] = {"candidates": [candidate]}
@@ -572,24 +670,57 @@ class ScriptedLLMServer:
             }
         return payload
 
-    async def _send_error(self, writer: asyncio.StreamWriter, api: str, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+    async def _send_error(
+        self,
+        writer: asyncio.StreamWriter,
+        api: str,
+        status: int,
+        message: str,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         if api == "anthropic":
-            kind = {429: "rate_limit_error", 400: "invalid_request_error", 401: "authentication_error"}.get(status, "api_error")
-            payload: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": message}}
+            kind = {
+                429: "rate_limit_error",
+                400: "invalid_request_error",
+                401: "authentication_error",
+            }.get(status, "api_error")
+            payload: dict[str, Any] = {
+                "type": "error",
+                "error": {"type": kind, "message": message},
+            }
         elif api == "bedrock":
-            kind = {429: "ThrottlingException", 400: "ValidationException", 403: "AccessDeniedException",
-                    503: "ServiceUnavailableException"}.get(status, "InternalServerException")
+            kind = {
+                429: "ThrottlingException",
+                400: "ValidationException",
+                403: "AccessDeniedException",
+                503: "ServiceUnavailableException",
+            }.get(status, "InternalServerException")
             payload = {"message": message}
             headers = {**(headers or {}), "x-amzn-ErrorType": kind}
         elif api == "gemini":
-            kind = {429: "RESOURCE_EXHAUSTED", 400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND"}.get(status, "INTERNAL")
+            kind = {
+                429: "RESOURCE_EXHAUSTED",
+                400: "INVALID_ARGUMENT",
+                401: "UNAUTHENTICATED",
+                404: "NOT_FOUND",
+            }.get(status, "INTERNAL")
             payload = {"error": {"code": status, "message": message, "status": kind}}
         else:
-            kind = {429: "rate_limit_exceeded", 400: "invalid_request_error", 401: "invalid_api_key"}.get(status, "server_error")
+            kind = {
+                429: "rate_limit_exceeded",
+                400: "invalid_request_error",
+                401: "invalid_api_key",
+            }.get(status, "server_error")
             payload = {"error": {"message": message, "type": kind, "code": kind}}
         await self._send(writer, status, json.dumps(payload).encode(), headers=headers)
 
-    async def _fail(self, fail: Fail, record: RecordedRequest, writer: asyncio.StreamWriter, api: str) -> bool:
+    async def _fail(
+        self,
+        fail: Fail,
+        record: RecordedRequest,
+        writer: asyncio.StreamWriter,
+        api: str,
+    ) -> bool:
         if fail.kind == "status":
             headers = {"Retry-After": str(fail.retry_after)} if fail.retry_after is not None else None
             await self._send_error(writer, api, fail.http_status, fail.body or "error", headers)
@@ -610,12 +741,28 @@ class ScriptedLLMServer:
             writer.close()
             return False
         if fail.kind == "drop_mid_stream":
-            await self._stream(Reply(fail.body or "one two three four five six seven eight"), record, writer, api, drop_after=fail.after_chunks)
+            await self._stream(
+                Reply(fail.body or "one two three four five six seven eight"),
+                record,
+                writer,
+                api,
+                drop_after=fail.after_chunks,
+            )
             return False
         raise ValueError(f"unknown failure kind {fail.kind!r}")
 
-    async def _stream(self, reply: Reply, record: RecordedRequest, writer: asyncio.StreamWriter, api: str, drop_after: int | None = None) -> None:
-        head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n"
+    async def _stream(
+        self,
+        reply: Reply,
+        record: RecordedRequest,
+        writer: asyncio.StreamWriter,
+        api: str,
+        drop_after: int | None = None,
+    ) -> None:
+        head = (
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: "
+            "no-cache\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
         writer.write(head.encode("latin-1"))
         delay = reply.chunk_delay if reply.chunk_delay is not None else self.chunk_delay
         tokens = re.findall(r"\s*\S+", reply.text) or ([reply.text] if reply.text else [])
@@ -635,14 +782,45 @@ class ScriptedLLMServer:
             pass
         elif api == "anthropic":
             message_id = f"msg_{next(self._ids)}"
-            start = {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": None,
-                     "stop_sequence": None, "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": 0}}
+            start = {
+                "id": message_id,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": 0},
+            }
             await event({"type": "message_start", "message": start}, "message_start")
-            await event({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}, "content_block_start")
+            await event(
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+                "content_block_start",
+            )
         else:
             chunk_id = f"chatcmpl-{next(self._ids)}"
-            base = {"id": chunk_id, "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
-            await event({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
+            base = {
+                "id": chunk_id,
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+            }
+            await event(
+                {
+                    **base,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "delta": {"role": "assistant", "content": ""},
+                            "finish_reason": None,
+                        }
+                    ],
+                }
+            )
         for token in tokens:
             if drop_after is not None and sent >= drop_after:
                 writer.close()
@@ -652,9 +830,27 @@ class ScriptedLLMServer:
             if api == "gemini":
                 await event(self._gemini_payload(token, None, None))
             elif api == "anthropic":
-                await event({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": token}}, "content_block_delta")
+                await event(
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": token},
+                    },
+                    "content_block_delta",
+                )
             else:
-                await event({**base, "choices": [{"index": 0, "delta": {"content": token}, "finish_reason": None}]})
+                await event(
+                    {
+                        **base,
+                        "choices": [
+                            {
+                                "index": 0,
+                                "delta": {"content": token},
+                                "finish_reason": None,
+                            }
+                        ],
+                    }
+                )
             sent += 1
         if drop_after is not None:
             writer.close()
@@ -663,11 +859,22 @@ class ScriptedLLMServer:
             await event(self._gemini_payload("", usage, reply.finish_reason))
         elif api == "anthropic":
             await event({"type": "content_block_stop", "index": 0}, "content_block_stop")
-            await event({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                         "usage": {"output_tokens": usage["completion_tokens"]}}, "message_delta")
+            await event(
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                    "usage": {"output_tokens": usage["completion_tokens"]},
+                },
+                "message_delta",
+            )
             await event({"type": "message_stop"}, "message_stop")
         else:
-            await event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]})
+            await event(
+                {
+                    **base,
+                    "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}],
+                }
+            )
             if (record.body.get("stream_options") or {}).get("include_usage"):
                 await event({**base, "choices": [], "usage": usage})
             await event("[DONE]")

@@ -1,8 +1,7 @@
 """Plain data types shared by every layer (the bottom of the dependency graph)."""
 
-from deepsearcher.types.document import Document, content_hash
 from deepsearcher.types.chunk import Chunk
-from deepsearcher.types.retrieval import CollectionInfo, RetrievalResult, deduplicate_results
+from deepsearcher.types.document import Document, content_hash
 from deepsearcher.types.errors import (
     ConfigurationError,
     DeepSearcherError,
@@ -11,6 +10,11 @@ from deepsearcher.types.errors import (
     MissingDependencyError,
     StoreInUseError,
     VectorStoreError,
+)
+from deepsearcher.types.retrieval import (
+    CollectionInfo,
+    RetrievalResult,
+    deduplicate_results,
 )
 
 __all__ = [

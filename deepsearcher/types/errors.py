@@ -210,6 +210,11 @@ def report(exc: BaseException, logger: logging.Logger, where: str) -> ErrorInfo:
     if info.known:
         return info
     error_id = uuid.uuid4().hex[:12]
-    logger.error("Unexpected error %s in %s", error_id, where, exc_info=(type(exc), exc, exc.__traceback__))
+    logger.error(
+        "Unexpected error %s in %s",
+        error_id,
+        where,
+        exc_info=(type(exc), exc, exc.__traceback__),
+    )
     message = f"Internal error (error id {error_id}): {type(exc).__name__}; the details are in the log."
     return replace(info, message=message, error_id=error_id)

@@ -19,13 +19,20 @@ import asyncio
 import atexit
 import queue
 import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from concurrent.futures import Future
 from concurrent.futures import wait as wait_for_future
-from typing import Any, AsyncIterator, Awaitable, Callable, Coroutine, Iterator, TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["background_loop", "iterate_isolated", "iterate_sync", "run_isolated", "run_sync"]
+__all__ = [
+    "background_loop",
+    "iterate_isolated",
+    "iterate_sync",
+    "run_isolated",
+    "run_sync",
+]
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None

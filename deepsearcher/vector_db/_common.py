@@ -6,9 +6,16 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from deepsearcher.types import Chunk, CollectionInfo, EmbeddingMismatchError, RetrievalResult, VectorStoreError
+from deepsearcher.types import (
+    Chunk,
+    CollectionInfo,
+    EmbeddingMismatchError,
+    RetrievalResult,
+    VectorStoreError,
+)
 from deepsearcher.types.errors import CollectionNotFoundError
 from deepsearcher.vector_db.base import SourceRecord
 
@@ -98,7 +105,9 @@ def missing_collection(operation: str, name: str, location: str, existing: list[
     )
 
 
-def operation_failed(store: str, operation: str, collection: str | None, location: str, detail: str) -> VectorStoreError:
+def operation_failed(
+    store: str, operation: str, collection: str | None, location: str, detail: str
+) -> VectorStoreError:
     """The error for a failed store call, naming the operation, the collection and where the store is."""
     where = f" on collection '{collection}'" if collection else ""
     return VectorStoreError(f"{store} {operation}{where} failed ({location}): {detail}")

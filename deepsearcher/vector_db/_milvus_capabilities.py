@@ -12,9 +12,10 @@ from __future__ import annotations
 import logging
 import re
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +45,12 @@ class Capabilities:
         if self.bm25 and self.hybrid_search:
             return ""
         missing = [
-            name for name, has in (("BM25 functions", self.bm25), ("hybrid_search", self.hybrid_search)) if not has
+            name
+            for name, has in (
+                ("BM25 functions", self.bm25),
+                ("hybrid_search", self.hybrid_search),
+            )
+            if not has
         ]
         return (
             f"{' and '.join(missing)} (Milvus >= 2.5 has them): collections are created dense-only and searches "
@@ -86,7 +92,11 @@ def from_version(version: str) -> Capabilities | None:
     numbers = parse_version(version)
     if numbers is None:
         return None
-    return Capabilities(version.lstrip("v"), bm25=numbers >= BM25_SINCE, hybrid_search=numbers >= HYBRID_SINCE)
+    return Capabilities(
+        version.lstrip("v"),
+        bm25=numbers >= BM25_SINCE,
+        hybrid_search=numbers >= HYBRID_SINCE,
+    )
 
 
 def detect(client: Any, pymilvus: Any) -> Capabilities:
@@ -112,7 +122,10 @@ def _probe_schema(pymilvus: Any) -> Any:
     schema.add_field("s", pymilvus.DataType.SPARSE_FLOAT_VECTOR)
     schema.add_function(
         pymilvus.Function(
-            name="t_bm25", function_type=pymilvus.FunctionType.BM25, input_field_names=["t"], output_field_names=["s"]
+            name="t_bm25",
+            function_type=pymilvus.FunctionType.BM25,
+            input_field_names=["t"],
+            output_field_names=["s"],
         )
     )
     return schema
@@ -132,13 +145,32 @@ def _probe(client: Any, pymilvus: Any, version: str | None) -> Capabilities:
             client.create_index(name, index, sync=False)
             client.load_collection(name)
             # Same vector, one strong and one weak BM25 match for "probe".
-            rows = [{"v": [1.0, 0.0], "t": "probe"}, {"v": [1.0, 0.0], "t": "alpha beta gamma delta probe"}]
+            rows = [
+                {"v": [1.0, 0.0], "t": "probe"},
+                {"v": [1.0, 0.0], "t": "alpha beta gamma delta probe"},
+            ]
             ids = list(client.insert(name, rows)["ids"])
-            sparse = client.search(name, data=["probe"], anns_field="s", limit=2, search_params={"metric_type": "BM25"})
+            sparse = client.search(
+                name,
+                data=["probe"],
+                anns_field="s",
+                limit=2,
+                search_params={"metric_type": "BM25"},
+            )
             bm25 = True
             requests = [
-                pymilvus.AnnSearchRequest(data=[[1.0, 0.0]], anns_field="v", param={"metric_type": "COSINE"}, limit=2),
-                pymilvus.AnnSearchRequest(data=["probe"], anns_field="s", param={"metric_type": "BM25"}, limit=2),
+                pymilvus.AnnSearchRequest(
+                    data=[[1.0, 0.0]],
+                    anns_field="v",
+                    param={"metric_type": "COSINE"},
+                    limit=2,
+                ),
+                pymilvus.AnnSearchRequest(
+                    data=["probe"],
+                    anns_field="s",
+                    param={"metric_type": "BM25"},
+                    limit=2,
+                ),
             ]
             fused = client.hybrid_search(name, requests, pymilvus.WeightedRanker(0.0, 1.0), limit=2)
             sparse_first, fused_first = sparse[0][0]["id"], fused[0][0]["id"]

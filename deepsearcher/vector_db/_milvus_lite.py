@@ -46,7 +46,7 @@ class StartupCapture(logging.Filter):
             return False
         return True
 
-    def __enter__(self) -> "StartupCapture":
+    def __enter__(self) -> StartupCapture:
         logging.getLogger(_SERVER_MANAGER_LOGGER).addFilter(self)
         return self
 

@@ -10,13 +10,21 @@ follows our own writes, so it asks for Strong consistency.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, ContextManager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
 
 META_COLLECTION = "_deepsearcher_collections"
-NAME, DESCRIPTION, MODEL, DIM, VECTOR = "name", "description", "embedding_model", "dim", "v"
+NAME, DESCRIPTION, MODEL, DIM, VECTOR = (
+    "name",
+    "description",
+    "embedding_model",
+    "dim",
+    "v",
+)
 STRONG = "Strong"
 
-Op = Callable[[str, str | None], ContextManager[None]]
+Op = Callable[[str, str | None], AbstractContextManager[None]]
 
 
 class MetaTable:
@@ -62,7 +70,10 @@ class MetaTable:
         expr = f"{NAME} in {json.dumps(list(names))}" if names else f'{NAME} != ""'
         with self._op("query", META_COLLECTION):
             rows = self._client.query(
-                META_COLLECTION, filter=expr, output_fields=[NAME, DESCRIPTION, MODEL, DIM], consistency_level=STRONG
+                META_COLLECTION,
+                filter=expr,
+                output_fields=[NAME, DESCRIPTION, MODEL, DIM],
+                consistency_level=STRONG,
             )
         return {row[NAME]: row for row in rows}
 

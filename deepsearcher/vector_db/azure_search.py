@@ -18,15 +18,26 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import httpx
 
 from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.config.registry import register_provider
-from deepsearcher.types import Chunk, CollectionInfo, ConfigurationError, RetrievalResult, VectorStoreError
+from deepsearcher.types import (
+    Chunk,
+    CollectionInfo,
+    ConfigurationError,
+    RetrievalResult,
+    VectorStoreError,
+)
 from deepsearcher.vector_db import _common as common
-from deepsearcher.vector_db.base import BaseVectorDB, SourceRecord, normalize_collection_name
+from deepsearcher.vector_db.base import (
+    BaseVectorDB,
+    SourceRecord,
+    normalize_collection_name,
+)
 
 API_VERSION = "2024-07-01"
 META_INDEX = "deepsearcher-collections"
@@ -66,26 +77,42 @@ class AzureSearch(BaseVectorDB):
                 "AzureSearch needs endpoint: https://<service>.search.windows.net "
                 "(provide_settings.vector_db.config.endpoint or $AZURE_SEARCH_ENDPOINT)."
             )
-        key = resolve_api_key("AzureSearch", api_key, ["AZURE_SEARCH_API_KEY", "AZURE_SEARCH_KEY"], section="vector_db")
+        key = resolve_api_key(
+            "AzureSearch",
+            api_key,
+            ["AZURE_SEARCH_API_KEY", "AZURE_SEARCH_KEY"],
+            section="vector_db",
+        )
         self.vector_field = vector_field or "content_vector"
         self.api_version = api_version
         self.hybrid = bool(hybrid)
         self._http = httpx.Client(
-            base_url=self.endpoint, timeout=timeout, headers={"api-key": key or "", "Content-Type": "application/json"}
+            base_url=self.endpoint,
+            timeout=timeout,
+            headers={"api-key": key or "", "Content-Type": "application/json"},
         )
         self._indexes: dict[str, dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ HTTP
 
     def _call(
-        self, method: str, path: str, operation: str, collection: str | None = None, **kwargs: Any
+        self,
+        method: str,
+        path: str,
+        operation: str,
+        collection: str | None = None,
+        **kwargs: Any,
     ) -> httpx.Response:
         params = {"api-version": self.api_version, **kwargs.pop("params", {})}
         try:
             response = self._http.request(method, path, params=params, **kwargs)
         except httpx.HTTPError as exc:
             raise common.operation_failed(
-                "AzureSearch", operation, collection, self.endpoint, str(exc) or type(exc).__name__
+                "AzureSearch",
+                operation,
+                collection,
+                self.endpoint,
+                str(exc) or type(exc).__name__,
             ) from exc
         if response.status_code >= 400 and response.status_code != 404:
             try:
@@ -93,7 +120,11 @@ class AzureSearch(BaseVectorDB):
             except ValueError:
                 detail = response.text
             raise common.operation_failed(
-                "AzureSearch", operation, collection, self.endpoint, f"HTTP {response.status_code}: {detail[:300]}"
+                "AzureSearch",
+                operation,
+                collection,
+                self.endpoint,
+                f"HTTP {response.status_code}: {detail[:300]}",
             )
         return response
 
@@ -109,7 +140,12 @@ class AzureSearch(BaseVectorDB):
         return {field["name"]: field for field in (self._index(name) or {}).get("fields", [])}
 
     def _meta(self, name: str) -> dict[str, Any]:
-        response = self._call("GET", f"/indexes/{META_INDEX}/docs/{index_name(name)}", "read collection info", name)
+        response = self._call(
+            "GET",
+            f"/indexes/{META_INDEX}/docs/{index_name(name)}",
+            "read collection info",
+            name,
+        )
         return response.json() if response.status_code == 200 else {}
 
     def _write_meta(self, name: str, **values: Any) -> None:
@@ -117,9 +153,25 @@ class AzureSearch(BaseVectorDB):
             fields = [{"name": "id", "type": "Edm.String", "key": True}] + [
                 {"name": key, "type": "Edm.String"} for key in ("collection", "description", "embedding_model")
             ]
-            self._call("PUT", f"/indexes/{META_INDEX}", "create index", json={"name": META_INDEX, "fields": fields})
-        action = {"@search.action": "mergeOrUpload", "id": index_name(name), "collection": name, **values}
-        self._call("POST", f"/indexes/{META_INDEX}/docs/index", "write collection info", name, json={"value": [action]})
+            self._call(
+                "PUT",
+                f"/indexes/{META_INDEX}",
+                "create index",
+                json={"name": META_INDEX, "fields": fields},
+            )
+        action = {
+            "@search.action": "mergeOrUpload",
+            "id": index_name(name),
+            "collection": name,
+            **values,
+        }
+        self._call(
+            "POST",
+            f"/indexes/{META_INDEX}/docs/index",
+            "write collection info",
+            name,
+            json={"value": [action]},
+        )
 
     # ------------------------------------------------------------------ collections
 
@@ -143,7 +195,12 @@ class AzureSearch(BaseVectorDB):
         )
 
     def _create_collection(
-        self, name: str, dim: int, description: str, embedding_model: str | None, **kwargs: Any
+        self,
+        name: str,
+        dim: int,
+        description: str,
+        embedding_model: str | None,
+        **kwargs: Any,
     ) -> None:
         fields = [
             {"name": "id", "type": "Edm.String", "key": True, "filterable": True},
@@ -164,7 +221,11 @@ class AzureSearch(BaseVectorDB):
             "algorithms": [{"name": "hnsw", "kind": "hnsw", "hnswParameters": {"metric": "cosine"}}],
             "profiles": [{"name": "deepsearcher", "algorithm": "hnsw"}],
         }
-        body = {"name": index_name(name), "fields": fields, "vectorSearch": vector_search}
+        body = {
+            "name": index_name(name),
+            "fields": fields,
+            "vectorSearch": vector_search,
+        }
         self._call("PUT", f"/indexes/{index_name(name)}", "create index", name, json=body)
         self._indexes.pop(name, None)
         self._write_meta(name, description=description, embedding_model=embedding_model or "")
@@ -196,7 +257,11 @@ class AzureSearch(BaseVectorDB):
         action = {"@search.action": "delete", "id": index_name(name)}
         if self._call("GET", f"/indexes/{META_INDEX}", "describe index").status_code == 200:
             self._call(
-                "POST", f"/indexes/{META_INDEX}/docs/index", "delete collection info", name, json={"value": [action]}
+                "POST",
+                f"/indexes/{META_INDEX}/docs/index",
+                "delete collection info",
+                name,
+                json={"value": [action]},
             )
 
     # ------------------------------------------------------------------ data
@@ -224,7 +289,11 @@ class AzureSearch(BaseVectorDB):
                 for chunk in batch
             ]
             reply = self._call(
-                "POST", f"/indexes/{index_name(name)}/docs/index", "insert", name, json={"value": documents}
+                "POST",
+                f"/indexes/{index_name(name)}/docs/index",
+                "insert",
+                name,
+                json={"value": documents},
             )
             failed = [item for item in reply.json().get("value", []) if not item.get("status", True)]
             if failed:
@@ -237,7 +306,13 @@ class AzureSearch(BaseVectorDB):
 
     def _hits(self, name: str, body: dict[str, Any], operation: str) -> list[dict[str, Any]]:
         return (
-            self._call("POST", f"/indexes/{index_name(name)}/docs/search", operation, name, json=body)
+            self._call(
+                "POST",
+                f"/indexes/{index_name(name)}/docs/search",
+                operation,
+                name,
+                json=body,
+            )
             .json()
             .get("value", [])
         )
@@ -249,11 +324,22 @@ class AzureSearch(BaseVectorDB):
         except ValueError:
             metadata = {"raw_metadata": metadata}
         reference = hit.get(common.REFERENCE) if common.REFERENCE in fields else hit.get("id")
-        stored = {common.TEXT: hit.get("content", ""), common.REFERENCE: reference or "", common.METADATA: metadata}
+        stored = {
+            common.TEXT: hit.get("content", ""),
+            common.REFERENCE: reference or "",
+            common.METADATA: metadata,
+        }
         return common.stored_result(stored, float(hit.get("@search.score", 0.0)))
 
     def _search(
-        self, name: str, vector: list[float], top_k: int, text: str, filter: Any, mode: str | None, **kwargs: Any
+        self,
+        name: str,
+        vector: list[float],
+        top_k: int,
+        text: str,
+        filter: Any,
+        mode: str | None,
+        **kwargs: Any,
     ) -> list[RetrievalResult]:
         """`filter` is an OData expression (e.g. "reference eq 'a.txt'")."""
         fields = self._fields(name)
@@ -264,7 +350,12 @@ class AzureSearch(BaseVectorDB):
         }
         if mode in ("dense", "hybrid"):
             body["vectorQueries"] = [
-                {"kind": "vector", "vector": list(vector), "fields": self.vector_field, "k": top_k}
+                {
+                    "kind": "vector",
+                    "vector": list(vector),
+                    "fields": self.vector_field,
+                    "k": top_k,
+                }
             ]
         if mode in ("sparse", "hybrid"):
             if not text:
@@ -298,7 +389,13 @@ class AzureSearch(BaseVectorDB):
         ids = [hit["id"] for hit in self._all(name, ["id"], f"{common.REFERENCE} eq {_quote(reference)}")]
         for start in range(0, len(ids), PAGE):
             actions = [{"@search.action": "delete", "id": doc_id} for doc_id in ids[start : start + PAGE]]
-            self._call("POST", f"/indexes/{index_name(name)}/docs/index", "delete", name, json={"value": actions})
+            self._call(
+                "POST",
+                f"/indexes/{index_name(name)}/docs/index",
+                "delete",
+                name,
+                json={"value": actions},
+            )
         return len(ids)
 
     def list_sources(self, collection: str | None) -> dict[str, SourceRecord]:
@@ -308,7 +405,11 @@ class AzureSearch(BaseVectorDB):
         with_reference = common.REFERENCE in self._fields(name)
         for hit in self._all(name, ["id", common.REFERENCE, common.SOURCE_HASH, common.SOURCE_CHUNKS]):
             reference = hit.get(common.REFERENCE) if with_reference else hit.get("id")
-            tally.add(reference or "", hit.get(common.SOURCE_HASH), hit.get(common.SOURCE_CHUNKS))
+            tally.add(
+                reference or "",
+                hit.get(common.SOURCE_HASH),
+                hit.get(common.SOURCE_CHUNKS),
+            )
         return tally.records()
 
     def close(self) -> None:

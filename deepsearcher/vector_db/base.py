@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Any, ContextManager, TypeVar
+from typing import Any, TypeVar
 
-from deepsearcher.types import Chunk, CollectionInfo, ConfigurationError, RetrievalResult, deduplicate_results
+from deepsearcher.types import (
+    Chunk,
+    CollectionInfo,
+    ConfigurationError,
+    RetrievalResult,
+    deduplicate_results,
+)
 
 __all__ = [
     "SEARCH_MODES",
@@ -108,7 +114,13 @@ class BaseVectorDB(ABC):
                 self.clear_db(name)
             self._create_collection(name, dim, description, embedding_model, **kwargs)
 
-    def insert_data(self, collection: str | None, chunks: list[Chunk], batch_size: int = 256, **kwargs: Any) -> int:
+    def insert_data(
+        self,
+        collection: str | None,
+        chunks: list[Chunk],
+        batch_size: int = 256,
+        **kwargs: Any,
+    ) -> int:
         """Insert chunks that already carry embeddings; returns how many were inserted."""
         name = self._collection(collection)
         if not chunks:
@@ -175,7 +187,7 @@ class BaseVectorDB(ABC):
     def has_collection(self, collection: str | None) -> bool:
         return self.get_collection_info(collection) is not None
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook: a store holding nothing keeps the no-op
         """Release connections and file locks."""
 
     def __enter__(self: _Store) -> _Store:
@@ -202,7 +214,14 @@ class BaseVectorDB(ABC):
         """The stored info of the existing collection `name`."""
 
     @abstractmethod
-    def _create_collection(self, name: str, dim: int, description: str, embedding_model: str | None, **kwargs: Any) -> None:
+    def _create_collection(
+        self,
+        name: str,
+        dim: int,
+        description: str,
+        embedding_model: str | None,
+        **kwargs: Any,
+    ) -> None:
         """Create the missing collection `name`, recording its description, dimension and model."""
 
     @abstractmethod
@@ -216,10 +235,17 @@ class BaseVectorDB(ABC):
 
     @abstractmethod
     def _search(
-        self, name: str, vector: list[float], top_k: int, text: str, filter: Any, mode: str | None, **kwargs: Any
+        self,
+        name: str,
+        vector: list[float],
+        top_k: int,
+        text: str,
+        filter: Any,
+        mode: str | None,
+        **kwargs: Any,
     ) -> list[RetrievalResult]:
         """`search_data` on the existing collection `name`, `text` being the stripped query text."""
 
-    def _collection_lock(self) -> ContextManager[Any]:
+    def _collection_lock(self) -> AbstractContextManager[Any]:
         """Held while init_collection checks for and creates a collection (none by default)."""
         return nullcontext()

@@ -24,16 +24,35 @@ import json
 import logging
 import math
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from deepsearcher.config.registry import register_provider
-from deepsearcher.types import Chunk, CollectionInfo, ConfigurationError, RetrievalResult, StoreInUseError, VectorStoreError
-from deepsearcher.vector_db import _milvus_lite as lite
-from deepsearcher.vector_db._milvus_capabilities import PROBE_PREFIX, Capabilities, detect
-from deepsearcher.vector_db._milvus_meta import META_COLLECTION, MetaTable
+from deepsearcher.types import (
+    Chunk,
+    CollectionInfo,
+    ConfigurationError,
+    RetrievalResult,
+    StoreInUseError,
+    VectorStoreError,
+)
 from deepsearcher.vector_db import _common as common
-from deepsearcher.vector_db._common import INDEX_TEXT, METADATA, REFERENCE, SOURCE_CHUNKS, SOURCE_HASH, TEXT
+from deepsearcher.vector_db import _milvus_lite as lite
+from deepsearcher.vector_db._common import (
+    INDEX_TEXT,
+    METADATA,
+    REFERENCE,
+    SOURCE_CHUNKS,
+    SOURCE_HASH,
+    TEXT,
+)
+from deepsearcher.vector_db._milvus_capabilities import (
+    PROBE_PREFIX,
+    Capabilities,
+    detect,
+)
+from deepsearcher.vector_db._milvus_meta import META_COLLECTION, MetaTable
 from deepsearcher.vector_db.base import BaseVectorDB, SourceRecord, StoredChunk
 
 logger = logging.getLogger(__name__)
@@ -57,12 +76,17 @@ BM25_FUNCTION = "index_text_bm25"
 RANKERS = ("weighted", "rrf")
 LITE_ANALYZERS = ("standard", "jieba")
 # Punctuation jieba emits as tokens (the standard tokenizer never does).
-_PUNCTUATION = [" ", "\t", "\n"] + list(".,;:!?()[]{}<>\"'`-_/\\|@#$%^&*+=~") + list("，。、；：？！“”‘’（）《》【】…—·")
+_PUNCTUATION = (
+    [" ", "\t", "\n"] + list(".,;:!?()[]{}<>\"'`-_/\\|@#$%^&*+=~") + list("，。、；：？！“”‘’（）《》【】…—·")
+)
 #: New collections: jieba splits Chinese into words and keeps English words whole; lowercase
 #: (a Milvus server needs the filter, Milvus Lite always lowercases) and punctuation dropped.
 #: English BM25 recall measured equal to `standard` (benchmarks/retrieval.py). Existing
 #: collections keep the analyzer their schema was created with.
-DEFAULT_ANALYZER: dict[str, Any] = {"tokenizer": "jieba", "filter": ["lowercase", {"type": "stop", "stop_words": _PUNCTUATION}]}
+DEFAULT_ANALYZER: dict[str, Any] = {
+    "tokenizer": "jieba",
+    "filter": ["lowercase", {"type": "stop", "stop_words": _PUNCTUATION}],
+}
 STRONG = "Strong"  # consistency for reads that must see our own writes
 
 
@@ -108,7 +132,9 @@ def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
             safe[key] = value
             size = len(json.dumps(safe, ensure_ascii=False).encode("utf-8"))
     if size > JSON_MAX:  # large nested values: keep what a reader needs
-        safe = {k: v for k, v in safe.items() if k in ("title", "source_chunks", "source_hash", "chunk_index", "chunk_key")}
+        safe = {
+            k: v for k, v in safe.items() if k in ("title", "source_chunks", "source_hash", "chunk_index", "chunk_key")
+        }
     return safe
 
 
@@ -282,7 +308,12 @@ class Milvus(BaseVectorDB):
                 self._capabilities = detect(self._client(), self._pymilvus)
             lost = self._capabilities.lost_features()
             if lost and self.hybrid:
-                logger.warning("Milvus at %s (%s) has no %s.", self.uri, self._capabilities.label, lost)
+                logger.warning(
+                    "Milvus at %s (%s) has no %s.",
+                    self.uri,
+                    self._capabilities.label,
+                    lost,
+                )
         return self._capabilities
 
     def _meta_table(self) -> MetaTable:
@@ -375,7 +406,10 @@ class Milvus(BaseVectorDB):
             rows = side_rows if side_rows is not None else self._meta_table().read([name])
             row = rows.get(name)
             if row:
-                stored = {PROP_DESCRIPTION: row["description"], PROP_MODEL: row["embedding_model"]}
+                stored = {
+                    PROP_DESCRIPTION: row["description"],
+                    PROP_MODEL: row["embedding_model"],
+                }
                 desc = dict(desc, properties={**(desc.get("properties") or {}), **stored})
         return self._info_from_description(name, desc)
 
@@ -414,7 +448,12 @@ class Milvus(BaseVectorDB):
         schema.add_field(SOURCE_CHUNKS, pm.DataType.INT64)
         schema.add_field(METADATA, pm.DataType.JSON)
         index = self._client().prepare_index_params()
-        index.add_index(EMBEDDING, index_type=self.index_type, metric_type="COSINE", params=self.index_params)
+        index.add_index(
+            EMBEDDING,
+            index_type=self.index_type,
+            metric_type="COSINE",
+            params=self.index_params,
+        )
         if bm25:
             schema.add_function(
                 pm.Function(
@@ -427,9 +466,20 @@ class Milvus(BaseVectorDB):
             index.add_index(SPARSE, index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
         return schema, index
 
-    def _create_collection(self, name: str, dim: int, description: str, embedding_model: str | None, **kwargs: Any) -> None:
+    def _create_collection(
+        self,
+        name: str,
+        dim: int,
+        description: str,
+        embedding_model: str | None,
+        **kwargs: Any,
+    ) -> None:
         schema, index = self._build_schema(dim, description)
-        properties = {PROP_DESCRIPTION: description, PROP_DIM: str(dim), PROP_ANALYZER: json.dumps(self._analyzer_params())}
+        properties = {
+            PROP_DESCRIPTION: description,
+            PROP_DIM: str(dim),
+            PROP_ANALYZER: json.dumps(self._analyzer_params()),
+        }
         if embedding_model:
             properties[PROP_MODEL] = embedding_model
         with self._op("create_collection", name):
@@ -454,11 +504,20 @@ class Milvus(BaseVectorDB):
         info = self._read_info(name)
         common.check_embedding(info, dim, embedding_model)
         if info.embedding_model is None and embedding_model:
-            logger.warning("Collection '%s' records no embedding model (built by DeepSearcher or another tool): "
-                           "unknown model, assuming its %s-dim vectors come from '%s'.", name, info.dim, embedding_model)
+            logger.warning(
+                "Collection '%s' records no embedding model (built by DeepSearcher or another tool): "
+                "unknown model, assuming its %s-dim vectors come from '%s'.",
+                name,
+                info.dim,
+                embedding_model,
+            )
         changes = common.info_updates(info, description, embedding_model)
         if changes and PROP_DIM not in (self._describe(name).get("properties") or {}):
-            merged = {"description": info.description, "embedding_model": info.embedding_model, **changes}
+            merged = {
+                "description": info.description,
+                "embedding_model": info.embedding_model,
+                **changes,
+            }
             self._meta_table().write(name, merged["description"], merged["embedding_model"], info.dim or dim)
         elif changes:
             updates = {INFO_PROPERTIES[key]: value for key, value in changes.items()}
@@ -530,7 +589,12 @@ class Milvus(BaseVectorDB):
         name = self._collection(collection)
         self._require(name, "count")
         with self._op("count", name):
-            rows = self._client().query(name, filter=filter, output_fields=["count(*)"], consistency_level=STRONG)
+            rows = self._client().query(
+                name,
+                filter=filter,
+                output_fields=["count(*)"],
+                consistency_level=STRONG,
+            )
         return int(rows[0]["count(*)"]) if rows else 0
 
     def delete_by_reference(self, collection: str | None, reference: str) -> int:
@@ -552,14 +616,23 @@ class Milvus(BaseVectorDB):
         rows: list[StoredChunk] = []
         with self._op("query_iterator", name):
             iterator = self._client().query_iterator(
-                name, batch_size=1000, filter=f"{REFERENCE} == {quote(reference)}", output_fields=[PK, METADATA]
+                name,
+                batch_size=1000,
+                filter=f"{REFERENCE} == {quote(reference)}",
+                output_fields=[PK, METADATA],
             )
             try:
                 while batch := iterator.next():
                     for row in batch:
                         metadata = row.get(METADATA) or {}
                         index = metadata.get("chunk_index")
-                        rows.append(StoredChunk(row[PK], str(metadata.get("chunk_key") or ""), index if isinstance(index, int) else None))
+                        rows.append(
+                            StoredChunk(
+                                row[PK],
+                                str(metadata.get("chunk_key") or ""),
+                                index if isinstance(index, int) else None,
+                            )
+                        )
             finally:
                 iterator.close()
         return rows
@@ -582,7 +655,11 @@ class Milvus(BaseVectorDB):
         tally = common.SourceTally()
         with self._op("query_iterator", name):
             iterator = self._client().query_iterator(
-                name, batch_size=1000, filter="", output_fields=output, consistency_level=STRONG
+                name,
+                batch_size=1000,
+                filter="",
+                output_fields=output,
+                consistency_level=STRONG,
             )
             try:
                 while True:
@@ -591,7 +668,11 @@ class Milvus(BaseVectorDB):
                         break
                     for row in batch:
                         source = row if has_own_fields else (row.get(METADATA) or {})  # older collections: in metadata
-                        tally.add(row.get(REFERENCE, ""), source.get(SOURCE_HASH), source.get(SOURCE_CHUNKS))
+                        tally.add(
+                            row.get(REFERENCE, ""),
+                            source.get(SOURCE_HASH),
+                            source.get(SOURCE_CHUNKS),
+                        )
             finally:
                 iterator.close()
         return tally.records()
@@ -628,7 +709,14 @@ class Milvus(BaseVectorDB):
         return self._pymilvus.RRFRanker(self.rrf_k)
 
     def _search(
-        self, name: str, vector: list[float], top_k: int, text: str, filter: str | None, mode: str | None, **kwargs: Any
+        self,
+        name: str,
+        vector: list[float],
+        top_k: int,
+        text: str,
+        filter: str | None,
+        mode: str | None,
+        **kwargs: Any,
     ) -> list[RetrievalResult]:
         """Dense, BM25 or hybrid (fused by the weighted or the RRF ranker) search; `filter`
         is a Milvus boolean expression on the fields (e.g. 'reference == "a.txt"')."""
@@ -675,14 +763,27 @@ class Milvus(BaseVectorDB):
                 limit = max(self._candidates(top_k), top_k)
                 requests = [
                     pm.AnnSearchRequest(
-                        data=[list(vector)], anns_field=EMBEDDING, param=self._dense_params(limit, metric), limit=limit, expr=expr or None
+                        data=[list(vector)],
+                        anns_field=EMBEDDING,
+                        param=self._dense_params(limit, metric),
+                        limit=limit,
+                        expr=expr or None,
                     ),
                     pm.AnnSearchRequest(
-                        data=[text], anns_field=SPARSE, param={"metric_type": "BM25"}, limit=limit, expr=expr or None
+                        data=[text],
+                        anns_field=SPARSE,
+                        param={"metric_type": "BM25"},
+                        limit=limit,
+                        expr=expr or None,
                     ),
                 ]
                 hits = client.hybrid_search(
-                    name, requests, self._ranker(), limit=top_k, output_fields=output, **self._search_level
+                    name,
+                    requests,
+                    self._ranker(),
+                    limit=top_k,
+                    output_fields=output,
+                    **self._search_level,
                 )[0]
         results = []
         for hit in hits:
@@ -698,7 +799,13 @@ class Milvus(BaseVectorDB):
         return results
 
     def _fused_hybrid(
-        self, name: str, vector: list[float], text: str, top_k: int, expr: str, output: list[str]
+        self,
+        name: str,
+        vector: list[float],
+        text: str,
+        top_k: int,
+        expr: str,
+        output: list[str],
     ) -> list[dict[str, Any]]:
         """Weighted fusion done here, for servers whose WeightedRanker inverts BM25 (see
         Capabilities.weighted_bm25): the same normalisation Milvus documents, (1 + cos) / 2
@@ -706,12 +813,24 @@ class Milvus(BaseVectorDB):
         limit = max(self._candidates(top_k), top_k)
         client = self._client()
         dense = client.search(
-            name, data=[list(vector)], anns_field=EMBEDDING, limit=limit, filter=expr,
-            output_fields=output, search_params=self._dense_params(limit), **self._search_level,
+            name,
+            data=[list(vector)],
+            anns_field=EMBEDDING,
+            limit=limit,
+            filter=expr,
+            output_fields=output,
+            search_params=self._dense_params(limit),
+            **self._search_level,
         )[0]
         sparse = client.search(
-            name, data=[text], anns_field=SPARSE, limit=limit, filter=expr,
-            output_fields=output, search_params={"metric_type": "BM25"}, **self._search_level,
+            name,
+            data=[text],
+            anns_field=SPARSE,
+            limit=limit,
+            filter=expr,
+            output_fields=output,
+            search_params={"metric_type": "BM25"},
+            **self._search_level,
         )[0]
         fused: dict[Any, dict[str, Any]] = {}
         for hits, weight, norm in (

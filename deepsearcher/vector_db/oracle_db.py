@@ -70,7 +70,13 @@ class OracleDB(BaseVectorDB):
         self.dsn = dsn
         try:
             self.pool = oracledb.create_pool(
-                user=user, password=password, dsn=dsn, min=min, max=max, increment=increment, **options
+                user=user,
+                password=password,
+                dsn=dsn,
+                min=min,
+                max=max,
+                increment=increment,
+                **options,
             )
             self._ensure_tables()
         except oracledb.Error as exc:
@@ -89,25 +95,38 @@ class OracleDB(BaseVectorDB):
     def _ensure_tables(self) -> None:
         names = ",".join(f"'{name}'" for name in CREATE)
         existing = {
-            row[0] for row in self._run(f"SELECT table_name FROM user_tables WHERE table_name IN ({names})", fetch=True)
+            row[0]
+            for row in self._run(
+                f"SELECT table_name FROM user_tables WHERE table_name IN ({names})",
+                fetch=True,
+            )
         }
         for name, statement in CREATE.items():
             if name not in existing:
                 self._run(statement)
 
     def _exists(self, name: str) -> bool:
-        rows = self._run(f"SELECT COUNT(*) FROM {INFO} WHERE collection = :c AND status = 1", {"c": name}, fetch=True)
+        rows = self._run(
+            f"SELECT COUNT(*) FROM {INFO} WHERE collection = :c AND status = 1",
+            {"c": name},
+            fetch=True,
+        )
         return bool(rows and rows[0][0])
 
     def _require(self, name: str, operation: str) -> None:
         if not self._exists(name):
             raise common.missing_collection(
-                operation, name, self.dsn, [info.collection_name for info in self.list_collections()]
+                operation,
+                name,
+                self.dsn,
+                [info.collection_name for info in self.list_collections()],
             )
 
     def _read_info(self, name: str) -> CollectionInfo:
         rows = self._run(
-            f"SELECT description FROM {INFO} WHERE collection = :c AND status = 1", {"c": name}, fetch=True
+            f"SELECT description FROM {INFO} WHERE collection = :c AND status = 1",
+            {"c": name},
+            fetch=True,
         )
         dims = self._run(
             f"SELECT MAX(VECTOR_DIMENSION_COUNT(embedding)) FROM {ITEM} WHERE collection = :c AND status = 1",
@@ -115,12 +134,24 @@ class OracleDB(BaseVectorDB):
             fetch=True,
         )
         dim = int(dims[0][0]) if dims and dims[0][0] else None
-        return CollectionInfo(collection_name=name, description=(rows[0][0] or "") if rows else "", dim=dim)
+        return CollectionInfo(
+            collection_name=name,
+            description=(rows[0][0] or "") if rows else "",
+            dim=dim,
+        )
 
     def _create_collection(
-        self, name: str, dim: int, description: str, embedding_model: str | None, **kwargs: Any
+        self,
+        name: str,
+        dim: int,
+        description: str,
+        embedding_model: str | None,
+        **kwargs: Any,
     ) -> None:
-        self._run(f"INSERT INTO {INFO} (collection, description) VALUES (:c, :d)", {"c": name, "d": description})
+        self._run(
+            f"INSERT INTO {INFO} (collection, description) VALUES (:c, :d)",
+            {"c": name, "d": description},
+        )
 
     def _open_existing(self, name: str, dim: int, description: str, embedding_model: str | None) -> None:
         info = self._read_info(name)
@@ -162,7 +193,14 @@ class OracleDB(BaseVectorDB):
         return len(chunks)
 
     def _search(
-        self, name: str, vector: list[float], top_k: int, text: str, filter: Any, mode: str | None, **kwargs: Any
+        self,
+        name: str,
+        vector: list[float],
+        top_k: int,
+        text: str,
+        filter: Any,
+        mode: str | None,
+        **kwargs: Any,
     ) -> list[RetrievalResult]:
         """Dense (COSINE) only: `filter` and BM25 are not supported by this store."""
         sql = (
@@ -199,10 +237,16 @@ class OracleDB(BaseVectorDB):
         self._require(name, "list sources")
         tally = common.SourceTally()
         for reference, metadata in self._run(
-            f"SELECT reference, metadata FROM {ITEM} WHERE collection = :c AND status = 1", {"c": name}, fetch=True
+            f"SELECT reference, metadata FROM {ITEM} WHERE collection = :c AND status = 1",
+            {"c": name},
+            fetch=True,
         ):
             meta = json.loads(metadata or "{}")
-            tally.add(reference or "", meta.get(common.SOURCE_HASH), meta.get(common.SOURCE_CHUNKS))
+            tally.add(
+                reference or "",
+                meta.get(common.SOURCE_HASH),
+                meta.get(common.SOURCE_CHUNKS),
+            )
         return tally.records()
 
     def close(self) -> None:

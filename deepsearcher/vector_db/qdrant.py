@@ -29,16 +29,35 @@ import sqlite3
 import threading
 import uuid
 from collections import Counter
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, ContextManager, Iterator
+from typing import Any
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
-from deepsearcher.types import Chunk, CollectionInfo, ConfigurationError, RetrievalResult, StoreInUseError, VectorStoreError
+from deepsearcher.types import (
+    Chunk,
+    CollectionInfo,
+    ConfigurationError,
+    RetrievalResult,
+    StoreInUseError,
+    VectorStoreError,
+)
 from deepsearcher.vector_db import _common as common
-from deepsearcher.vector_db._common import INDEX_TEXT, METADATA, REFERENCE, SOURCE_CHUNKS, SOURCE_HASH, TEXT
-from deepsearcher.vector_db.base import BaseVectorDB, SourceRecord, normalize_collection_name
+from deepsearcher.vector_db._common import (
+    INDEX_TEXT,
+    METADATA,
+    REFERENCE,
+    SOURCE_CHUNKS,
+    SOURCE_HASH,
+    TEXT,
+)
+from deepsearcher.vector_db.base import (
+    BaseVectorDB,
+    SourceRecord,
+    normalize_collection_name,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +70,9 @@ B = 0.75
 DEFAULT_AVGDL = 256.0  # tokens; a 1500-character chunk of English prose plus its title
 
 # Letters and digits (no underscore), or one CJK character at a time.
-_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+_TOKEN = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+"
+)
 
 
 def tokenize(text: str) -> list[str]:
@@ -64,7 +85,9 @@ def token_index(token: str) -> int:
     return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=4).digest(), "big")
 
 
-def bm25_document_vector(text: str, avgdl: float = DEFAULT_AVGDL, k1: float = K1, b: float = B) -> tuple[list[int], list[float]]:
+def bm25_document_vector(
+    text: str, avgdl: float = DEFAULT_AVGDL, k1: float = K1, b: float = B
+) -> tuple[list[int], list[float]]:
     """(indices, values) of the saturated, length-normalised term frequencies of `text`."""
     tokens = tokenize(text)
     if not tokens:
@@ -124,7 +147,9 @@ class Qdrant(BaseVectorDB):
     ) -> None:
         super().__init__(default_collection)
         if normalize_collection_name(default_collection) == META_COLLECTION:
-            raise ConfigurationError(f"'{META_COLLECTION}' is reserved for DeepSearcher's collection metadata; pick another name.")
+            raise ConfigurationError(
+                f"'{META_COLLECTION}' is reserved for DeepSearcher's collection metadata; pick another name."
+            )
         self._qdrant = require("qdrant_client", extra="qdrant", feature="the Qdrant vector store")
         from qdrant_client import models
 
@@ -155,7 +180,9 @@ class Qdrant(BaseVectorDB):
             self.is_local = True
             folder = os.path.abspath(os.path.expanduser(path or default_local_path()))
             if os.path.isfile(folder):
-                raise ConfigurationError(f"Qdrant path {folder} is a file; local mode needs a folder (vector_db.config.path).")
+                raise ConfigurationError(
+                    f"Qdrant path {folder} is a file; local mode needs a folder (vector_db.config.path)."
+                )
             os.makedirs(folder, exist_ok=True)
             self.location = folder
             connect["path"] = folder
@@ -215,7 +242,9 @@ class Qdrant(BaseVectorDB):
     def _collection(self, collection: str | None) -> str:
         name = super()._collection(collection)
         if name == META_COLLECTION:
-            raise ConfigurationError(f"'{META_COLLECTION}' is reserved for DeepSearcher's collection metadata; pick another name.")
+            raise ConfigurationError(
+                f"'{META_COLLECTION}' is reserved for DeepSearcher's collection metadata; pick another name."
+            )
         return name
 
     def _tune_local(self, name: str) -> None:
@@ -233,7 +262,11 @@ class Qdrant(BaseVectorDB):
                 connection.execute("PRAGMA journal_mode=WAL")
                 connection.execute("PRAGMA synchronous=NORMAL")
         except Exception:
-            logger.debug("could not tune the SQLite storage of local collection %s", name, exc_info=True)
+            logger.debug(
+                "could not tune the SQLite storage of local collection %s",
+                name,
+                exc_info=True,
+            )
 
     # ------------------------------------------------------------------ collection metadata
 
@@ -243,7 +276,10 @@ class Qdrant(BaseVectorDB):
             if client.collection_exists(META_COLLECTION):
                 return
             try:
-                client.create_collection(META_COLLECTION, vectors_config=models.VectorParams(size=1, distance=models.Distance.DOT))
+                client.create_collection(
+                    META_COLLECTION,
+                    vectors_config=models.VectorParams(size=1, distance=models.Distance.DOT),
+                )
             except Exception:
                 if not client.collection_exists(META_COLLECTION):  # another process may have created it
                     raise
@@ -254,7 +290,12 @@ class Qdrant(BaseVectorDB):
         with self._op("read collection metadata") as client:
             if not client.collection_exists(META_COLLECTION):
                 return {}
-            points = client.retrieve(META_COLLECTION, ids=[_meta_id(name) for name in names], with_payload=True, with_vectors=False)
+            points = client.retrieve(
+                META_COLLECTION,
+                ids=[_meta_id(name) for name in names],
+                with_payload=True,
+                with_vectors=False,
+            )
         return {str(p.payload.get("collection")): dict(p.payload or {}) for p in points if p.payload}
 
     def _write_meta(self, name: str, payload: dict[str, Any]) -> None:
@@ -304,10 +345,17 @@ class Qdrant(BaseVectorDB):
     def _read_info(self, name: str) -> CollectionInfo:
         return self._info(name, self._read_meta([name]).get(name))
 
-    def _collection_lock(self) -> ContextManager[Any]:
+    def _collection_lock(self) -> AbstractContextManager[Any]:
         return self._lock
 
-    def _create_collection(self, name: str, dim: int, description: str, embedding_model: str | None, **kwargs: Any) -> None:
+    def _create_collection(
+        self,
+        name: str,
+        dim: int,
+        description: str,
+        embedding_model: str | None,
+        **kwargs: Any,
+    ) -> None:
         models = self._models
         with self._op("create_collection", name) as client:
             client.create_collection(
@@ -319,7 +367,12 @@ class Qdrant(BaseVectorDB):
                 client.create_payload_index(name, REFERENCE, field_schema=models.PayloadSchemaType.KEYWORD)
         self._write_meta(
             name,
-            {"description": description, "embedding_model": embedding_model or "", "dim": dim, "bm25_avgdl": self.bm25_avgdl},
+            {
+                "description": description,
+                "embedding_model": embedding_model or "",
+                "dim": dim,
+                "bm25_avgdl": self.bm25_avgdl,
+            },
         )
         self._avgdl[name] = self.bm25_avgdl
 
@@ -345,7 +398,11 @@ class Qdrant(BaseVectorDB):
             if client.collection_exists(name):
                 client.delete_collection(name)
             if client.collection_exists(META_COLLECTION):
-                client.delete(META_COLLECTION, points_selector=self._models.PointIdsList(points=[_meta_id(name)]), wait=True)
+                client.delete(
+                    META_COLLECTION,
+                    points_selector=self._models.PointIdsList(points=[_meta_id(name)]),
+                    wait=True,
+                )
         self._avgdl.pop(name, None)
 
     # ------------------------------------------------------------------ data
@@ -371,7 +428,10 @@ class Qdrant(BaseVectorDB):
         if index_text != chunk.text:
             payload[INDEX_TEXT] = index_text
         indices, values = bm25_document_vector(index_text, avgdl)
-        vectors = {DENSE: vector, SPARSE: self._models.SparseVector(indices=indices, values=values)}
+        vectors = {
+            DENSE: vector,
+            SPARSE: self._models.SparseVector(indices=indices, values=values),
+        }
         return self._models.PointStruct(id=str(uuid.uuid4()), vector=vectors, payload=payload)
 
     def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: Any) -> int:
@@ -406,7 +466,11 @@ class Qdrant(BaseVectorDB):
             self._tune_local(name)
             matching = int(client.count(name, count_filter=selector, exact=True).count)
             if matching:
-                client.delete(name, points_selector=self._models.FilterSelector(filter=selector), wait=True)
+                client.delete(
+                    name,
+                    points_selector=self._models.FilterSelector(filter=selector),
+                    wait=True,
+                )
         return matching
 
     def list_sources(self, collection: str | None) -> dict[str, SourceRecord]:
@@ -425,7 +489,11 @@ class Qdrant(BaseVectorDB):
                 )
             for point in points:
                 payload = point.payload or {}
-                tally.add(str(payload.get(REFERENCE, "")), payload.get(SOURCE_HASH), payload.get(SOURCE_CHUNKS))
+                tally.add(
+                    str(payload.get(REFERENCE, "")),
+                    payload.get(SOURCE_HASH),
+                    payload.get(SOURCE_CHUNKS),
+                )
             if offset is None:
                 break
         return tally.records()
@@ -441,15 +509,26 @@ class Qdrant(BaseVectorDB):
             return value
         if isinstance(value, dict):
             return models.Filter(
-                must=[models.FieldCondition(key=str(key), match=models.MatchValue(value=val)) for key, val in value.items()]
+                must=[
+                    models.FieldCondition(key=str(key), match=models.MatchValue(value=val))
+                    for key, val in value.items()
+                ]
             )
         raise ConfigurationError(
-            f"Qdrant filters are a qdrant_client.models.Filter or a dict of payload field → value, not {type(value).__name__} "
+            "Qdrant filters are a qdrant_client.models.Filter or a dict of payload field → value, not "
+            f"{type(value).__name__} "
             f"({value!r})."
         )
 
     def _search(
-        self, name: str, vector: list[float], top_k: int, text: str, filter: Any, mode: str | None, **kwargs: Any
+        self,
+        name: str,
+        vector: list[float],
+        top_k: int,
+        text: str,
+        filter: Any,
+        mode: str | None,
+        **kwargs: Any,
     ) -> list[RetrievalResult]:
         """Dense, BM25 or hybrid (fused by RRF) search; `filter`: a Qdrant Filter or {field: value}."""
         indices, values = bm25_query_vector(text) if text else ([], [])
@@ -466,9 +545,23 @@ class Qdrant(BaseVectorDB):
         sparse = models.SparseVector(indices=indices, values=values)
         with self._op(f"{mode} search", name) as client:
             if mode == "dense":
-                response = client.query_points(name, query=dense, using=DENSE, limit=top_k, query_filter=query_filter, with_payload=True)
+                response = client.query_points(
+                    name,
+                    query=dense,
+                    using=DENSE,
+                    limit=top_k,
+                    query_filter=query_filter,
+                    with_payload=True,
+                )
             elif mode == "sparse":
-                response = client.query_points(name, query=sparse, using=SPARSE, limit=top_k, query_filter=query_filter, with_payload=True)
+                response = client.query_points(
+                    name,
+                    query=sparse,
+                    using=SPARSE,
+                    limit=top_k,
+                    query_filter=query_filter,
+                    with_payload=True,
+                )
             else:
                 limit = max(self.candidates_per_side or max(top_k * 2, 20), top_k)
                 response = client.query_points(

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from deepsearcher.loader.file_loader._text import detected_encoding
 from deepsearcher.types import Document, LoaderError

@@ -7,7 +7,8 @@ one Document per record, the text from `text_key`, every other field in metadata
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from deepsearcher.loader.file_loader._document import make_document
 from deepsearcher.types import Document, LoaderError
@@ -22,7 +23,10 @@ def record_text(path: str, record: Mapping[str, Any], text_key: str, where: str)
     """The record's text; a missing key or a non-string value raises LoaderError."""
     if text_key not in record:
         keys = ", ".join(map(str, record)) or "none"
-        raise LoaderError(path, f"{where} has no '{text_key}' key (its keys: {keys}); set text_key to the field holding the text")
+        raise LoaderError(
+            path,
+            f"{where} has no '{text_key}' key (its keys: {keys}); set text_key to the field holding the text",
+        )
     value = record[text_key]
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         value = "\n".join(value)  # sentence lists, as in HotpotQA-style corpora
@@ -50,7 +54,13 @@ def title_of(record: Mapping[str, Any]) -> str | None:
 
 
 def build_document(
-    path: str, text: str, record: Mapping[str, Any], file_type: str, record_index: int, where: str, skip: str | None = None
+    path: str,
+    text: str,
+    record: Mapping[str, Any],
+    file_type: str,
+    record_index: int,
+    where: str,
+    skip: str | None = None,
 ) -> Document | None:
     """The record's Document, or None (logged) when its text is blank: nothing to index."""
     if not text.strip():

@@ -73,7 +73,10 @@ def _read_with_deadline(path: str, timeout: float) -> bytes:
     reader.start()
     reader.join(timeout)
     if reader.is_alive():
-        raise LoaderError(path, f"reading took longer than {timeout:g} s (a hung mount or device?); skipped")
+        raise LoaderError(
+            path,
+            f"reading took longer than {timeout:g} s (a hung mount or device?); skipped",
+        )
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["data"]  # type: ignore[return-value]
@@ -166,7 +169,8 @@ def _decode(path: str, data: bytes, encoding: str, offset: int) -> str:
     except UnicodeDecodeError as exc:
         position = offset + exc.start
         raise LoaderError(
-            path, f"not valid {encoding.upper()} text (byte 0x{data[exc.start]:02x} at position {position})"
+            path,
+            f"not valid {encoding.upper()} text (byte 0x{data[exc.start]:02x} at position {position})",
         ) from exc
 
 

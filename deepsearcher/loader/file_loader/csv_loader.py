@@ -8,7 +8,11 @@ import os
 from typing import Any, ClassVar
 
 from deepsearcher.config.registry import register_provider
-from deepsearcher.loader.file_loader._records import build_document, record_text, require_documents
+from deepsearcher.loader.file_loader._records import (
+    build_document,
+    record_text,
+    require_documents,
+)
 from deepsearcher.loader.file_loader._text import read_text
 from deepsearcher.loader.file_loader.base import BaseLoader
 from deepsearcher.types import Document, LoaderError
@@ -33,10 +37,18 @@ class CSVLoader(BaseLoader):
         try:
             columns = reader.fieldnames or []
             if self.text_column is not None and self.text_column not in columns:
-                raise LoaderError(path, f"no column '{self.text_column}' (columns: {', '.join(columns)})")
+                raise LoaderError(
+                    path,
+                    f"no column '{self.text_column}' (columns: {', '.join(columns)})",
+                )
             documents = []
             for index, row in enumerate(reader):
-                document = self._row_document(path, row, index, f"row {index} (0-based) ending on line {reader.line_num}")
+                document = self._row_document(
+                    path,
+                    row,
+                    index,
+                    f"row {index} (0-based) ending on line {reader.line_num}",
+                )
                 if document is not None:
                     documents.append(document)
         except csv.Error as exc:

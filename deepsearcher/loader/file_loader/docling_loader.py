@@ -81,7 +81,15 @@ class DoclingLoader(BaseLoader):
     other keyword options go to Docling's DocumentConverter.
     """
 
-    supported_file_types: ClassVar[list[str]] = ["pdf", "docx", "pptx", "xlsx", "html", "htm", "md"]
+    supported_file_types: ClassVar[list[str]] = [
+        "pdf",
+        "docx",
+        "pptx",
+        "xlsx",
+        "html",
+        "htm",
+        "md",
+    ]
 
     def __init__(self, artifacts_path: str | None = None, **converter_options: Any) -> None:
         require("docling", extra="docling", feature="DoclingLoader")
@@ -110,7 +118,9 @@ class DoclingLoader(BaseLoader):
             result = self._get_converter().convert(path)
         except Exception as exc:
             reason = " ".join(str(exc).split()) or type(exc).__name__
-            hint = " (PDFs need Docling's layout models: run once online, or set artifacts_path)" if ext == "pdf" else ""
+            hint = (
+                " (PDFs need Docling's layout models: run once online, or set artifacts_path)" if ext == "pdf" else ""
+            )
             raise LoaderError(path, f"Docling could not convert it: {reason[:300]}{hint}") from exc
         documents = docling_documents(path, result.document, ext)
         if not documents:

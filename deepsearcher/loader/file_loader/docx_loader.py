@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from docx.table import Table
 
 
-def _table_lines(table: "Table") -> list[str]:
+def _table_lines(table: Table) -> list[str]:
     """One line per row, cells joined by ' | '; merged cells (repeated by python-docx) once."""
     lines = []
     for row in table.rows:
@@ -32,7 +32,7 @@ def _table_lines(table: "Table") -> list[str]:
     return lines
 
 
-def docx_text(document: "DocxDocument") -> str:
+def docx_text(document: DocxDocument) -> str:
     """Body paragraphs and table rows in the order they appear (headers and footers left out)."""
     from docx.table import Table
 
@@ -45,7 +45,7 @@ def docx_text(document: "DocxDocument") -> str:
     return "\n".join(lines)
 
 
-def docx_title(document: "DocxDocument") -> str | None:
+def docx_title(document: DocxDocument) -> str | None:
     """The core-properties title, else the first paragraph styled 'Title'."""
     title = (document.core_properties.title or "").strip()
     if title:
@@ -72,7 +72,13 @@ class DocxLoader(BaseLoader):
             document = docx.Document(io.BytesIO(data))
             text = docx_text(document)
             title = docx_title(document)
-        except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, SyntaxError) as exc:
+        except (
+            PackageNotFoundError,
+            zipfile.BadZipFile,
+            KeyError,
+            ValueError,
+            SyntaxError,
+        ) as exc:
             # SyntaxError covers lxml's XMLSyntaxError for a damaged document part.
             raise LoaderError(path, f"corrupt DOCX: {exc or type(exc).__name__}") from exc
         if not text.strip():

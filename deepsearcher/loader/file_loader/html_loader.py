@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import ClassVar
 from html.parser import HTMLParser
+from typing import ClassVar
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.loader.file_loader._document import make_document
@@ -49,7 +49,11 @@ def main_text(html: str) -> str | None:
     """The article text; a recall-oriented second pass catches pages too short for the first."""
     import trafilatura
 
-    options = {"include_comments": False, "include_tables": True, "include_links": False}
+    options = {
+        "include_comments": False,
+        "include_tables": True,
+        "include_links": False,
+    }
     return trafilatura.extract(html, **options) or trafilatura.extract(html, favor_recall=True, **options)
 
 

@@ -27,13 +27,19 @@ class JsonFileLoader(BaseLoader):
         try:
             data = json.loads(read_text(path))
         except json.JSONDecodeError as exc:
-            raise LoaderError(path, f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+            raise LoaderError(
+                path,
+                f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+            ) from exc
         if isinstance(data, dict):
             records = [data]
         elif isinstance(data, list):
             records = data
         else:
-            raise LoaderError(path, f"expected a JSON object or a list of objects, got a JSON {type(data).__name__}")
+            raise LoaderError(
+                path,
+                f"expected a JSON object or a list of objects, got a JSON {type(data).__name__}",
+            )
         if not records:
             raise LoaderError(path, "empty JSON list: no records")
         documents = []

@@ -32,8 +32,18 @@ class JsonlLoader(BaseLoader):
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise LoaderError(path, f"malformed JSON on line {line_number} column {exc.colno}: {exc.msg}") from exc
-            document = record_document(path, record, self.text_key, "jsonl", record_index, f"line {line_number}")
+                raise LoaderError(
+                    path,
+                    f"malformed JSON on line {line_number} column {exc.colno}: {exc.msg}",
+                ) from exc
+            document = record_document(
+                path,
+                record,
+                self.text_key,
+                "jsonl",
+                record_index,
+                f"line {line_number}",
+            )
             if document is not None:
                 documents.append(document)
             record_index += 1

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import ClassVar
 import re
+from typing import ClassVar
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.loader.file_loader._document import make_document

@@ -7,7 +7,11 @@ import os
 from typing import TYPE_CHECKING, ClassVar
 
 from deepsearcher.config.registry import register_provider
-from deepsearcher.loader.file_loader._document import extension, make_document, unsupported
+from deepsearcher.loader.file_loader._document import (
+    extension,
+    make_document,
+    unsupported,
+)
 from deepsearcher.loader.file_loader._text import read_bytes
 from deepsearcher.loader.file_loader.base import BaseLoader
 from deepsearcher.loader.file_loader.markdown_loader import MarkdownLoader
@@ -27,7 +31,10 @@ class PDFLoader(BaseLoader):
     """
 
     def __init__(self) -> None:
-        self._delegates: dict[str, BaseLoader] = {"md": MarkdownLoader(), "txt": TextLoader()}
+        self._delegates: dict[str, BaseLoader] = {
+            "md": MarkdownLoader(),
+            "txt": TextLoader(),
+        }
 
     supported_file_types: ClassVar[list[str]] = ["pdf", "md", "txt"]
 
@@ -55,7 +62,14 @@ class PDFLoader(BaseLoader):
             pages = [page.extract_text() or "" for page in reader.pages]
         except FileNotDecryptedError as exc:
             raise LoaderError(path, "encrypted PDF: a password is required") from exc
-        except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+        except (
+            PyPdfError,
+            ValueError,
+            KeyError,
+            TypeError,
+            AttributeError,
+            IndexError,
+        ) as exc:
             raise LoaderError(path, f"corrupt PDF: {exc}") from exc
         documents = [
             make_document(path, text, "pdf", title, page=number, page_count=len(pages))
@@ -63,7 +77,10 @@ class PDFLoader(BaseLoader):
             if text.strip()  # blank pages (separators, figures) have nothing to index
         ]
         if not documents:
-            raise LoaderError(path, "no extractable text in PDF (scanned images? OCR is not supported)")
+            raise LoaderError(
+                path,
+                "no extractable text in PDF (scanned images? OCR is not supported)",
+            )
         return documents
 
 
@@ -71,7 +88,7 @@ class PDFLoader(BaseLoader):
 _PLACEHOLDER_TITLES = frozenset({"untitled", "untitled document", "no title"})
 
 
-def _pdf_title(reader: "PdfReader") -> str | None:
+def _pdf_title(reader: PdfReader) -> str | None:
     """The document-info title, unless it is blank or a producer's placeholder."""
     info = reader.metadata
     title = str(info.title or "").strip() if info is not None else ""

@@ -12,14 +12,20 @@ from __future__ import annotations
 
 import mimetypes
 import os
+from collections.abc import Iterable
 from html.parser import HTMLParser
-from typing import Any, ClassVar, Iterable
+from typing import Any, ClassVar
 
 from deepsearcher.config.optional import is_installed, require
 from deepsearcher.config.registry import register_provider
 from deepsearcher.loader.file_loader._document import checked_file, make_document
 from deepsearcher.loader.file_loader.base import BaseLoader
-from deepsearcher.types import ConfigurationError, Document, LoaderError, MissingDependencyError
+from deepsearcher.types import (
+    ConfigurationError,
+    Document,
+    LoaderError,
+    MissingDependencyError,
+)
 
 API_KEY_ENV = "UNSTRUCTURED_API_KEY"
 API_URL_ENV = "UNSTRUCTURED_API_URL"
@@ -96,7 +102,9 @@ def elements_to_documents(path: str, elements: Iterable[dict[str, Any]], file_ty
         if not text:
             continue
         element_page = (element.get("metadata") or {}).get("page_number")
-        element_page = int(element_page) if isinstance(element_page, (int, float, str)) and str(element_page).isdigit() else None
+        element_page = (
+            int(element_page) if isinstance(element_page, (int, float, str)) and str(element_page).isdigit() else None
+        )
         if element_page != page and parts:
             flush()
         page = element_page if element_page is not None else page
@@ -131,8 +139,33 @@ class UnstructuredLoader(BaseLoader):
     """
 
     supported_file_types: ClassVar[list[str]] = [
-        "pdf", "docx", "doc", "pptx", "ppt", "xlsx", "xls", "odt", "rtf", "epub", "html", "htm", "xml",
-        "md", "rst", "org", "txt", "eml", "msg", "csv", "tsv", "png", "jpg", "jpeg", "tiff", "bmp", "heic",
+        "pdf",
+        "docx",
+        "doc",
+        "pptx",
+        "ppt",
+        "xlsx",
+        "xls",
+        "odt",
+        "rtf",
+        "epub",
+        "html",
+        "htm",
+        "xml",
+        "md",
+        "rst",
+        "org",
+        "txt",
+        "eml",
+        "msg",
+        "csv",
+        "tsv",
+        "png",
+        "jpg",
+        "jpeg",
+        "tiff",
+        "bmp",
+        "heic",
     ]
 
     def __init__(
@@ -147,7 +180,10 @@ class UnstructuredLoader(BaseLoader):
         **options: Any,
     ) -> None:
         if mode not in MODES:
-            raise ConfigurationError(f"Unknown UnstructuredLoader mode '{mode}' (file_loader.config.mode). Allowed values: {', '.join(MODES)}.")
+            raise ConfigurationError(
+                f"Unknown UnstructuredLoader mode '{mode}' (file_loader.config.mode). Allowed values: "
+                f"{', '.join(MODES)}."
+            )
         self.strategy = strategy
         self.options = options
         self.api_key = api_key or os.environ.get(API_KEY_ENV) or None
@@ -169,7 +205,8 @@ class UnstructuredLoader(BaseLoader):
             raise MissingAPIKeyError(
                 "UnstructuredLoader",
                 API_KEY_ENV,
-                message=f"No API key for UnstructuredLoader: set {API_KEY_ENV} or provide_settings.file_loader.config.api_key "
+                message=f"No API key for UnstructuredLoader: set {API_KEY_ENV} or "
+                "provide_settings.file_loader.config.api_key "
                 f"(a self-hosted unstructured-api server needs only api_url / {API_URL_ENV}).",
             )
         self.timeout = timeout
@@ -185,7 +222,11 @@ class UnstructuredLoader(BaseLoader):
         return documents
 
     def _partition_local(self, path: str) -> list[dict[str, Any]]:
-        partition = require("unstructured.partition.auto", extra="unstructured", feature="UnstructuredLoader").partition
+        partition = require(
+            "unstructured.partition.auto",
+            extra="unstructured",
+            feature="UnstructuredLoader",
+        ).partition
         try:
             elements = partition(filename=path, strategy=self.strategy, **self.options)
         except (MissingDependencyError, LoaderError):
@@ -199,20 +240,34 @@ class UnstructuredLoader(BaseLoader):
     def _partition_api(self, path: str) -> list[dict[str, Any]]:
         import httpx
 
-        from deepsearcher.embedding._http import HTTPStatusError, call_sync, classify_http, error_detail
+        from deepsearcher.embedding._http import (
+            HTTPStatusError,
+            call_sync,
+            classify_http,
+            error_detail,
+        )
         from deepsearcher.llm._retry import GiveUp, RetryPolicy
 
         with open(path, "rb") as handle:
             content = handle.read()
         name = os.path.basename(path)
         mime = mimetypes.guess_type(name)[0] or "application/octet-stream"
-        fields: dict[str, Any] = {"strategy": self.strategy, **{k: _form_value(v) for k, v in self.options.items()}}
+        fields: dict[str, Any] = {
+            "strategy": self.strategy,
+            **{k: _form_value(v) for k, v in self.options.items()},
+        }
         headers = {"accept": "application/json"}
         if self.api_key:
             headers["unstructured-api-key"] = self.api_key
 
         def attempt() -> list[dict[str, Any]]:
-            response = httpx.post(self.api_url, files={"files": (name, content, mime)}, data=fields, headers=headers, timeout=self.timeout)
+            response = httpx.post(
+                self.api_url,
+                files={"files": (name, content, mime)},
+                data=fields,
+                headers=headers,
+                timeout=self.timeout,
+            )
             if response.status_code >= 400:
                 raise HTTPStatusError(response.status_code, error_detail(response), response.headers)
             elements = response.json()
@@ -220,7 +275,11 @@ class UnstructuredLoader(BaseLoader):
                 raise ValueError("the API did not answer a list of elements")
             return elements
 
-        policy = RetryPolicy(max_retries=self.max_retries, timeout=self.timeout, base_delay=self.retry_base_delay)
+        policy = RetryPolicy(
+            max_retries=self.max_retries,
+            timeout=self.timeout,
+            base_delay=self.retry_base_delay,
+        )
         try:
             return call_sync(attempt, classify_http, policy)
         except GiveUp as exc:

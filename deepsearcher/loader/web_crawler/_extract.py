@@ -60,9 +60,7 @@ def extract_html(body: bytes, url: str, want_links: bool) -> HTMLPage:
     tree = trafilatura.load_html(body)
     if tree is None:
         return HTMLPage(text="", title=None)
-    robots = " ".join(
-        tree.xpath("//meta[translate(@name,'ROBOTS','robots')='robots']/@content")
-    ).lower()
+    robots = " ".join(tree.xpath("//meta[translate(@name,'ROBOTS','robots')='robots']/@content")).lower()
     links: list[str] = []
     if want_links:
         bases = tree.xpath("//base/@href")
@@ -78,7 +76,11 @@ def extract_html(body: bytes, url: str, want_links: bool) -> HTMLPage:
     title = None
     try:
         # no extensive date search: it dates pages by their "Copyright 2024" footer
-        meta = trafilatura.extract_metadata(tree, default_url=url, date_config={"extensive_search": False, "original_date": True})
+        meta = trafilatura.extract_metadata(
+            tree,
+            default_url=url,
+            date_config={"extensive_search": False, "original_date": True},
+        )
     except Exception:  # noqa: BLE001 - metadata is optional; the text still counts
         meta = None
     if meta is not None:
@@ -144,7 +146,13 @@ def parse_sitemap(body: bytes) -> tuple[str, list[str]]:
     """('urlset' | 'sitemapindex', the <loc> URLs). Raises NotASitemap otherwise."""
     from lxml import etree
 
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False, recover=False)
+    parser = etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        huge_tree=False,
+        recover=False,
+    )
     try:
         root = etree.parse(io.BytesIO(body), parser).getroot()
     except etree.XMLSyntaxError as exc:

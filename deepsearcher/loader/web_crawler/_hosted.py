@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 from abc import abstractmethod
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime, timezone
-from typing import Any, Awaitable, Callable, ClassVar, Iterable
+from typing import Any, ClassVar
 
 import httpx
 
@@ -16,7 +17,16 @@ from deepsearcher.loader.web_crawler.base import BaseCrawler, CrawlSink
 from deepsearcher.types import ConfigurationError
 
 # Keyword arguments any crawler accepts per call (the pipeline and CLI pass them generically).
-CRAWL_KWARGS = frozenset({"max_depth", "max_pages", "limit", "include_patterns", "exclude_patterns", "same_site"})
+CRAWL_KWARGS = frozenset(
+    {
+        "max_depth",
+        "max_pages",
+        "limit",
+        "include_patterns",
+        "exclude_patterns",
+        "same_site",
+    }
+)
 
 
 def resolve_api_key(provider: str, explicit: str | None, env_vars: Iterable[str]) -> str:
@@ -33,7 +43,9 @@ def check_crawl_kwargs(provider: str, kwargs: dict[str, Any], extra: Iterable[st
     allowed = CRAWL_KWARGS | set(extra)
     unknown = sorted(set(kwargs) - allowed)
     if unknown:
-        raise ConfigurationError(f"Unknown {provider} crawl option(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}.")
+        raise ConfigurationError(
+            f"Unknown {provider} crawl option(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}."
+        )
     if "limit" in kwargs and "max_pages" not in kwargs:
         kwargs = {**kwargs, "max_pages": kwargs["limit"]}
     return kwargs
@@ -118,7 +130,13 @@ class HostedCrawler(BaseCrawler):
         return check_crawl_kwargs(type(self).__name__, kwargs, extra=self.extra_options)
 
     @abstractmethod
-    async def _fetch(self, client: httpx.AsyncClient, url: str, options: dict[str, Any], sink: CrawlSink) -> None:
+    async def _fetch(
+        self,
+        client: httpx.AsyncClient,
+        url: str,
+        options: dict[str, Any],
+        sink: CrawlSink,
+    ) -> None:
         """Get `url`'s documents from the service into `sink` (raise ServiceError when it fails)."""
 
     async def _run(self, urls: list[str], sink: CrawlSink, **kwargs: Any) -> None:

@@ -14,10 +14,16 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 # Instance-metadata endpoints hand out cloud credentials: refused even with allow_private_network.
 METADATA_ADDRESSES = frozenset(
-    ipaddress.ip_address(a)
-    for a in ("169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200")
+    ipaddress.ip_address(a) for a in ("169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200")
 )
-METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata.goog", "instance-data", "instance-data.ec2.internal"})
+METADATA_HOSTS = frozenset(
+    {
+        "metadata.google.internal",
+        "metadata.goog",
+        "instance-data",
+        "instance-data.ec2.internal",
+    }
+)
 
 ALLOW_HINT = "set allow_private_network: true under provide_settings.web_crawler.config to crawl it"
 
@@ -87,7 +93,10 @@ class AddressPolicy:
         kind = address_kind(ip)
         if kind is not None:
             text = f"{ip} is {kind}" if host == str(ip) else f"{host} resolves to {ip}, which is {kind}"
-            raise URLRefusedError(host, f"refused: {text}; private networks are not crawled ({ALLOW_HINT})")
+            raise URLRefusedError(
+                host,
+                f"refused: {text}; private networks are not crawled ({ALLOW_HINT})",
+            )
 
     def check_literal(self, host: str) -> None:
         """Checks that need no DNS: metadata host names and IP-literal hosts."""
@@ -115,7 +124,8 @@ class AddressPolicy:
         loop = asyncio.get_running_loop()
         try:
             infos = await asyncio.wait_for(
-                loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), timeout=self.dns_timeout
+                loop.getaddrinfo(host, port, type=socket.SOCK_STREAM),
+                timeout=self.dns_timeout,
             )
         except asyncio.TimeoutError:
             raise ResolutionError(host, f"no answer within {self.dns_timeout:g} s") from None
@@ -155,7 +165,11 @@ def guard_transport(transport: Any, policy: AddressPolicy) -> bool:
             for address in addresses:
                 try:
                     return await inner.connect_tcp(
-                        address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+                        address,
+                        port,
+                        timeout=timeout,
+                        local_address=local_address,
+                        socket_options=socket_options,
                     )
                 except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                     error = exc

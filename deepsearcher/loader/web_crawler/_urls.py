@@ -5,8 +5,8 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from deepsearcher.loader.web_crawler._errors import URLRefusedError
@@ -142,7 +142,7 @@ class URLPattern:
     glob: str | None
 
     @classmethod
-    def parse(cls, pattern: str) -> "URLPattern":
+    def parse(cls, pattern: str) -> URLPattern:
         if pattern.startswith("re:"):
             return cls(pattern, re.compile(pattern[3:]), None)
         if pattern.startswith("glob:"):

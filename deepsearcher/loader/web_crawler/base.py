@@ -19,8 +19,9 @@ import asyncio
 import logging
 import time
 from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any, AsyncIterator, Iterable, Iterator, NamedTuple, Union
+from typing import Any, NamedTuple
 
 from deepsearcher.loader.web_crawler._errors import URLRefusedError
 from deepsearcher.loader.web_crawler._urls import normalize_url, url_key
@@ -44,7 +45,7 @@ class CrawlSkip(NamedTuple):
     reason: str
 
 
-CrawlEvent = Union[Document, CrawlFailure, CrawlSkip]
+CrawlEvent = Document | CrawlFailure | CrawlSkip
 
 
 @dataclass
@@ -104,7 +105,12 @@ def _safe_key(url: str) -> str:
 class CrawlSink:
     """Where a crawler hands its results; fills a CrawlReport and, when streaming, a queue."""
 
-    def __init__(self, report: CrawlReport, queue: asyncio.Queue[Any] | None = None, keep_documents: bool = True) -> None:
+    def __init__(
+        self,
+        report: CrawlReport,
+        queue: asyncio.Queue[Any] | None = None,
+        keep_documents: bool = True,
+    ) -> None:
         self.report = report
         self.stats = report.stats
         self._queue = queue
@@ -154,14 +160,18 @@ class BaseCrawler(ABC):
 
     # -- async API ------------------------------------------------------------------------
 
-    async def astream(self, urls: str | Iterable[str], *, keep_documents: bool = False, **kwargs: Any) -> AsyncIterator[CrawlEvent]:
+    async def astream(
+        self, urls: str | Iterable[str], *, keep_documents: bool = False, **kwargs: Any
+    ) -> AsyncIterator[CrawlEvent]:
         """Documents, failures and skips as they happen; `self.last_report` is set at the end.
 
         The report keeps failures, skips and stats; documents only with keep_documents=True.
         """
         report = CrawlReport()
         queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=32)
-        task = asyncio.ensure_future(self._crawl_into(urls, CrawlSink(report, queue, keep_documents=keep_documents), kwargs))
+        task = asyncio.ensure_future(
+            self._crawl_into(urls, CrawlSink(report, queue, keep_documents=keep_documents), kwargs)
+        )
         try:
             while True:
                 if task.done() and queue.empty():
@@ -178,7 +188,11 @@ class BaseCrawler(ABC):
                 task.cancel()
                 await asyncio.wait({task})
                 if not task.cancelled() and task.exception() is not None:
-                    logger.debug("%s: the crawl failed while stopping early: %r", type(self).__name__, task.exception())
+                    logger.debug(
+                        "%s: the crawl failed while stopping early: %r",
+                        type(self).__name__,
+                        task.exception(),
+                    )
             self.last_report = report
 
     async def acrawl(self, urls: str | Iterable[str], **kwargs: Any) -> CrawlReport:

@@ -11,7 +11,11 @@ from typing import Any
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
-from deepsearcher.loader.web_crawler._hosted import check_crawl_kwargs, for_each, now_iso
+from deepsearcher.loader.web_crawler._hosted import (
+    check_crawl_kwargs,
+    for_each,
+    now_iso,
+)
 from deepsearcher.loader.web_crawler.base import BaseCrawler, CrawlSink
 from deepsearcher.types import Document
 
@@ -49,7 +53,10 @@ class Crawl4AICrawler(BaseCrawler):
             if strategy is not None:
                 run_options["deep_crawl_strategy"] = strategy
             else:
-                logger.warning("This crawl4ai version has no deep crawling: max_depth=%s is ignored", depth)
+                logger.warning(
+                    "This crawl4ai version has no deep crawling: max_depth=%s is ignored",
+                    depth,
+                )
         browser = c4a.BrowserConfig(**self.browser_config)
         async with c4a.AsyncWebCrawler(config=browser) as crawler:
 
@@ -86,7 +93,9 @@ class Crawl4AICrawler(BaseCrawler):
             return
         markdown = getattr(result, "markdown", None)
         if markdown is not None and not isinstance(markdown, str):
-            markdown = getattr(markdown, "fit_markdown", None) or getattr(markdown, "raw_markdown", None) or str(markdown)
+            markdown = (
+                getattr(markdown, "fit_markdown", None) or getattr(markdown, "raw_markdown", None) or str(markdown)
+            )
         text = (markdown or "").strip()
         if not text:
             await sink.failure(source, "Crawl4AI: no text extracted")

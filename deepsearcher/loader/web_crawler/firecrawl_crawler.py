@@ -17,7 +17,12 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from deepsearcher.config.registry import register_provider
-from deepsearcher.loader.web_crawler._hosted import HostedCrawler, ServiceError, api_error, now_iso
+from deepsearcher.loader.web_crawler._hosted import (
+    HostedCrawler,
+    ServiceError,
+    api_error,
+    now_iso,
+)
 from deepsearcher.loader.web_crawler.base import CrawlSink
 from deepsearcher.types import Document
 
@@ -58,7 +63,13 @@ class FireCrawlCrawler(HostedCrawler):
         self.max_wait = float(max_wait)
         self.only_main_content = bool(only_main_content)
 
-    async def _fetch(self, client: httpx.AsyncClient, url: str, options: dict[str, Any], sink: CrawlSink) -> None:
+    async def _fetch(
+        self,
+        client: httpx.AsyncClient,
+        url: str,
+        options: dict[str, Any],
+        sink: CrawlSink,
+    ) -> None:
         depth = int(options.get("max_depth") or 0)
         if depth > 0:
             await self._crawl(client, url, depth, options, sink)
@@ -68,7 +79,11 @@ class FireCrawlCrawler(HostedCrawler):
     # -- scrape ----------------------------------------------------------------------------
 
     async def _scrape(self, client: httpx.AsyncClient, url: str, sink: CrawlSink) -> None:
-        body = {"url": url, "formats": ["markdown"], "onlyMainContent": self.only_main_content}
+        body = {
+            "url": url,
+            "formats": ["markdown"],
+            "onlyMainContent": self.only_main_content,
+        }
         payload = await self._call(client, "POST", f"{self.api_url}/v1/scrape", sink, json=body)
         data = payload.get("data")
         if not isinstance(data, dict):
@@ -81,14 +96,27 @@ class FireCrawlCrawler(HostedCrawler):
 
     # -- crawl -----------------------------------------------------------------------------
 
-    async def _crawl(self, client: httpx.AsyncClient, url: str, depth: int, options: dict[str, Any], sink: CrawlSink) -> None:
+    async def _crawl(
+        self,
+        client: httpx.AsyncClient,
+        url: str,
+        depth: int,
+        options: dict[str, Any],
+        sink: CrawlSink,
+    ) -> None:
         body: dict[str, Any] = {
             "url": url,
             "maxDepth": depth,
             "limit": int(options.get("max_pages") or 100),
-            "scrapeOptions": {"formats": ["markdown"], "onlyMainContent": self.only_main_content},
+            "scrapeOptions": {
+                "formats": ["markdown"],
+                "onlyMainContent": self.only_main_content,
+            },
         }
-        for ours, theirs in (("include_patterns", "includePaths"), ("exclude_patterns", "excludePaths")):
+        for ours, theirs in (
+            ("include_patterns", "includePaths"),
+            ("exclude_patterns", "excludePaths"),
+        ):
             value = options.get(ours)
             if value:
                 body[theirs] = [value] if isinstance(value, str) else list(value)
@@ -108,7 +136,9 @@ class FireCrawlCrawler(HostedCrawler):
             if state in FINISHED:
                 break
             if time.monotonic() >= deadline:
-                raise ServiceError(f"{SERVICE}: crawl job {job} not finished after {self.max_wait:g} s (status {state or 'unknown'})")
+                raise ServiceError(
+                    f"{SERVICE}: crawl job {job} not finished after {self.max_wait:g} s (status {state or 'unknown'})"
+                )
             await asyncio.sleep(self.poll_interval)
         if state != "completed":
             error = status.get("error") or state
@@ -140,7 +170,14 @@ class FireCrawlCrawler(HostedCrawler):
 
     # -- helpers ---------------------------------------------------------------------------
 
-    async def _call(self, client: httpx.AsyncClient, method: str, url: str, sink: CrawlSink, **kwargs: Any) -> dict[str, Any]:
+    async def _call(
+        self,
+        client: httpx.AsyncClient,
+        method: str,
+        url: str,
+        sink: CrawlSink,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
         sink.stats.requests += 1
         response = await client.request(method, url, **kwargs)
         if response.status_code >= 400:

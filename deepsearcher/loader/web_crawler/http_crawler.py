@@ -41,7 +41,6 @@ import httpx
 from deepsearcher import __version__
 from deepsearcher.config.registry import register_provider
 from deepsearcher.loader.web_crawler._errors import URLRefusedError
-from deepsearcher.loader.web_crawler._manners import RETRY_STATUSES, HostPacer, retry_delay
 from deepsearcher.loader.web_crawler._extract import (
     HTML_TYPES,
     PDF_TYPES,
@@ -55,7 +54,16 @@ from deepsearcher.loader.web_crawler._extract import (
     parse_sitemap,
     sniff_kind,
 )
-from deepsearcher.loader.web_crawler._safety import AddressPolicy, ResolutionError, guard_transport
+from deepsearcher.loader.web_crawler._manners import (
+    RETRY_STATUSES,
+    HostPacer,
+    retry_delay,
+)
+from deepsearcher.loader.web_crawler._safety import (
+    AddressPolicy,
+    ResolutionError,
+    guard_transport,
+)
 from deepsearcher.loader.web_crawler._urls import (
     BINARY_EXTENSIONS,
     DEFAULT_PORTS,
@@ -117,7 +125,7 @@ class HttpCrawlerOptions:
     retry_base_delay: float = 1.0  # backoff when the server gives no Retry-After (doubles each retry)
     max_retry_after: float = 30.0  # a longer Retry-After is not waited for: the page fails naming it
 
-    def validated(self) -> "HttpCrawlerOptions":
+    def validated(self) -> HttpCrawlerOptions:
         def positive(name: str, value: Any, kind: type, minimum: float) -> None:
             if isinstance(value, bool) or not isinstance(value, kind) or value < minimum:
                 raise ConfigurationError(
@@ -132,9 +140,19 @@ class HttpCrawlerOptions:
         positive("max_bytes", self.max_bytes, int, 1)
         positive("timeout", self.timeout, (int, float), 0.001)  # type: ignore[arg-type]
         positive("max_retries", self.max_retries, int, 0)
-        for name in ("per_host_delay", "max_crawl_delay", "retry_base_delay", "max_retry_after"):
+        for name in (
+            "per_host_delay",
+            "max_crawl_delay",
+            "retry_base_delay",
+            "max_retry_after",
+        ):
             positive(name, getattr(self, name), (int, float), 0)  # type: ignore[arg-type]
-        for name in ("same_site", "respect_robots", "allow_private_network", "dedupe_content"):
+        for name in (
+            "same_site",
+            "respect_robots",
+            "allow_private_network",
+            "dedupe_content",
+        ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigurationError(
                     f"web_crawler option {name} must be true or false, got {getattr(self, name)!r} "
@@ -263,11 +281,18 @@ class _CrawlRun:
     # -- driver -------------------------------------------------------------------------------
 
     async def run(self, urls: list[str]) -> None:
-        limits = httpx.Limits(max_connections=self.o.max_connections, max_keepalive_connections=self.o.max_connections)
+        limits = httpx.Limits(
+            max_connections=self.o.max_connections,
+            max_keepalive_connections=self.o.max_connections,
+        )
         transport = httpx.AsyncHTTPTransport(limits=limits, retries=0)
         if not guard_transport(transport, self.policy):
             logger.debug("httpx connection pool not guardable; checking addresses before each request only")
-        headers = {"User-Agent": self.o.user_agent, "Accept": ACCEPT, **(self.o.headers or {})}
+        headers = {
+            "User-Agent": self.o.user_agent,
+            "Accept": ACCEPT,
+            **(self.o.headers or {}),
+        }
         async with httpx.AsyncClient(
             transport=transport,
             headers=headers,
@@ -386,7 +411,10 @@ class _CrawlRun:
             for link in page.links:
                 await self._discover(link, item.depth + 1, parent=response.url)
         if page.noindex and self.o.respect_robots:
-            raise _Fail('the page asks not to be indexed (<meta name="robots" content="noindex">)', "skip_if_discovered")
+            raise _Fail(
+                'the page asks not to be indexed (<meta name="robots" content="noindex">)',
+                "skip_if_discovered",
+            )
         if not page.text:
             raise _Fail("no main text found in the HTML page")
         metadata = self._metadata(response, item, page.title or response.url)
@@ -463,7 +491,16 @@ class _CrawlRun:
                 await self.sink.skip(url, f"sitemap index nested deeper than {MAX_SITEMAP_NESTING}")
             elif url_key(url) not in self.claimed:
                 self.claimed.add(url_key(url))
-                self._put(_Item(url, depth=0, explicit=False, kind="sitemap", parent=response.url, nesting=item.nesting + 1))
+                self._put(
+                    _Item(
+                        url,
+                        depth=0,
+                        explicit=False,
+                        kind="sitemap",
+                        parent=response.url,
+                        nesting=item.nesting + 1,
+                    )
+                )
 
     # -- robots.txt -----------------------------------------------------------------------------
 
@@ -482,7 +519,11 @@ class _CrawlRun:
         try:
             response = await self._fetch(url, None, "robots")
         except _Fail as fail:
-            logger.debug("robots.txt of %s not read (%s); crawling as allowed", origin, fail.reason)
+            logger.debug(
+                "robots.txt of %s not read (%s); crawling as allowed",
+                origin,
+                fail.reason,
+            )
             return None
         parser = urllib.robotparser.RobotFileParser(url)
         if response.status in (401, 403):
@@ -510,11 +551,16 @@ class _CrawlRun:
                 await self._check_address(current)
                 response = await self._send_politely(current, item, purpose)
             except _Fail as fail:
-                raise _Fail(f"redirected to {current}: {fail.reason}" if hop else fail.reason, fail.kind) from None
+                raise _Fail(
+                    f"redirected to {current}: {fail.reason}" if hop else fail.reason,
+                    fail.kind,
+                ) from None
             except (URLRefusedError, ResolutionError) as exc:
                 raise _Fail(f"redirected to {current}: {exc.reason}" if hop else exc.reason) from None
             except (asyncio.TimeoutError, httpx.TimeoutException):
-                raise _Fail(f"timed out after {self.o.timeout:g} s" + (f" (redirected to {current})" if hop else "")) from None
+                raise _Fail(
+                    f"timed out after {self.o.timeout:g} s" + (f" (redirected to {current})" if hop else "")
+                ) from None
             except httpx.HTTPError as exc:
                 reason = _describe_http_error(exc)
                 raise _Fail(f"redirected to {current}: {reason}" if hop else reason) from None
@@ -541,13 +587,21 @@ class _CrawlRun:
             try:
                 return await asyncio.wait_for(self._send(url, item, purpose), self.o.timeout)
             except _Busy as busy:
-                delay = retry_delay(busy.status, busy.retry_after, attempt, self.o.retry_base_delay, self.o.max_retry_after)
+                delay = retry_delay(
+                    busy.status,
+                    busy.retry_after,
+                    attempt,
+                    self.o.retry_base_delay,
+                    self.o.max_retry_after,
+                )
                 if delay is None:
                     cap = f"max_retry_after ({self.o.max_retry_after:g} s)"
                     raise _Fail(f"{busy.reason}; its Retry-After ({busy.retry_after}) is longer than {cap}") from None
                 if attempt >= self.o.max_retries:
                     tries = attempt + 1
-                    raise _Fail(f"{busy.reason} ({tries} attempt{'s' if tries > 1 else ''}; max_retries {self.o.max_retries})") from None
+                    raise _Fail(
+                        f"{busy.reason} ({tries} attempt{'s' if tries > 1 else ''}; max_retries {self.o.max_retries})"
+                    ) from None
                 logger.info("%s answered %s; retrying in %.1f s", url, busy.status, delay)
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")
@@ -556,9 +610,15 @@ class _CrawlRun:
         if purpose != "page" or item is None:
             return
         if self.o.same_site and not item.explicit and site_of(target) not in self.sites:
-            raise _Fail(f"redirects off-site to {target} (same_site is on)", "skip_if_discovered")
+            raise _Fail(
+                f"redirects off-site to {target} (same_site is on)",
+                "skip_if_discovered",
+            )
         if self.o.respect_robots and not await self._robots_allow(target):
-            raise _Fail(f"redirects to {target}, which robots.txt disallows", "skip_if_discovered")
+            raise _Fail(
+                f"redirects to {target}, which robots.txt disallows",
+                "skip_if_discovered",
+            )
         key = url_key(target)
         if key not in own_keys:
             if key in self.claimed:
@@ -592,7 +652,11 @@ class _CrawlRun:
             else:
                 max_bytes = self.o.max_bytes
             if status in RETRY_STATUSES:
-                raise _Busy(f"HTTP {status} {response.reason_phrase}".strip(), status, response.headers.get("retry-after"))
+                raise _Busy(
+                    f"HTTP {status} {response.reason_phrase}".strip(),
+                    status,
+                    response.headers.get("retry-after"),
+                )
             if not 200 <= status < 300:
                 raise _Fail(f"HTTP {status} {response.reason_phrase}".strip())
             if purpose == "page" and not _readable(mime, item):

@@ -14,7 +14,12 @@ from typing import Any
 import httpx
 
 from deepsearcher.config.registry import register_provider
-from deepsearcher.loader.web_crawler._hosted import HostedCrawler, ServiceError, api_error, now_iso
+from deepsearcher.loader.web_crawler._hosted import (
+    HostedCrawler,
+    ServiceError,
+    api_error,
+    now_iso,
+)
 from deepsearcher.loader.web_crawler.base import CrawlSink
 from deepsearcher.types import ConfigurationError, Document
 
@@ -58,10 +63,19 @@ class JinaCrawler(HostedCrawler):
     def _options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         options = super()._options(kwargs)
         if int(options.get("max_depth") or 0) > 0:
-            logger.warning("JinaCrawler reads single pages: max_depth=%s is ignored", options["max_depth"])
+            logger.warning(
+                "JinaCrawler reads single pages: max_depth=%s is ignored",
+                options["max_depth"],
+            )
         return options
 
-    async def _fetch(self, client: httpx.AsyncClient, url: str, options: dict[str, Any], sink: CrawlSink) -> None:
+    async def _fetch(
+        self,
+        client: httpx.AsyncClient,
+        url: str,
+        options: dict[str, Any],
+        sink: CrawlSink,
+    ) -> None:
         sink.stats.requests += 1
         response = await client.get(f"{self.base_url}/{url}")
         if response.status_code >= 400:
@@ -94,7 +108,10 @@ class JinaCrawler(HostedCrawler):
             description = None
         target_error = _TARGET_ERROR.search(warning)
         if target_error:
-            return f"HTTP {target_error.group(1)} (via {SERVICE}: {warning.strip()})", None
+            return (
+                f"HTTP {target_error.group(1)} (via {SERVICE}: {warning.strip()})",
+                None,
+            )
         if not text:
             return f"{SERVICE}: no text returned" + (f" ({warning.strip()})" if warning else ""), None
         metadata: dict[str, Any] = {
