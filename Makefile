@@ -8,7 +8,7 @@ PIP := $(BIN)/python -m pip
 # build, so the CPU build is installed first.
 TORCH ?= torch==2.13.0
 
-.PHONY: demo test install install-dev browser clean
+.PHONY: demo test lint install install-dev browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,7 +37,13 @@ install-dev: $(VENV)/.installed-dev
 demo: install
 	HF_HUB_OFFLINE=1 $(BIN)/python examples/demo.py
 
-test: install-dev browser
+# Lint, format check and type check of the package (settings in pyproject.toml), before the tests.
+lint: install-dev
+	$(BIN)/ruff check deepsearcher
+	$(BIN)/ruff format --check deepsearcher
+	$(BIN)/mypy
+
+test: install-dev browser lint
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider
 
 clean:

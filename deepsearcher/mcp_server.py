@@ -54,8 +54,9 @@ def _sdk() -> tuple[type, type[Exception]]:
         from mcp.server.mcpserver.exceptions import ToolError
     except ImportError:
         try:
-            from mcp.server.fastmcp import FastMCP as MCPServer  # mcp 1.x
-            from mcp.server.fastmcp.exceptions import ToolError
+            # mcp 1.x: the same classes under their old names (absent from 2.x, hence the ignores)
+            from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[no-redef,attr-defined]
+            from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
         except ImportError as exc:
             raise MissingDependencyError("mcp", "mcp", "the MCP server") from exc
     return MCPServer, ToolError

@@ -32,7 +32,7 @@ NOTHING_TO_SEARCH = (
 def describe_class(description: str):
     """Attach a description the RAGRouter shows the LLM when it picks an agent."""
 
-    def decorator(cls: type) -> type:
+    def decorator(cls: Any) -> Any:
         cls.__description__ = description
         return cls
 

@@ -23,7 +23,7 @@ class AgentInfo:
     """One registered agent as the front-ends show it."""
 
     name: str
-    cls: type
+    cls: Any  # the agent class (its from_settings constructor is not part of `type`)
     label: str
     description: str
     iterative: bool

@@ -51,7 +51,7 @@ class CollectionRouter:
             json_mode=True,
         )
         known = {info.collection_name for info in infos}
-        chosen: list[str] = []
+        chosen = []
         for name in picked:
             if name in known and name not in chosen:
                 chosen.append(name)

@@ -39,7 +39,7 @@ class ProviderInfo:
     """What `deepsearcher providers` shows about one provider."""
 
     name: str
-    cls: type
+    cls: Any  # the provider class (its own constructor and classmethods, unknown here)
     extra: str | None = None
     requires: tuple[str, ...] = ()
     env_var: str | None = None

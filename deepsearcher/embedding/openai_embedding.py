@@ -51,7 +51,8 @@ class OpenAIEmbedding(RemoteEmbedding):
     ) -> None:
         self.azure_endpoint = (azure_endpoint or os.environ.get("AZURE_OPENAI_ENDPOINT") or "").rstrip("/") or None
         if self.azure_endpoint:
-            self.api_key_env = "AZURE_OPENAI_API_KEY"  # instance attribute: read by RemoteEmbedding.__init__
+            # instance attribute, read by RemoteEmbedding.__init__: Azure keys live in another variable
+            self.api_key_env = "AZURE_OPENAI_API_KEY"  # type: ignore[misc]
             self.api_version = api_version or os.environ.get("OPENAI_API_VERSION") or DEFAULT_AZURE_API_VERSION
             base_url = base_url or self.azure_endpoint
         model = model or deployment or self.default_model

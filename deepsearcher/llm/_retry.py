@@ -142,6 +142,7 @@ else:  # pragma: no cover - Python 3.10
         """asyncio.timeout for Python 3.10: cancel the current task after `seconds`."""
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
+        assert task is not None, "timeout_after runs inside a task"
         fired = False
 
         def fire() -> None:

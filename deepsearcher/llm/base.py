@@ -28,7 +28,7 @@ import weakref
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from deepsearcher.llm._retry import (
     DEFAULT_CALL_TIMEOUT,
@@ -108,7 +108,7 @@ class ChatResponse:
         if usage is None:
             usage = Usage(total_tokens=total_tokens or 0)
         self.content = content or ""
-        self.usage: Usage = usage
+        self.usage: Usage = cast(Usage, usage)  # a bool is refused above only as a count, kept as given
         self.model = model
         self.finish_reason = finish_reason
 
@@ -497,7 +497,7 @@ class BaseLLM(ABC):
                     await asyncio.sleep(delay)
                 finally:
                     try:
-                        await source.aclose()
+                        await cast(Any, source).aclose()  # an async generator underneath
                     except Exception as exc:  # noqa: BLE001 - the call's own outcome (above) is what counts
                         logger.debug("%s: closing the stream failed: %r", self.name, exc)
             result.done = True
@@ -566,7 +566,7 @@ class LLMStream:
         return self.response
 
     async def aclose(self) -> None:
-        await self._deltas.aclose()
+        await cast(Any, self._deltas).aclose()  # an async generator underneath
 
     async def __aenter__(self) -> LLMStream:
         return self

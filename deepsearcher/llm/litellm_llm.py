@@ -33,7 +33,7 @@ class LiteLLM(BaseLLM):
         # LiteLLM fetches a price list from the internet at import unless told not to.
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         self._litellm = require("litellm", extra="litellm", feature="the LiteLLM provider")
-        self._litellm.suppress_debug_info = True  # its "Give Feedback" banner on every error
+        self._litellm.suppress_debug_info = True  # type: ignore[attr-defined]  # its "Give Feedback" banner on every error
         super().__init__(model, base_url=base_url or api_base, **kwargs)
         self._api_key = api_key
 

@@ -52,6 +52,12 @@ class CollectionBusyError(DeepSearcherError):
         self.job_id = job_id
 
 
+def _wake(future: asyncio.Future[None]) -> None:
+    """Resolve a waiter's future (on its own loop) unless it is already done."""
+    if not future.done():
+        future.set_result(None)
+
+
 def _iso(timestamp: float | None) -> str | None:
     if timestamp is None:
         return None
@@ -382,7 +388,7 @@ class JobManager:
 
         def notify() -> None:
             try:
-                loop.call_soon_threadsafe(lambda: future.done() or future.set_result(None))
+                loop.call_soon_threadsafe(_wake, future)
             except RuntimeError:  # the loop is gone: nobody is waiting any more
                 logger.debug("job %s: its waiter's event loop is closed", job_id)
 

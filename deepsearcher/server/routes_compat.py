@@ -23,6 +23,7 @@ import copy
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from deepsearcher.app import loading, querying
@@ -158,7 +159,7 @@ def _as_list(value: str | list[str]) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def _loaded_response(job: dict, what: str) -> JSONSafeResponse:
+def _loaded_response(job: dict, what: str) -> JSONResponse:
     results = job["results"]
     collection = job["collection"]
     if job["status"] == "failed" and not results["failed"]:  # the job itself failed (store, crawler, ...)
@@ -194,7 +195,7 @@ async def load_files(
     body: LoadFilesRequest,
     request: Request,
     principal: Principal = Depends(require_principal),
-) -> JSONSafeResponse:
+) -> JSONResponse:
     state = services.server_state(request)
     given = _as_list(body.paths)
     if not given:
@@ -220,7 +221,7 @@ async def load_website(
     body: LoadWebsiteRequest,
     request: Request,
     principal: Principal = Depends(require_principal),
-) -> JSONSafeResponse:
+) -> JSONResponse:
     state = services.server_state(request)
     urls = [check_url(url) for url in _as_list(body.urls)]
     if not urls:

@@ -349,7 +349,7 @@ class QueryRequest(BaseModel):
     agent: str | None = Field(
         None,
         description="A registered agent (default: query_settings.agent, else auto: the router picks).",
-        json_schema_extra=lambda schema: schema.update(enum=agent_names()),
+        json_schema_extra=lambda schema: schema.update(enum=list[Any](agent_names())),
     )
     max_iter: int | None = Field(None, ge=1, le=20, description="Reflection rounds at most.")
     collections: list[str] | None = Field(

@@ -40,7 +40,7 @@ def format_event(event: str, data: Any) -> str:
 
 
 def wants_event_stream(accept: str | None) -> bool:
-    return bool(accept) and "text/event-stream" in accept.lower()
+    return accept is not None and "text/event-stream" in accept.lower()
 
 
 async def stream_agent_run(

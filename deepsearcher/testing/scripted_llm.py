@@ -32,7 +32,7 @@ import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from deepsearcher.llm._messages import text_of
 
@@ -782,7 +782,7 @@ class ScriptedLLMServer:
             pass
         elif api == "anthropic":
             message_id = f"msg_{next(self._ids)}"
-            start = {
+            start: dict[str, Any] = {
                 "id": message_id,
                 "type": "message",
                 "role": "assistant",
@@ -887,7 +887,7 @@ def scripted_llm_fixture(name: str = "scripted_llm", scope: str = "function", **
     conftest: ``scripted_llm = scripted_llm_fixture()``."""
     import pytest
 
-    @pytest.fixture(name=name, scope=scope)
+    @pytest.fixture(name=name, scope=cast(Any, scope))
     def _fixture() -> Any:
         with ScriptedLLMServer(**server_options) as server:
             yield server

@@ -77,7 +77,7 @@ class MetaTable:
             )
         return {row[NAME]: row for row in rows}
 
-    def write(self, name: str, description: str, embedding_model: str | None, dim: int | None) -> None:
+    def write(self, name: str, description: str | None, embedding_model: str | None, dim: int | None) -> None:
         """Record (or replace) the row of collection `name`."""
         if not self._exists():
             self._create()

@@ -428,7 +428,7 @@ class Qdrant(BaseVectorDB):
         if index_text != chunk.text:
             payload[INDEX_TEXT] = index_text
         indices, values = bm25_document_vector(index_text, avgdl)
-        vectors = {
+        vectors: dict[str, Any] = {
             DENSE: vector,
             SPARSE: self._models.SparseVector(indices=indices, values=values),
         }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from typing import Any
+from typing import Any, cast
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.loader.file_loader._document import extension, unsupported
@@ -56,7 +56,7 @@ class FileLoader(BaseLoader):
             accepted = _accepted_options(cls)
             kwargs = {key: value for key, value in options.items() if key in accepted}
             used.update(kwargs)
-            for key in [cls.__name__, *cls.supported_file_types]:
+            for key in [cls.__name__, *cast(Any, cls).supported_file_types]:  # a class attribute on loaders
                 kwargs.update(per_loader.pop(key, {}))
             loader = cls(**kwargs)
             for file_type in loader.supported_file_types:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from html.parser import HTMLParser
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.loader.file_loader._document import make_document
@@ -49,7 +49,7 @@ def main_text(html: str) -> str | None:
     """The article text; a recall-oriented second pass catches pages too short for the first."""
     import trafilatura
 
-    options = {
+    options: dict[str, Any] = {
         "include_comments": False,
         "include_tables": True,
         "include_links": False,

@@ -158,6 +158,8 @@ def guard_transport(transport: Any, policy: AddressPolicy) -> bool:
     if inner is None or not isinstance(inner, httpcore.AsyncNetworkBackend):
         return False
 
+    backend: Any = inner
+
     class GuardedBackend(httpcore.AsyncNetworkBackend):
         async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):  # type: ignore[no-untyped-def]
             addresses = await policy.resolve(host, port)
@@ -180,7 +182,7 @@ def guard_transport(transport: Any, policy: AddressPolicy) -> bool:
             raise URLRefusedError(path, "refused: unix sockets are not crawled")
 
         async def sleep(self, seconds: float) -> None:
-            await inner.sleep(seconds)
+            await backend.sleep(seconds)
 
     pool._network_backend = GuardedBackend()  # type: ignore[union-attr]
     return True

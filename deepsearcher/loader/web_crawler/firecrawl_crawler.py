@@ -92,6 +92,7 @@ class FireCrawlCrawler(HostedCrawler):
         if problem:
             raise ServiceError(problem)
         sink.stats.pages_fetched += 1
+        assert document is not None  # _document gives a problem or a document
         await sink.document(document)
 
     # -- crawl -----------------------------------------------------------------------------
@@ -156,6 +157,7 @@ class FireCrawlCrawler(HostedCrawler):
                 else:
                     produced += 1
                     sink.stats.pages_fetched += 1
+                    assert document is not None  # _document gives a problem or a document
                     await sink.document(document)
             following = page.get("next")
             page = await self._call(client, "GET", self._rebase(following), sink) if following else None

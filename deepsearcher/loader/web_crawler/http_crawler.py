@@ -33,7 +33,7 @@ import threading
 import urllib.robotparser
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -127,7 +127,7 @@ class HttpCrawlerOptions:
 
     def validated(self) -> HttpCrawlerOptions:
         def positive(name: str, value: Any, kind: type, minimum: float) -> None:
-            if isinstance(value, bool) or not isinstance(value, kind) or value < minimum:
+            if isinstance(value, bool) or not isinstance(value, kind) or cast(float, value) < minimum:
                 raise ConfigurationError(
                     f"web_crawler option {name} must be {'an integer' if kind is int else 'a number'} "
                     f">= {minimum:g}, got {value!r} (provide_settings.web_crawler.config.{name})."
@@ -206,13 +206,16 @@ class HttpCrawler(BaseCrawler):
         """The default FileLoader (PDF, text, Markdown), built once (loader threads share it)."""
         with _LOADER_LOCK:
             if self._loader is None:
+                loader_cls: Any
                 try:
                     from deepsearcher.loader.file_loader.file_loader import FileLoader
+
+                    loader_cls = FileLoader
                 except ImportError:  # pragma: no cover - renamed module: ask the registry
                     from deepsearcher.loader.file_loader import registry
 
-                    FileLoader = registry.get("FileLoader")
-                self._loader = FileLoader()
+                    loader_cls = registry.get("FileLoader")
+                self._loader = loader_cls()
             return self._loader
 
 
@@ -527,7 +530,7 @@ class _CrawlRun:
             return None
         parser = urllib.robotparser.RobotFileParser(url)
         if response.status in (401, 403):
-            parser.disallow_all = True
+            parser.disallow_all = True  # type: ignore[attr-defined]  # what read() sets on a 401/403
             return parser
         if response.status >= 400:
             return None

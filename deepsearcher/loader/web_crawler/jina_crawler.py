@@ -85,6 +85,7 @@ class JinaCrawler(HostedCrawler):
             raise ServiceError(problem)
         sink.stats.pages_fetched += 1
         sink.stats.bytes_received += len(response.content)
+        assert document is not None  # _document gives a problem or a document
         await sink.document(document)
 
     def _document(self, response: httpx.Response, url: str) -> tuple[str | None, Document | None]:
