@@ -344,3 +344,28 @@ def test_unreachable_server_names_the_uri():
         Milvus(uri="http://127.0.0.1:9", timeout=5)
     message = str(excinfo.value)
     assert "http://127.0.0.1:9" in message and "running and reachable" in message
+
+
+@pytest.mark.parametrize("kept", [0.05, 0.5, 0.95])
+def test_a_half_written_vector_index_is_rebuilt_not_fatal(milvus_uri, embedding, caplog, kept):
+    """A process killed while Milvus Lite wrote an index sidecar leaves it truncated (seen in the
+    SIGKILL sweep); the next open rebuilds it from the stored vectors instead of failing forever."""
+    db = Milvus(uri=milvus_uri)
+    db.init_collection(embedding.dimension, "torn", embedding_model=MODEL)
+    db.insert_data("torn", make_chunks(embedding, [TARGET, *DISTRACTORS]))
+    before = [hit.text for hit in db.search_data("torn", embedding.embed_query(QUERY), top_k=3)]
+    db.close()
+    sidecars = sorted(Path(milvus_uri).glob("collections/torn/**/*.idx"))
+    assert sidecars, "Milvus Lite wrote no index sidecar: the layout this recovery relies on changed"
+    for sidecar in sidecars:
+        content = sidecar.read_bytes()
+        sidecar.write_bytes(content[: int(len(content) * kept)])  # what a kill mid-write leaves
+
+    reopened = Milvus(uri=milvus_uri)
+    try:
+        with caplog.at_level("WARNING", logger="deepsearcher.vector_db.milvus"):
+            hits = reopened.search_data("torn", embedding.embed_query(QUERY), top_k=3)
+        assert [hit.text for hit in hits] == before and len(before) == 3
+        assert "half-written" in caplog.text
+    finally:
+        reopened.close()

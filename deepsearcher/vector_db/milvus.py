@@ -364,9 +364,26 @@ class Milvus(BaseVectorDB):
                 existing = sorted(self._client().list_collections())
             raise common.missing_collection(operation, name, self.uri, existing)
         with self._op("load_collection", name):
-            self._client().load_collection(name)
+            self._load_collection(name)
         self.capabilities  # noqa: B018 - detected (and warned about) once per connection, on first use
         self._loaded.add(name)
+
+    def _load_collection(self, name: str) -> None:
+        """Load `name`; on Milvus Lite, a vector index left half-written by a killed process is
+        removed and rebuilt from the stored vectors (one warning) instead of failing every load."""
+        try:
+            self._client().load_collection(name)
+        except Exception as exc:
+            if self._lite_path is None or not lite.is_torn_index_error(exc):
+                raise
+            removed = lite.remove_index_sidecars(self._lite_path, name)
+            if not removed:
+                raise
+            logger.warning(
+                "Collection '%s': %d vector index file(s) were left half-written (a process was killed while "
+                "writing them); rebuilding them from the stored vectors: %s", name, len(removed), exc
+            )
+            self._client().load_collection(name)
 
     def _describe(self, name: str) -> dict[str, Any]:
         with self._op("describe_collection", name):
