@@ -381,7 +381,10 @@ class Milvus(BaseVectorDB):
                 raise
             logger.warning(
                 "Collection '%s': %d vector index file(s) were left half-written (a process was killed while "
-                "writing them); rebuilding them from the stored vectors: %s", name, len(removed), exc
+                "writing them); rebuilding them from the stored vectors: %s",
+                name,
+                len(removed),
+                exc,
             )
             self._client().load_collection(name)
 
