@@ -378,6 +378,24 @@ def test_query_failure_is_an_error_event_or_a_json_error(admin: httpx.Client, ll
     assert_error(admin.post("/v1/query", json=body), 502, "OpenAI call failed")
 
 
+def test_health_reports_the_last_query_llm_failure(admin: httpx.Client, llm: Any, science: str) -> None:
+    body = {"question": "Who built the first compiler?", "agent": "naive", "collections": ["science"]}
+    script(llm)
+    assert admin.post("/v1/query", json=body).status_code == 200
+    health = admin.get("/health").json()
+    assert health["llm_provider"] == "OpenAI" and health["llm_error"] is None
+    llm.rules.insert(0, type(llm.rules[0])("Answer the question using only", (Fail.server_error(503, "model asleep"),), "last_user"))
+    assert_error(admin.post("/v1/query", json=body), 502, "OpenAI call failed")
+    assert "OpenAI call failed" in admin.get("/health").json()["llm_error"]
+    llm.rules.insert(0, type(llm.rules[0])("Answer the question using only", (Fail.server_error(503, "model asleep"),), "last_user"))
+    with admin.stream("POST", "/v1/query", json=body, headers={"Accept": "text/event-stream"}) as response:
+        assert sse_events(response)[-1][0] == "error"  # a streamed failure is recorded too
+    assert "503" in admin.get("/health").json()["llm_error"]
+    script(llm)  # the LLM answers again: the failure is forgotten
+    assert admin.post("/v1/query", json=body).status_code == 200
+    assert admin.get("/health").json()["llm_error"] is None
+
+
 def test_an_unparseable_llm_reply_is_a_bad_gateway(admin: httpx.Client, llm: Any, science: str) -> None:
     script(llm)
     llm.rules.insert(0, type(llm.rules[0])("Break the question below", ("I would rather not say.",), "last_user"))

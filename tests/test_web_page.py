@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -82,6 +83,20 @@ def cite_hopper(request) -> str:
     )
 
 
+def upload_science(page, docs: Path) -> None:
+    """Create `science` by uploading the three docs from the page, and watch the job finish."""
+    page.fill("#new-collection-name", "science")
+    page.fill("#new-collection-desc", "Notes on science and computing history")
+    page.set_input_files("#file-input", sorted(str(p) for p in docs.iterdir()))
+    assert page.locator("#file-names li").count() == 3
+    page.click("#upload-button")
+    page.wait_for_selector(".job[data-status=succeeded]", timeout=60_000)
+    assert "3 loaded" in page.inner_text(".job .job-detail")
+    page.wait_for_selector("#collection-list .collection[data-name=science].selected")
+    assert "3 sources" in page.inner_text("#collection-list .collection[data-name=science]")
+    assert page.input_value("#target-collection") == "science"
+
+
 def test_upload_ask_and_read_the_cited_source(server, tmp_path: Path, milvus_uri: str, page) -> None:
     server.on(SUB_QUERIES, '["Who built the first compiler?"]')
     server.on(JUDGE, lambda r: "YES" if "Hopper" in r.last_user_message.split("Passage:")[-1] else "NO")
@@ -96,17 +111,7 @@ def test_upload_ask_and_read_the_cited_source(server, tmp_path: Path, milvus_uri
         assert page.title() == "DeepSearcher"
         assert page.input_value("#target-collection") == "__new__"  # no collections yet
 
-        # Create a collection by uploading files into it, and watch the job finish.
-        page.fill("#new-collection-name", "science")
-        page.fill("#new-collection-desc", "Notes on science and computing history")
-        page.set_input_files("#file-input", sorted(str(p) for p in docs.iterdir()))
-        assert page.locator("#file-names li").count() == 3
-        page.click("#upload-button")
-        page.wait_for_selector(".job[data-status=succeeded]", timeout=60_000)
-        assert "3 loaded" in page.inner_text(".job .job-detail")
-        page.wait_for_selector("#collection-list .collection[data-name=science].selected")
-        assert "3 sources" in page.inner_text("#collection-list .collection[data-name=science]")
-        assert page.input_value("#target-collection") == "science"
+        upload_science(page, docs)
 
         # Ask with the deep agent, restricted to the new collection.
         page.select_option("#agent", "deep")
@@ -165,3 +170,102 @@ def test_api_key_is_asked_for_and_sent(server, tmp_path: Path, milvus_uri: str, 
         assert page.is_hidden("#banner")
         assert page.evaluate("localStorage.getItem('deepsearcher.apiKey')") == key
         assert page.inner_text("#key-toggle") == "API key ✓"
+
+
+def test_history_sources_and_drop(server, tmp_path: Path, milvus_uri: str, page) -> None:
+    """The session's questions come back after a reload (shown again, or asked again); a source is
+    deleted and the collection dropped (after a confirm step) from the page, and the store agrees."""
+    server.on(ANSWER, cite_hopper)
+    server.on(JUDGE, "YES")
+    docs = make_docs(tmp_path / "docs")
+    config = make_config(tmp_path, milvus_uri, server.llm_config(retry_base_delay=0.01))
+    with ServerThread(create_app(config)) as live:
+        page.goto(live.url + "/")
+        page.wait_for_selector("#server-status.ok")
+        assert page.is_hidden("#history-card")  # nothing asked yet in this session
+        upload_science(page, docs)
+
+        page.select_option("#agent", "naive")
+        page.select_option("#scope-select", "science")
+        page.fill("#question", "Who built the first compiler?")
+        page.click("#ask-button")
+        page.wait_for_selector("#run-status.ok:text('done')", timeout=60_000)
+        page.wait_for_selector("#history-list .history-item")
+        assert page.inner_text("#history-list .history-question") == "Who built the first compiler?"
+
+        # Same tab, page reloaded: the history is still there and shows the answer without asking.
+        page.reload()
+        page.wait_for_selector("#server-status.ok")
+        page.wait_for_selector("#history-list .history-item")
+        calls = len(server.requests)
+        page.click("#history-list .history-show")
+        assert page.inner_text("#run-status") == "from history"
+        assert "Grace Hopper built the first compiler" in page.inner_text("#answer")
+        assert page.locator("#sources .source.cited").count() == 1
+        assert len(server.requests) == calls  # shown again, not asked again
+
+        # Clicking the question asks it again (same agent and scope).
+        page.wait_for_selector("#scope-select option[value=science]", state="attached")
+        page.click("#history-list .history-question")
+        page.wait_for_selector("#run-status.ok:text('done')", timeout=60_000)
+        assert len(server.requests) > calls
+        assert page.locator("#answer-agent").inner_text() == "NaiveRAG"
+        assert page.locator("#history-list .history-item").count() == 1  # one entry per question
+
+        # Delete one source.
+        actions = page.locator("#collection-list .collection-actions[data-name=science]")
+        actions.locator(".show-sources").click()
+        page.wait_for_selector("#collection-list .source-row")
+        rows = actions.locator(".source-row")
+        assert rows.count() == 3
+        victim = rows.first.get_attribute("data-reference")
+        rows.first.locator(".delete-source").click()
+        page.wait_for_selector("#collection-list .collection[data-name=science] >> text=2 sources")
+        page.wait_for_function("document.querySelectorAll('#collection-list .source-row').length === 2")
+        with httpx.Client(base_url=live.url) as api:
+            left = [row["reference"] for row in api.get("/v1/collections/science/sources").json()]
+        assert len(left) == 2 and victim not in left
+
+        # Drop the collection: the first click only asks; Cancel keeps it; Drop drops it.
+        actions.locator(".drop-collection").click()
+        confirm = actions.locator(".confirm-drop")
+        assert confirm.is_visible() and "science" in confirm.inner_text() and "2 sources" in confirm.inner_text()
+        confirm.locator(".confirm-no").click()
+        assert confirm.is_hidden()
+        with httpx.Client(base_url=live.url) as api:
+            assert [c["name"] for c in api.get("/v1/collections").json()] == ["science"]
+        actions.locator(".drop-collection").click()
+        confirm.locator(".confirm-yes").click()
+        page.wait_for_selector("#collections-empty:not([hidden])")
+        assert "Dropped collection science" in page.inner_text("#banner")
+        assert page.input_value("#target-collection") == "__new__"
+        with httpx.Client(base_url=live.url) as api:
+            assert api.get("/v1/collections").json() == []
+
+
+def dead_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_the_pill_says_when_the_llm_is_unreachable(server, tmp_path: Path, milvus_uri: str, page) -> None:
+    llm = server.llm_config(retry_base_delay=0.01, max_retries=0, base_url=f"http://127.0.0.1:{dead_port()}/v1")
+    config = make_config(tmp_path, milvus_uri, llm)
+    with ServerThread(create_app(config)) as live:
+        page.goto(live.url + "/")
+        page.wait_for_selector("#server-status.ok")  # nothing has called the LLM yet
+        upload_science(page, make_docs(tmp_path / "docs"))
+        page.select_option("#agent", "naive")
+        page.select_option("#scope-select", "science")
+        page.fill("#question", "Who built the first compiler?")
+        page.click("#ask-button")
+        page.wait_for_selector("#run-status.bad", timeout=60_000)
+        page.wait_for_selector("#server-status.bad")
+        assert page.inner_text("#server-status") == "LLM unreachable"
+        title = page.get_attribute("#server-status", "title") or ""
+        assert "OpenAI" in title and "OpenAI call failed" in title
+        with httpx.Client(base_url=live.url) as api:
+            health = api.get("/health").json()
+        assert health["llm_provider"] == "OpenAI" and "OpenAI call failed" in health["llm_error"]

@@ -106,6 +106,8 @@ def create_app(config: Configuration | None = None) -> FastAPI:
             "status": "ok" if state.ready else "starting",
             "version": deepsearcher.__version__,
             "llm": configuration.llm is not None if state.ready else None,
+            "llm_provider": (state.config.provide_settings.get("llm") or {}).get("provider"),
+            "llm_error": state.llm_error,
             "auth": state.settings.auth_enabled,
             "agents": [info.to_dict() for info in agent_infos()],
             "default_agent": state.config.query_settings.get("agent") or "auto",

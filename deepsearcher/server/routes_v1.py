@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import shutil
 import uuid
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
@@ -39,6 +40,7 @@ from deepsearcher.server.jobs import (
 )
 from deepsearcher.server.sse import SSE_HEADERS, stream_agent_run, wants_event_stream
 from deepsearcher.server.state import ServerState
+from deepsearcher.types.errors import ProviderError
 
 router = APIRouter(
     prefix="/v1",
@@ -371,6 +373,21 @@ class QueryRequest(BaseModel):
         return None if value is None else check_agent(value)
 
 
+T = TypeVar("T")
+
+
+async def _noting_llm(state: ServerState, run: Awaitable[T]) -> T:
+    """Await a query, keeping its LLM failure (or success) for /health, so the page can say the LLM is down."""
+    try:
+        result = await run
+    except ProviderError as exc:
+        if exc.error_kind == "llm":
+            state.llm_error = str(exc)
+        raise
+    state.llm_error = None
+    return result
+
+
 @router.post(
     "/query",
     summary="Answer a question; JSON, or Server-Sent Events with Accept: text/event-stream.",
@@ -397,10 +414,11 @@ async def query(
         body.timeout,
     )
     plan = await services.plan_query(principal, query_request)
+    state = services.server_state(request)
     if wants_event_stream(request.headers.get("accept")):
-        frames = stream_agent_run(lambda on_event: querying.ask(plan, on_event=on_event))
+        frames = stream_agent_run(lambda on_event: _noting_llm(state, querying.ask(plan, on_event=on_event)))
         return StreamingResponse(frames, media_type="text/event-stream", headers=SSE_HEADERS)
-    result = await querying.ask(plan)
+    result = await _noting_llm(state, querying.ask(plan))
     return JSONSafeResponse(result.to_dict())
 
 

@@ -24,6 +24,8 @@ class ServerState:
     ready: bool = False
     #: What the app was started with; requests read `services.components()` (the current one).
     components: Components | None = None
+    #: The last query's LLM failure (None after a query whose LLM calls worked), shown by /health.
+    llm_error: str | None = None
 
     def job_manager(self) -> JobManager:
         if self.jobs is None:

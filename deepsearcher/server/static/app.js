@@ -1,13 +1,17 @@
 /* DeepSearcher web page: collections, loading jobs, streamed research with citations.
  * Plain browser JavaScript, no build step and nothing loaded from elsewhere.
  * API: GET v1/collections, POST v1/documents (multipart), POST v1/load, GET v1/jobs/{id},
- * POST v1/query (Server-Sent Events read through fetch, since EventSource cannot POST).
+ * POST v1/query (Server-Sent Events read through fetch, since EventSource cannot POST),
+ * DELETE v1/collections/{name}, GET v1/collections/{name}/sources, DELETE v1/sources, GET health.
+ * The session's questions (and answers) live in sessionStorage.
  * Every text from the server is escaped before it reaches the page. */
 (function () {
   "use strict";
 
   const KEY_STORAGE = "deepsearcher.apiKey";
   const NEW_COLLECTION = "__new__";
+  const HISTORY_STORAGE = "deepsearcher.history";
+  const HISTORY_SIZE = 30;
   const FINISHED = new Set(["succeeded", "failed", "partial"]);
   const $ = (id) => document.getElementById(id);
 
@@ -201,13 +205,18 @@
         setTimeout(checkHealth, 1000);
         return;
       }
-      if (health.llm === false) {
+      if (health.llm_error) {
+        pill.textContent = "LLM unreachable";
+        pill.className = "pill bad";
+        pill.title = "The last question failed at the LLM (" + (health.llm_provider || "LLM") + "): " + health.llm_error;
+      } else if (health.llm === false) {
         pill.textContent = "no LLM: search & load only";
         pill.className = "pill warn";
         pill.title = "No LLM is configured on the server, so questions cannot be answered. Loading still works.";
       } else {
         pill.textContent = "ready";
         pill.className = "pill ok";
+        pill.title = health.llm_provider ? "LLM: " + health.llm_provider : "Server status";
       }
       fillAgents(health.agents || [], health.default_agent);
       if (health.auth && !apiKey()) openKeyPanel();
@@ -249,6 +258,7 @@
       button.appendChild(el("span", "collection-meta", meta));
       button.addEventListener("click", () => selectTarget(info.name));
       item.appendChild(button);
+      item.appendChild(collectionActions(info));
       list.appendChild(item);
     }
 
@@ -268,6 +278,101 @@
     select.value = names.includes(previousScope) ? previousScope : "";
     label.appendChild(select);
     scope.appendChild(label);
+  }
+
+  /** Under each collection: show its sources (each deletable) and drop it, after a confirm step. */
+  function collectionActions(info) {
+    const box = el("div", "collection-actions");
+    box.dataset.name = info.name;
+    const show = el("button", "ghost small show-sources", "Sources");
+    show.type = "button";
+    const drop = el("button", "ghost small drop-collection", "Drop…");
+    drop.type = "button";
+    const confirm = el("div", "confirm-drop");
+    confirm.hidden = true;
+    confirm.appendChild(el("span", "small", "Drop “" + info.name + "” and its " + plural(info.sources || 0, "source") + "?"));
+    const yes = el("button", "danger small confirm-yes", "Drop");
+    yes.type = "button";
+    const no = el("button", "ghost small confirm-no", "Cancel");
+    no.type = "button";
+    confirm.appendChild(yes);
+    confirm.appendChild(no);
+    const sources = el("ul", "source-list");
+    sources.hidden = true;
+    show.addEventListener("click", () => {
+      sources.hidden = !sources.hidden;
+      if (!sources.hidden) listSources(info.name, sources);
+    });
+    drop.addEventListener("click", () => {
+      confirm.hidden = false;
+    });
+    no.addEventListener("click", () => {
+      confirm.hidden = true;
+    });
+    yes.addEventListener("click", () => dropCollection(info.name));
+    box.appendChild(show);
+    box.appendChild(drop);
+    box.appendChild(confirm);
+    box.appendChild(sources);
+    return box;
+  }
+
+  async function dropCollection(name) {
+    try {
+      await api("v1/collections/" + encodeURIComponent(name), { method: "DELETE" });
+    } catch (error) {
+      showBanner("Could not drop " + name + ": " + explain(error));
+      return;
+    }
+    showBanner("Dropped collection " + name + ".", "info");
+    await refreshCollections();
+  }
+
+  async function listSources(name, list) {
+    let rows;
+    try {
+      rows = await api("v1/collections/" + encodeURIComponent(name) + "/sources");
+    } catch (error) {
+      showBanner("Could not list the sources of " + name + ": " + explain(error));
+      return;
+    }
+    list.textContent = "";
+    if (!rows.length) list.appendChild(el("li", "muted small", "No sources."));
+    for (const row of rows) {
+      const item = el("li", "source-row");
+      item.dataset.reference = row.reference;
+      const label = el("span", "source-row-name", basename(row.reference));
+      label.title = row.reference;
+      item.appendChild(label);
+      item.appendChild(el("span", "muted small", plural(row.chunks || 0, "chunk")));
+      const remove = el("button", "icon-button delete-source", "✕");
+      remove.type = "button";
+      remove.title = "Delete this source from " + name;
+      remove.setAttribute("aria-label", "Delete " + row.reference);
+      remove.addEventListener("click", () => deleteSource(name, row.reference));
+      item.appendChild(remove);
+      list.appendChild(item);
+    }
+  }
+
+  async function deleteSource(collection, reference) {
+    try {
+      await api("v1/sources", {
+        method: "DELETE",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ collection: collection, reference: reference }),
+      });
+    } catch (error) {
+      showBanner("Could not delete " + reference + ": " + explain(error));
+      return;
+    }
+    await refreshCollections();
+    const box = document.querySelector('#collection-list .collection-actions[data-name="' + CSS.escape(collection) + '"]');
+    if (box) {
+      const list = box.querySelector(".source-list");
+      list.hidden = false;
+      await listSources(collection, list);
+    }
   }
 
   function selectTarget(name) {
@@ -657,7 +762,74 @@
       state.abort = null;
       $("ask-button").disabled = false;
       $("stop-button").hidden = true;
+      remember({ question: question, agent: body.agent || "", collection: scope, result: state.lastResult });
+      checkHealth(); // the pill says whether the LLM answered
     }
+  }
+
+  /* ------------------------------------------------------------------ history */
+
+  function loadHistory() {
+    try {
+      return JSON.parse(sessionStorage.getItem(HISTORY_STORAGE) || "[]");
+    } catch (_) {
+      return [];
+    }
+  }
+
+  /** Keep this browser session's questions (newest first, one entry per question) with their answer. */
+  function remember(entry) {
+    const history = loadHistory().filter((old) => old.question !== entry.question);
+    history.unshift(entry);
+    try {
+      sessionStorage.setItem(HISTORY_STORAGE, JSON.stringify(history.slice(0, HISTORY_SIZE)));
+    } catch (_) {
+      sessionStorage.setItem(HISTORY_STORAGE, JSON.stringify([{ question: entry.question }])); // too big: drop answers
+    }
+    renderHistory();
+  }
+
+  function renderHistory() {
+    const list = $("history-list");
+    const history = loadHistory();
+    list.textContent = "";
+    $("history-card").hidden = history.length === 0;
+    history.forEach((entry, position) => {
+      const item = el("li", "history-item");
+      item.dataset.question = entry.question;
+      const again = el("button", "history-question", entry.question);
+      again.type = "button";
+      again.title = "Ask again";
+      again.addEventListener("click", () => reAsk(entry));
+      item.appendChild(again);
+      if (entry.result) {
+        const show = el("button", "ghost small history-show", "Show");
+        show.type = "button";
+        show.title = "Show the answer again without asking";
+        show.addEventListener("click", () => showAgain(loadHistory()[position]));
+        item.appendChild(show);
+      }
+      list.appendChild(item);
+    });
+  }
+
+  function reAsk(entry) {
+    $("question").value = entry.question;
+    if (entry.agent !== undefined && [...$("agent").options].some((o) => o.value === entry.agent)) $("agent").value = entry.agent;
+    const scope = $("scope-select");
+    if (scope && [...scope.options].some((o) => o.value === (entry.collection || ""))) scope.value = entry.collection || "";
+    if (!state.abort) ask();
+  }
+
+  function showAgain(entry) {
+    if (!entry || !entry.result) return;
+    $("question").value = entry.question;
+    startRun();
+    onResult(entry.result);
+    for (const step of entry.result.steps || []) addStep(step);
+    $("ask-button").disabled = false;
+    $("stop-button").hidden = true;
+    setRunStatus("from history", "ok");
   }
 
   /** Read a text/event-stream body frame by frame and hand each event to `handle`. */
@@ -714,6 +886,7 @@
     state.sources = new Map();
     state.answerText = "";
     state.gotResult = false;
+    state.lastResult = null;
     state.startedAt = Date.now();
     $("welcome").hidden = true;
     $("run").hidden = false;
@@ -830,6 +1003,7 @@
 
   function onResult(result) {
     state.gotResult = true;
+    state.lastResult = result;
     state.sources = new Map((result.sources || []).map((source) => [source.index, source]));
     $("answer-card").hidden = false;
     const answer = $("answer");
@@ -928,6 +1102,7 @@
   $("refresh-collections").addEventListener("click", refreshCollections);
   checkHealth();
   refreshCollections();
+  renderHistory();
 
   // For tests and the curious: the pure helpers.
   window.DeepSearcherPage = { renderMarkdown: renderMarkdown, escapeHtml: escapeHtml };
