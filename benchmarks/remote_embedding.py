@@ -1,7 +1,7 @@
 """Ingestion through a remote embedding API: batches in flight vs. one batch at a time.
 
     python benchmarks/remote_embedding.py [--passages 2000] [--latency 0.2] [--batch-size 64]
-                                          [--concurrency 1,2,4,8]
+                                          [--concurrency 1,2,4,8] [--venv /work/venvs/upstream]
 
 A stand-in OpenAI-compatible embedding server on 127.0.0.1 answers every request after
 `latency` seconds (a hosted API's round trip). The same generated corpus is loaded into a
@@ -9,13 +9,18 @@ fresh Milvus Lite store once per concurrency setting, in the same run: 1 is upst
 (the pipeline waits for each batch before sending the next), the others keep that many
 batches in flight (`offline_loading.embed_scheduler`). Prints passages/s, requests, the
 peak of requests in flight seen by the server, and the speed-up over sequential batches.
+The "upstream" row is deepsearcher==0.0.2 in its own venv (`--venv`) on the same corpus and
+the same stand-in: its `OpenAIEmbedding` and `load_from_local_files` with the same batch size
+(see _upstream_remote.py); the last column is each row's speed-up over it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -102,6 +107,47 @@ def run_once(corpus: Path, api: StandInProcess, concurrency: int, batch_size: in
     }
 
 
+def run_upstream(venv: Path, corpus: Path, api: StandInProcess, batch_size: int, dim: int) -> dict | str:
+    """Upstream's sequential batches in its own venv; the reason as a string when it cannot run."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        return f"no python at {python} (a venv with deepsearcher==0.0.2)"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # upstream's package, not ours
+    script = Path(__file__).resolve().parent / "_upstream_remote.py"
+    before = api.stats(reset=True)
+    try:
+        output = subprocess.run(
+            [str(python), str(script), str(corpus), api.url, str(dim), str(batch_size)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tempfile.gettempdir(),
+            timeout=1800,
+        )
+    except subprocess.TimeoutExpired:
+        return "upstream did not finish within 30 minutes"
+    if output.returncode != 0:
+        return f"upstream failed: {output.stderr.strip().splitlines()[-1][-300:]}"
+    row = json.loads(output.stdout.strip().splitlines()[-1])
+    after = api.stats()
+    return {
+        "chunks": row["chunks"],
+        "stored": row["chunks"],
+        "seconds": row["seconds"],
+        "rate": row["chunks"] / row["seconds"],
+        "requests": after["requests"] - before["requests"],
+        "peak": after["peak_in_flight"],
+    }
+
+
+def format_row(label: str, row: dict, base: float, upstream: float | None) -> str:
+    versus = f"{row['rate'] / upstream:>10.2f}x" if upstream else f"{'-':>11}"
+    return (
+        f"{label:>9} {row['chunks']:>7} {row['stored']:>7} {row['seconds']:>8.2f} {row['rate']:>11.1f} "
+        f"{row['requests']:>9} {row['peak']:>5} {row['rate'] / base:>8.2f}x {versus}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--passages", type=int, default=2000)
@@ -109,6 +155,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64, help="chunks per embedding request")
     parser.add_argument("--concurrency", default="1,2,4,8", help="settings to compare; 1 = sequential (upstream)")
     parser.add_argument("--dim", type=int, default=384)
+    parser.add_argument("--venv", type=Path, default=Path("/work/venvs/upstream"), help="venv with deepsearcher==0.0.2")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     settings = [int(x) for x in args.concurrency.split(",")]
@@ -121,17 +168,20 @@ def main() -> None:
         )
         print(
             f"{'in flight':>9} {'chunks':>7} {'stored':>7} {'seconds':>8} {'passages/s':>11} "
-            f"{'requests':>9} {'peak':>5} {'speed-up':>9}"
+            f"{'requests':>9} {'peak':>5} {'speed-up':>9} {'vs upstream':>11}"
         )
+        upstream = run_upstream(args.venv, corpus, api, args.batch_size, args.dim)
+        upstream_rate = upstream["rate"] if isinstance(upstream, dict) else None
         base = None
         for concurrency in settings:
             row = run_once(corpus, api, concurrency, args.batch_size)
             base = base or row["rate"]
             label = f"{concurrency}" + (" (seq)" if concurrency == 1 else "")
-            print(
-                f"{label:>9} {row['chunks']:>7} {row['stored']:>7} {row['seconds']:>8.2f} {row['rate']:>11.1f} "
-                f"{row['requests']:>9} {row['peak']:>5} {row['rate'] / base:>8.2f}x"
-            )
+            print(format_row(label, row, base, upstream_rate))
+        if isinstance(upstream, dict):
+            print(format_row("upstream", upstream, base or upstream["rate"], upstream_rate))
+        else:
+            print(f"{'upstream':>9} not run: {upstream}")
     api.close()
 
 
