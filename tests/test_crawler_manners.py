@@ -86,4 +86,6 @@ def test_per_host_delay_without_robots() -> None:
             [server.url(f"/p{i}") for i in range(3)]
         )
     gaps = [later - earlier for earlier, later in zip(stamps, stamps[1:])]
-    assert len(stamps) == 3 and min(gaps) >= 0.15
+    # Spaced by the crawler when each request is sent; arrival here can jitter on a loaded
+    # machine, so half the delay is the bound (without the delay the gaps are ~1 ms).
+    assert len(stamps) == 3 and min(gaps) >= 0.1

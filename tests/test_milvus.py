@@ -369,3 +369,32 @@ def test_a_half_written_vector_index_is_rebuilt_not_fatal(milvus_uri, embedding,
         assert "half-written" in caplog.text
     finally:
         reopened.close()
+
+
+def test_connect_retries_only_a_refusal_for_too_many_pings(monkeypatch):
+    """The milvus-lite 2.5 engine refuses a fresh client's first channel with gRPC's "Too many
+    pings" (seen in the server suite); that is retried, any other connect failure is not."""
+    from deepsearcher.vector_db import milvus as milvus_module
+
+    monkeypatch.setattr(milvus_module, "PING_RETRY_DELAYS", (0.01, 0.01))
+    attempts: list[int] = []
+
+    def refused_once() -> str:
+        attempts.append(1)
+        if len(attempts) == 1:
+            try:
+                raise RuntimeError('details = "Too many pings"')
+            except RuntimeError as grpc_error:
+                raise ConnectionError("Fail connecting to server") from grpc_error
+        return "client"
+
+    assert milvus_module._with_ping_retries(refused_once) == "client" and len(attempts) == 2
+
+    def down() -> str:
+        attempts.append(1)
+        raise ConnectionError("Fail connecting to server: connection refused")
+
+    attempts.clear()
+    with pytest.raises(ConnectionError, match="connection refused"):
+        milvus_module._with_ping_retries(down)
+    assert len(attempts) == 1

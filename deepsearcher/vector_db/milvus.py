@@ -24,6 +24,7 @@ import json
 import logging
 import math
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -88,6 +89,36 @@ DEFAULT_ANALYZER: dict[str, Any] = {
     "filter": ["lowercase", {"type": "stop", "stop_words": _PUNCTUATION}],
 }
 STRONG = "Strong"  # consistency for reads that must see our own writes
+
+
+PING_REFUSAL = "Too many pings"
+PING_RETRY_DELAYS = (0.5, 1.0, 2.0)
+
+
+def _mentions(exc: BaseException, text: str) -> bool:
+    """Whether `text` appears in `exc` or in any exception it was raised from (gRPC details
+    sit in the chain under pymilvus' generic "Fail connecting to server")."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if text in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _with_ping_retries(connect: Any) -> Any:
+    """Connect, retrying a few times (3.5 s in all) only when the server refused the channel
+    for pinging too often: the milvus-lite 2.5 engine does that to a client's first channel
+    right after it starts. Any other failure (server down, bad token) is raised at once."""
+    for delay in PING_RETRY_DELAYS:
+        try:
+            return connect()
+        except Exception as exc:
+            if not _mentions(exc, PING_REFUSAL):
+                raise
+            logger.info("Milvus refused the connection (%s); retrying in %.1f s", PING_REFUSAL, delay)
+            time.sleep(delay)
+    return connect()
 
 
 class _DropMvccWarning(logging.Filter):
@@ -277,7 +308,7 @@ class Milvus(BaseVectorDB):
         MilvusClient = self._pymilvus.MilvusClient
         if not self.is_lite:
             try:
-                return MilvusClient(**connect)
+                return _with_ping_retries(lambda: MilvusClient(**connect))
             except Exception as exc:  # MilvusException, grpc errors, ...
                 raise VectorStoreError(
                     f"Cannot connect to the Milvus server at {self.uri}: {_exc_message(exc)}. Check that the "
