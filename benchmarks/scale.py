@@ -62,10 +62,9 @@ def dir_size(path: str) -> int:
     total = 0
     for folder, _, files in os.walk(path):
         for name in files:
-            try:
-                total += os.path.getsize(os.path.join(folder, name))
-            except OSError:
-                pass
+            file = os.path.join(folder, name)
+            if os.path.isfile(file):  # a file removed meanwhile (compaction) counts as gone
+                total += os.path.getsize(file)
     return total
 
 

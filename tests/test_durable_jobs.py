@@ -143,15 +143,16 @@ class ServeProcess:
         ]
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
+        last_error: Exception | None = None
         while time.monotonic() < deadline:
             assert self.process.poll() is None, self.process.stderr.read()
             try:
                 if httpx.get(self.url + "/health", timeout=1).json()["status"] == "ok":
                     return self
-            except httpx.HTTPError:
-                pass
+            except httpx.HTTPError as exc:
+                last_error = exc  # not up yet: named below if it never comes up
             time.sleep(0.2)
-        raise AssertionError("the server did not start")
+        raise AssertionError(f"the server did not start: {last_error!r}")
 
 
 def test_sigterm_stops_the_job_at_a_batch_boundary_and_a_restart_resumes_it(tmp_path: Path) -> None:

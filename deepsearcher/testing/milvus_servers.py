@@ -15,6 +15,7 @@ and the log tail, so a test run fails instead of skipping.
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import shutil
 import signal
@@ -25,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import IO
+
+logger = logging.getLogger(__name__)
 
 MILVUS_235 = "milvus==2.3.5"
 LITE_251 = "milvus-lite==2.5.1"
@@ -184,7 +187,7 @@ class _Server:
                 os.killpg(process.pid, signal.SIGTERM)
                 process.wait(timeout=15)
             except ProcessLookupError:
-                pass
+                logger.debug("milvus test server %s had already exited", process.pid)
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=10)
