@@ -66,7 +66,7 @@ class _Cursor:
     def fetchall(self) -> list[tuple[Any, ...]]:
         return self._cursor.fetchall()
 
-    def __enter__(self) -> "_Cursor":
+    def __enter__(self) -> _Cursor:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -74,7 +74,7 @@ class _Cursor:
 
 
 class _Connection:
-    def __init__(self, pool: "Pool") -> None:
+    def __init__(self, pool: Pool) -> None:
         self.pool = pool
 
     def cursor(self) -> _Cursor:
@@ -83,7 +83,7 @@ class _Connection:
     def commit(self) -> None:
         self.pool.db.commit()
 
-    def __enter__(self) -> "_Connection":
+    def __enter__(self) -> _Connection:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import make_docs
 from typer.testing import CliRunner
 
-from helpers import make_docs
 from deepsearcher import configuration
 from deepsearcher.agent import catalog
 from deepsearcher.cli.main import app

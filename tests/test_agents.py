@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 from helpers import make_docs
+
 from deepsearcher.agent import ChainOfRAG, CollectionRouter, DeepSearch, NaiveRAG, RAGRouter
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.result import Source, apply_citations
@@ -16,8 +16,8 @@ from deepsearcher.llm.errors import LLMOutputError
 from deepsearcher.loader.file_loader.file_loader import FileLoader
 from deepsearcher.offline_loading.pipeline import IngestionPipeline
 from deepsearcher.offline_loading.sources import iter_file_sources
-from deepsearcher.types.errors import NoSearchableDataError
 from deepsearcher.testing import scripted_llm_fixture
+from deepsearcher.types.errors import NoSearchableDataError
 from deepsearcher.vector_db.milvus import Milvus
 
 server = scripted_llm_fixture(name="server", fallback="NO")

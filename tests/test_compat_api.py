@@ -9,8 +9,8 @@ import logging
 from pathlib import Path
 
 import pytest
-
 from helpers import DISTRACTORS, TARGET, loaded, write_config
+
 from deepsearcher import configuration
 from deepsearcher.config import Configuration
 from deepsearcher.vector_db.milvus import Milvus

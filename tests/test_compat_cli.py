@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import typer
 import yaml
-
 from helpers import make_docs
+
 from deepsearcher import configuration
 from deepsearcher.cli.main import app
 from deepsearcher.cli.upstream_argv import normalize

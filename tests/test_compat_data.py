@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from helpers import DISTRACTORS, TARGET, make_docs
+
 from deepsearcher import configuration
 from deepsearcher.config import Configuration
 

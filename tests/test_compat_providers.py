@@ -15,9 +15,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-
 from stand_in import JSONHandler, StandIn
 from test_embedding_providers import api_factory, openai_reply, vector_for  # noqa: F401 - fixture reused
+
 from deepsearcher.cli.providers_cmd import collect
 from deepsearcher.embedding import registry as embedding_registry
 from deepsearcher.llm import registry as llm_registry

@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-
 from helpers import make_docs
 from website_server import LocalServer, Reply
+
 from deepsearcher import configuration
 from deepsearcher.config import Configuration
 from deepsearcher.server.app import create_app

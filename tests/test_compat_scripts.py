@@ -9,9 +9,9 @@ import runpy
 from pathlib import Path
 
 import pytest
-
 from helpers import make_docs
 from website_server import LocalServer, Reply
+
 from deepsearcher import configuration
 from deepsearcher.testing import scripted_llm_fixture
 

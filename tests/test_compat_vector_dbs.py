@@ -7,9 +7,9 @@ from __future__ import annotations
 import sys
 
 import pytest
-
 from azure_search_server import KEY, AzureSearchStandIn
 from helpers import DISTRACTORS, MODEL, QUERY, TARGET, loaded, make_chunks
+
 from deepsearcher.llm.errors import MissingAPIKeyError
 from deepsearcher.types import ConfigurationError, EmbeddingMismatchError, MissingDependencyError, VectorStoreError
 from deepsearcher.vector_db import registry

@@ -15,8 +15,9 @@ import sys
 import threading
 import time
 import types
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import write_config
 from typer.testing import CliRunner
 
-from helpers import write_config
 from deepsearcher import configuration
 from deepsearcher.cli.main import app
 

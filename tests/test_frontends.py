@@ -17,9 +17,9 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from helpers import make_docs
 from typer.testing import CliRunner
 
-from helpers import make_docs
 from deepsearcher import configuration
 from deepsearcher.cli.main import app
 from deepsearcher.config import Configuration

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from helpers import RenamedEmbedding, make_docs
+
 from deepsearcher.agent.retriever import Retriever
 from deepsearcher.loader.file_loader.file_loader import FileLoader
 from deepsearcher.offline_loading.pipeline import IngestionPipeline

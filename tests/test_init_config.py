@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from helpers import write_config
+
 from deepsearcher import configuration
 from deepsearcher.config import Configuration
 

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
 from helpers import make_docs, write_config
+from typer.testing import CliRunner
 from website_server import Website, make_pdf
+
 from deepsearcher import configuration
 from deepsearcher.cli.main import app
 

@@ -7,19 +7,18 @@ import json
 import os
 import re
 import sys
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 import yaml
-
 from helpers import make_docs
-from deepsearcher.testing import scripted_llm_fixture
-
-
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
+
+from deepsearcher.testing import scripted_llm_fixture
 
 server = scripted_llm_fixture(name="server", fallback="NO")
 ANSWER = "Answer the question using only the numbered sources"
@@ -89,7 +88,7 @@ async def test_tools_over_stdio(server, tmp_path: Path, milvus_uri: str) -> None
         names = {tool.name for tool in listed.tools}
         assert names == {"search", "deep_search", "list_collections", "load"}
         load_tool = next(tool for tool in listed.tools if tool.name == "load")
-        schema = getattr(load_tool, "input_schema", None) or getattr(load_tool, "inputSchema")
+        schema = getattr(load_tool, "input_schema", None) or load_tool.inputSchema
         assert "inputs" in schema["properties"] and schema["required"] == ["inputs"]
 
         assert payload(await session.call_tool("list_collections", {}))["collections"] == []

@@ -9,8 +9,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from helpers import DISTRACTORS, MODEL, QUERY, TARGET, loaded, make_chunks
+
 from deepsearcher.types import (
     Chunk,
     ConfigurationError,
@@ -20,6 +20,7 @@ from deepsearcher.types import (
 )
 from deepsearcher.vector_db import registry
 from deepsearcher.vector_db.milvus import VARCHAR_MAX, Milvus
+
 
 @pytest.fixture
 def store(milvus_uri):
@@ -398,3 +399,16 @@ def test_connect_retries_only_a_refusal_for_too_many_pings(monkeypatch):
     with pytest.raises(ConnectionError, match="connection refused"):
         milvus_module._with_ping_retries(down)
     assert len(attempts) == 1
+
+
+def test_an_exception_chain_that_loops_back_is_read_once():
+    """gRPC errors can carry a __context__ that points back up the chain; looking for the ping
+    refusal in it must end (an unreachable server once spun here forever)."""
+    from deepsearcher.vector_db import milvus as milvus_module
+
+    outer = ConnectionError("Fail connecting to server")
+    inner = RuntimeError("connection refused")
+    outer.__context__ = inner
+    inner.__context__ = outer
+    assert milvus_module._mentions(outer, "Too many pings") is False
+    assert milvus_module._mentions(outer, "connection refused") is True

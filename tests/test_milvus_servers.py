@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import pytest
-
 from helpers import MODEL
+
 from deepsearcher.vector_db._milvus_capabilities import from_version, parse_version
 from deepsearcher.vector_db._milvus_meta import META_COLLECTION
 from deepsearcher.vector_db.milvus import Milvus

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from helpers import MODEL
+
 from deepsearcher.config.registry import ProviderInfo
 from deepsearcher.types import Chunk, ConfigurationError, MissingDependencyError, StoreInUseError, VectorStoreError
 from deepsearcher.vector_db import registry

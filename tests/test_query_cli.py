@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import make_docs
 from typer.testing import CliRunner
 
-from helpers import make_docs
 from deepsearcher import configuration
 from deepsearcher.cli.main import app
 from deepsearcher.testing import scripted_llm_fixture

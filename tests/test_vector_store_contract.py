@@ -16,8 +16,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from helpers import DISTRACTORS, MODEL, QUERY, TARGET, RenamedEmbedding, loaded, make_chunks, make_docs
+
 from deepsearcher.agent.retriever import Retriever
 from deepsearcher.loader.file_loader.file_loader import FileLoader
 from deepsearcher.offline_loading.pipeline import IngestionPipeline

@@ -12,14 +12,15 @@ import json
 import os
 import re
 import socket
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
 import yaml
-
 from helpers import make_docs
+
 from deepsearcher.testing import scripted_llm_fixture
 
 CHROMIUM = os.environ.get("DEEPSEARCHER_TEST_CHROMIUM", "/usr/bin/chromium")

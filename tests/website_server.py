@@ -11,9 +11,10 @@ import io
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Union
+from typing import Union
 from urllib.parse import urlsplit
 
 
@@ -123,7 +124,7 @@ class LocalServer:
         with self._lock:
             return Counter(urlsplit(r.path).path for r in self.requests)
 
-    def __enter__(self) -> "LocalServer":
+    def __enter__(self) -> LocalServer:
         self._thread.start()
         return self
 
@@ -290,7 +291,7 @@ class Website:
     def hits(self, path: str) -> int:
         return self.server.hits(path)
 
-    def __enter__(self) -> "Website":
+    def __enter__(self) -> Website:
         self.other.__enter__()
         self.server.__enter__()
         return self

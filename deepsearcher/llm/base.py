@@ -47,6 +47,7 @@ from deepsearcher.llm._retry import timeout_after as _timeout
 from deepsearcher.llm.errors import LLMError
 from deepsearcher.llm.parsing import literal_eval as _literal_eval
 from deepsearcher.llm.parsing import remove_think as _remove_think
+from deepsearcher.types.errors import cause_chain
 from deepsearcher.utils.sync_bridge import iterate_sync, run_sync
 
 logger = logging.getLogger(__name__)
@@ -137,15 +138,6 @@ def _normalize_messages(messages: Messages) -> list[Message]:
             raise TypeError(f"each message must be a dict with 'role' and 'content', got {message!r}")
         result.append(message)
     return result
-
-
-def _exception_chain(exc: BaseException) -> list[BaseException]:
-    chain: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in chain and len(chain) < 10:
-        chain.append(current)
-        current = current.__cause__ or current.__context__
-    return chain
 
 
 def _sdk_error_detail(exc: BaseException) -> str:
@@ -308,7 +300,7 @@ class BaseLLM(ABC):
     def _connection_failure(self, exc: BaseException) -> Failure:
         """'connection refused at URL', 'server closed the connection', ... from any chain."""
         where = self.base_url or "the server"
-        chain = _exception_chain(exc)
+        chain = cause_chain(exc)
         texts = " | ".join(str(e) for e in chain).lower()
         if any(isinstance(e, ConnectionRefusedError) for e in chain) or "refused" in texts:
             reason = f"connection refused at {where} (is the server running?)"

@@ -27,10 +27,21 @@ __all__ = [
     "ProviderError",
     "StoreInUseError",
     "VectorStoreError",
+    "cause_chain",
     "classify",
     "failure_message",
     "report",
 ]
+
+
+def cause_chain(exc: BaseException | None, limit: int = 16) -> list[BaseException]:
+    """`exc` and the exceptions it was raised from, each once: SDK and gRPC errors can carry a
+    `__context__` that points back up the chain, and a loop over it must still end."""
+    chain: list[BaseException] = []
+    while exc is not None and len(chain) < limit and all(exc is not seen for seen in chain):
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return chain
 
 
 class DeepSearcherError(Exception):

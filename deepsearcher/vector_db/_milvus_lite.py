@@ -15,6 +15,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from deepsearcher.types.errors import cause_chain
+
 _SERVER_MANAGER_LOGGER = "milvus_lite.server_manager"
 LOCK_FILENAME = "LOCK"
 
@@ -56,13 +58,7 @@ class StartupCapture(logging.Filter):
 
 def is_lock_error(exc: BaseException | None) -> bool:
     """True when `exc` (or its cause chain) is milvus-lite's DataDirLockedError."""
-    seen = 0
-    while exc is not None and seen < 5:
-        if type(exc).__name__ == "DataDirLockedError":
-            return True
-        exc = exc.__cause__ or exc.__context__
-        seen += 1
-    return False
+    return any(type(seen).__name__ == "DataDirLockedError" for seen in cause_chain(exc))
 
 
 def lock_is_held_elsewhere(path: str) -> bool:

@@ -38,6 +38,7 @@ from deepsearcher.types import (
     StoreInUseError,
     VectorStoreError,
 )
+from deepsearcher.types.errors import cause_chain
 from deepsearcher.vector_db import _common as common
 from deepsearcher.vector_db import _milvus_lite as lite
 from deepsearcher.vector_db._common import (
@@ -98,12 +99,7 @@ PING_RETRY_DELAYS = (0.5, 1.0, 2.0)
 def _mentions(exc: BaseException, text: str) -> bool:
     """Whether `text` appears in `exc` or in any exception it was raised from (gRPC details
     sit in the chain under pymilvus' generic "Fail connecting to server")."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if text in str(seen):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
+    return any(text in str(seen) for seen in cause_chain(exc))
 
 
 def _with_ping_retries(connect: Any) -> Any:

@@ -78,6 +78,7 @@ from deepsearcher.loader.web_crawler._urls import (
 )
 from deepsearcher.loader.web_crawler.base import BaseCrawler, CrawlSink
 from deepsearcher.types import ConfigurationError, Document, LoaderError
+from deepsearcher.types.errors import cause_chain
 
 logger = logging.getLogger(__name__)
 
@@ -713,11 +714,8 @@ def _unsupported(mime: str) -> str:
 
 
 def _describe_http_error(exc: httpx.HTTPError) -> str:
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, ConnectionRefusedError):
-            return "connection refused"
-        cause = cause.__cause__ or cause.__context__
+    if any(isinstance(cause, ConnectionRefusedError) for cause in cause_chain(exc)):
+        return "connection refused"
     message = str(exc) or type(exc).__name__
     if isinstance(exc, httpx.ConnectError):
         lowered = message.lower()
