@@ -18,14 +18,14 @@ from typing import Any
 
 from deepsearcher.config.optional import require
 from deepsearcher.embedding._batching import encode_sorted
-from deepsearcher.embedding.base import BaseEmbedding, model_loading
+from deepsearcher.embedding.base import PrefixedEmbedding, model_loading
 
 #: Texts per forward pass. One per call: no padding at all and batch-independent int8 vectors;
 #: measured as fast as 8 (and faster than 16 or 64) on 2 CPU cores (benchmarks/ingest.py).
 DEFAULT_BATCH_SIZE = 1
 
 
-class OnnxEncoder(BaseEmbedding):
+class OnnxEncoder(PrefixedEmbedding):
     """A mean-pooling sentence encoder on ONNX Runtime; `_prepare` supplies graph and tokenizer."""
 
     model_name: str
@@ -102,12 +102,6 @@ class OnnxEncoder(BaseEmbedding):
         self._load()
         encodings = self._tokenizer.encode_batch(texts)
         return encode_sorted(encodings, [len(e.ids) for e in encodings], self.batch_size, self._run)
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self._encode([self.document_prefix + text for text in texts])
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._encode([self.query_prefix + text])[0]
 
     @property
     def dimension(self) -> int:

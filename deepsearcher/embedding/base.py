@@ -55,3 +55,23 @@ class BaseEmbedding(ABC):
             for chunk, vector in zip(batch, vectors, strict=False):
                 chunk.embedding = vector
         return chunks
+
+
+class PrefixedEmbedding(BaseEmbedding):
+    """A local encoder of text lists; the model's query and passage prefixes are added here, once.
+
+    Models trained with instruction prefixes (E5: "query: " / "passage: ") retrieve worse
+    without them, so the provider adds them and callers always pass plain text."""
+
+    query_prefix: str = ""
+    document_prefix: str = ""
+
+    @abstractmethod
+    def _encode(self, texts: list[str]) -> list[list[float]]:
+        """Vectors for `texts`, already prefixed, in their order."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self._encode([self.document_prefix + text for text in texts])
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._encode([self.query_prefix + text])[0]

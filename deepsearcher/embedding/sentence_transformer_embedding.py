@@ -9,7 +9,7 @@ from typing import Any
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
-from deepsearcher.embedding.base import BaseEmbedding, model_loading
+from deepsearcher.embedding.base import PrefixedEmbedding, model_loading
 from deepsearcher.types.errors import MissingDependencyError
 
 BUNDLED_MINILM = "all-MiniLM-L6-v2"
@@ -41,7 +41,7 @@ def _resolve_model_path(model: str) -> str:
     extra="local",
     requires=("sentence_transformers",),
 )
-class SentenceTransformerEmbedding(BaseEmbedding):
+class SentenceTransformerEmbedding(PrefixedEmbedding):
     """Any sentence-transformers model given by local path or name, run on this machine.
 
     The hub is kept offline unless `allow_download` is true: a laptop without network
@@ -129,12 +129,6 @@ class SentenceTransformerEmbedding(BaseEmbedding):
             convert_to_numpy=True,
         )
         return vectors.tolist()
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self._encode([self.document_prefix + text for text in texts])
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._encode([self.query_prefix + text])[0]
 
     @property
     def dimension(self) -> int:
