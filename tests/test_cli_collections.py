@@ -22,10 +22,10 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def config_file(tmp_path: Path, milvus_uri: str) -> Path:
-    yield write_config(tmp_path / "config.yaml", milvus_uri)
-    if configuration.vector_db is not None:
-        configuration.vector_db.close()  # release the Lite file for the next test
+def config_file(tmp_path: Path, milvus_uri: str, request: pytest.FixtureRequest) -> Path:
+    # release the Lite file for the next test (the CLI's store stays open after each command)
+    request.addfinalizer(lambda: configuration.vector_db is not None and configuration.vector_db.close())
+    return write_config(tmp_path / "config.yaml", milvus_uri)
 
 
 def collections(config_file: Path) -> list[str]:

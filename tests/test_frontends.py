@@ -42,19 +42,25 @@ class Refused(Exception):
         self.code, self.message = code, message
 
 
-@pytest.fixture(scope="module")
-def config_path(tmp_path_factory: pytest.TempPathFactory, llm) -> Path:
-    base = tmp_path_factory.mktemp("frontends")
+def write_settings(base: Path, llm: Any, query_settings: dict[str, Any], **server: Any) -> Path:
+    """`base`/config.yaml: the scripted LLM, a Milvus Lite store in `base`, these query settings."""
     settings = {
         "provide_settings": {
             "llm": llm.llm_config(retry_base_delay=0.01, max_retries=0),
             "vector_db": {"provider": "Milvus", "config": {"uri": str(base / "milvus.db")}},
         },
-        "query_settings": {"agent": "deep", "max_tokens": 1, "max_iter": 3},
-        "server": {"data_dir": str(base / "data"), "allowed_roots": [str(base)]},
+        "query_settings": query_settings,
+        "server": {"data_dir": str(base / "data"), "allowed_roots": [str(base)], **server},
     }
     path = base / "config.yaml"
     path.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def config_path(tmp_path_factory: pytest.TempPathFactory, llm) -> Path:
+    base = tmp_path_factory.mktemp("frontends")
+    path = write_settings(base, llm, {"agent": "deep", "max_tokens": 1, "max_iter": 3})
     loaded = runner.invoke(app, ["load", str(make_docs(base / "docs")), "--collection", "science", "-c", str(path)])
     assert loaded.exit_code == 0, loaded.output
     return path
@@ -187,18 +193,7 @@ def test_the_same_bad_input_gets_the_same_refusal(front_end: str, config_path: P
 @pytest.fixture(scope="module")
 def bare_config(tmp_path_factory: pytest.TempPathFactory, llm) -> Path:
     """A store with nothing loaded, and the `auto` agent: its router would call the LLM first."""
-    base = tmp_path_factory.mktemp("bare")
-    settings = {
-        "provide_settings": {
-            "llm": llm.llm_config(retry_base_delay=0.01, max_retries=0),
-            "vector_db": {"provider": "Milvus", "config": {"uri": str(base / "milvus.db")}},
-        },
-        "query_settings": {"agent": "auto"},
-        "server": {"data_dir": str(base / "data"), "allowed_roots": [str(base)]},
-    }
-    path = base / "config.yaml"
-    path.write_text(yaml.safe_dump(settings), encoding="utf-8")
-    return path
+    return write_settings(tmp_path_factory.mktemp("bare"), llm, {"agent": "auto"})
 
 
 @pytest.fixture(scope="module")
@@ -247,20 +242,8 @@ def test_nothing_loaded_is_the_same_refusal_before_any_llm_call(
 def test_a_key_whose_collections_are_empty_or_missing_gets_the_refusal_too(tmp_path: Path, llm) -> None:
     """REST alone has API keys: a key may use only an empty collection and one never created,
     while another collection holds documents; its question is refused (409) and costs no LLM call."""
-    settings = {
-        "provide_settings": {
-            "llm": llm.llm_config(retry_base_delay=0.01, max_retries=0),
-            "vector_db": {"provider": "Milvus", "config": {"uri": str(tmp_path / "milvus.db")}},
-        },
-        "query_settings": {"agent": "auto"},
-        "server": {
-            "data_dir": str(tmp_path / "data"),
-            "allowed_roots": [str(tmp_path)],
-            "api_keys": [{"key": "reader-key-0123456789", "name": "reader", "collections": ["empty_a", "later"]}],
-        },
-    }
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    reader = {"key": "reader-key-0123456789", "name": "reader", "collections": ["empty_a", "later"]}
+    path = write_settings(tmp_path, llm, {"agent": "auto"}, api_keys=[reader])
     loaded = runner.invoke(app, ["load", str(make_docs(tmp_path / "docs")), "--collection", "science", "-c", str(path)])
     assert loaded.exit_code == 0, loaded.output
     configuration.vector_db.init_collection(dim=configuration.embedding_model.dimension, collection="empty_a")
