@@ -60,7 +60,9 @@ def test_drop_refuses_two_names_none_or_an_unknown_one(config_file: Path, milvus
     unknown = runner.invoke(app, ["collections", "drop", "--collection", "gamma", "--yes", "-c", str(config_file)])
     message = " ".join(unknown.output.split())
     assert unknown.exit_code == 1 and "Collection 'gamma' does not exist" in message and "alpha, beta" in message
-    same = runner.invoke(app, ["collections", "drop", "alpha", "--collection", "alpha", "--yes", "-c", str(config_file)])
+    same = runner.invoke(
+        app, ["collections", "drop", "alpha", "--collection", "alpha", "--yes", "-c", str(config_file)]
+    )
     assert same.exit_code == 0, same.output  # the same name twice is one collection
     assert collections(config_file) == ["beta"]
 
@@ -69,7 +71,18 @@ def test_upstream_underscore_spelling_through_the_real_entry_point(config_file: 
     """DeepSearcher users type `--collection_name`; the console entry point rewrites it."""
     create(milvus_uri, "legacy", "kept")
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    command = [sys.executable, "-m", "deepsearcher.cli.main", "collections", "drop", "--collection_name", "legacy", "--yes", "-c", str(config_file)]
+    command = [
+        sys.executable,
+        "-m",
+        "deepsearcher.cli.main",
+        "collections",
+        "drop",
+        "--collection_name",
+        "legacy",
+        "--yes",
+        "-c",
+        str(config_file),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     assert collections(config_file) == ["kept"]

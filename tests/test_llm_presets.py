@@ -19,10 +19,23 @@ ROWS = {preset.name: preset for preset in openai_presets.PRESETS}
 
 
 def test_every_row_is_a_registered_openai_provider_with_an_importable_home() -> None:
-    assert set(ROWS) == {"Aliyun", "DeepSeek", "GLM", "JiekouAI", "Novita", "PPIO", "SiliconFlow", "TogetherAI", "Volcengine", "XAI"}
+    assert set(ROWS) == {
+        "Aliyun",
+        "DeepSeek",
+        "GLM",
+        "JiekouAI",
+        "Novita",
+        "PPIO",
+        "SiliconFlow",
+        "TogetherAI",
+        "Volcengine",
+        "XAI",
+    }
     for name, preset in ROWS.items():
         cls = registry.get(name)
-        assert cls is getattr(deepsearcher.llm, name) is getattr(openai_presets, name)  # `from deepsearcher.llm import DeepSeek`
+        assert (
+            cls is getattr(deepsearcher.llm, name) is getattr(openai_presets, name)
+        )  # `from deepsearcher.llm import DeepSeek`
         assert cls.__bases__ == (OpenAI,) and cls.__name__ == cls.__qualname__ == name
         assert pickle.loads(pickle.dumps(cls)) is cls
         info = registry.info(name)
