@@ -17,6 +17,7 @@ from deepsearcher.loader.file_loader.file_loader import FileLoader
 from deepsearcher.offline_loading.pipeline import IngestionPipeline
 from deepsearcher.offline_loading.sources import iter_file_sources
 from deepsearcher.testing import scripted_llm_fixture
+from deepsearcher.types import Chunk
 from deepsearcher.types.errors import NoSearchableDataError
 from deepsearcher.vector_db.milvus import Milvus
 
@@ -197,8 +198,11 @@ def test_collection_router_zero_one_many_and_authorization(server, tmp_path: Pat
     from deepsearcher.llm._sync import run_sync
 
     assert run_sync(router.aroute(QUESTION, RunContext())) == []  # no collections at all
-    for name, description in [("science", "Computing history"), ("cooking", "Recipes and baking"), ("misc", ""), ("deepsearcher", "The main store")]:
+    for name, description in [("science", "Computing history"), ("cooking", "Recipes and baking"), ("misc", ""), ("deepsearcher", "The main store"), ("empty", "")]:
         db.init_collection(dim=embedding.dimension, collection=name, description=description, embedding_model=embedding.model_name)
+        if name != "empty":  # an empty collection has nothing to route to: never listed, never added
+            db.insert_data(name, [Chunk(f"A note on {name}.", f"{name}.txt", embedding=embedding.embed_query(name))])
+    assert run_sync(router.aroute(QUESTION, RunContext(authorized_collections={"empty"}))) == [] and server.call_count == 0
     one = RunContext(authorized_collections={"cooking"})
     assert run_sync(router.aroute(QUESTION, one)) == ["cooking"] and server.call_count == 0
 
@@ -210,6 +214,7 @@ def test_collection_router_zero_one_many_and_authorization(server, tmp_path: Pat
     assert restricted == ["science"]
     prompt = server.requests[-1].last_user_message
     assert "cooking" in prompt and "misc" not in prompt and "deepsearcher" not in prompt
+    assert "empty" not in server.requests[0].last_user_message
     db.close()
 
 

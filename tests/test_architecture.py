@@ -2,8 +2,10 @@
 
 Layers, top to bottom (an import may point down or stay in its layer, never up):
 front-ends (cli, server, mcp_server, testing) → services (configuration, online_query,
-offline_loading, evaluation) → agent → providers (llm, embedding, vector_db, loader) →
-types, config, utils. Every import counts, also those inside functions and under
+offline_loading, evaluation, app) → agent → providers (llm, embedding, vector_db, loader)
+→ transport (retry policy, HTTP, AWS and watsonx clients) → types, config, utils. The
+providers are siblings that never import one another: what two of them share lives in
+transport. Every import counts, also those inside functions and under
 TYPE_CHECKING: a lazy import hides a dependency from the interpreter, not from the design.
 The one exception is a module-level `__getattr__`: it keeps an old import path of a moved
 name working (a compatibility alias), it is not something the module uses.
@@ -21,21 +23,23 @@ LAYERS = {
     "types": 0,
     "config": 0,
     "utils": 0,
-    "llm": 1,
-    "embedding": 1,
-    "vector_db": 1,
-    "loader": 1,
-    "agent": 2,
-    "configuration": 3,
-    "online_query": 3,
-    "offline_loading": 3,
-    "evaluation": 3,
-    "app": 3,
-    "cli": 4,
-    "server": 4,
-    "mcp_server": 4,
-    "testing": 4,
+    "transport": 1,
+    "llm": 2,
+    "embedding": 2,
+    "vector_db": 2,
+    "loader": 2,
+    "agent": 3,
+    "configuration": 4,
+    "online_query": 4,
+    "offline_loading": 4,
+    "evaluation": 4,
+    "app": 4,
+    "cli": 5,
+    "server": 5,
+    "mcp_server": 5,
+    "testing": 5,
 }
+PROVIDERS = ("llm", "embedding", "vector_db", "loader")
 
 
 def module_name(path: Path) -> str:
@@ -122,10 +126,25 @@ def test_no_import_points_up_a_layer() -> None:
     assert upward == []
 
 
+def package(module: str) -> str:
+    return module.split(".")[1] if "." in module else ""
+
+
+def test_providers_never_import_one_another() -> None:
+    across = sorted(
+        f"{name} -> {target}"
+        for name, targets in graph().items()
+        for target in targets
+        if package(name) in PROVIDERS and package(target) in PROVIDERS and package(name) != package(target)
+    )
+    assert across == []
+
+
 def test_the_checker_sees_a_cycle_and_an_upward_import() -> None:
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
-    assert layer("deepsearcher.llm.base") < layer("deepsearcher.agent.base") < layer("deepsearcher.cli.main")
+    assert layer("deepsearcher.transport.retry") < layer("deepsearcher.llm.base") < layer("deepsearcher.agent.base")
+    assert layer("deepsearcher.agent.base") < layer("deepsearcher.cli.main")
     edges = graph()  # lazy imports are seen too
     assert "deepsearcher.llm.errors" in edges["deepsearcher.agent.rag_router"]
     assert "deepsearcher.server.routes_v1" in edges["deepsearcher.server.app"]

@@ -149,7 +149,7 @@ def watsonx(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("WATSONX_URL", stand_in.url)
     monkeypatch.setenv("WATSONX_PROJECT_ID", "proj-1")
     monkeypatch.setenv("WATSONX_IAM_URL", stand_in.url)
-    from deepsearcher.llm import _watsonx
+    from deepsearcher.transport import watsonx as _watsonx
 
     monkeypatch.setattr(_watsonx, "_tokens", {})
     yield stand_in

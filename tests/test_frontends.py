@@ -42,19 +42,25 @@ class Refused(Exception):
         self.code, self.message = code, message
 
 
-@pytest.fixture(scope="module")
-def config_path(tmp_path_factory: pytest.TempPathFactory, llm) -> Path:
-    base = tmp_path_factory.mktemp("frontends")
+def write_settings(base: Path, llm: Any, query_settings: dict[str, Any], **server: Any) -> Path:
+    """`base`/config.yaml: the scripted LLM, a Milvus Lite store in `base`, these query settings."""
     settings = {
         "provide_settings": {
             "llm": llm.llm_config(retry_base_delay=0.01, max_retries=0),
             "vector_db": {"provider": "Milvus", "config": {"uri": str(base / "milvus.db")}},
         },
-        "query_settings": {"agent": "deep", "max_tokens": 1, "max_iter": 3},
-        "server": {"data_dir": str(base / "data"), "allowed_roots": [str(base)]},
+        "query_settings": query_settings,
+        "server": {"data_dir": str(base / "data"), "allowed_roots": [str(base)], **server},
     }
     path = base / "config.yaml"
     path.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def config_path(tmp_path_factory: pytest.TempPathFactory, llm) -> Path:
+    base = tmp_path_factory.mktemp("frontends")
+    path = write_settings(base, llm, {"agent": "deep", "max_tokens": 1, "max_iter": 3})
     loaded = runner.invoke(app, ["load", str(make_docs(base / "docs")), "--collection", "science", "-c", str(path)])
     assert loaded.exit_code == 0, loaded.output
     return path
@@ -179,3 +185,74 @@ def test_the_same_bad_input_gets_the_same_refusal(front_end: str, config_path: P
     assert "Only http and https URLs can be loaded" in refused.value.message
     configuration.init_config(Configuration(config_path))
     assert not configuration.vector_db.has_collection(f"refused_{front_end}")  # refused before anything was read
+
+
+# ---------------------------------------------------------------------- nothing to search
+
+
+@pytest.fixture(scope="module")
+def bare_config(tmp_path_factory: pytest.TempPathFactory, llm) -> Path:
+    """A store with nothing loaded, and the `auto` agent: its router would call the LLM first."""
+    return write_settings(tmp_path_factory.mktemp("bare"), llm, {"agent": "auto"})
+
+
+@pytest.fixture(scope="module")
+def bare_rest(bare_config: Path) -> Any:
+    with ServerThread(create_app(Configuration(bare_config))) as running:
+        with httpx.Client(base_url=running.url, timeout=120) as client:
+            yield client
+
+
+def arrange_store(config_path: Path, empty_collections: list[str]) -> None:
+    """Exactly `empty_collections` in the store, each created and holding no chunk."""
+    configuration.init_config(Configuration(config_path))
+    store, dim = configuration.vector_db, configuration.embedding_model.dimension
+    for info in store.list_collections():
+        store.clear_db(info.collection_name)
+    for name in empty_collections:
+        store.init_collection(dim=dim, collection=name, description=f"{name} (nothing loaded)")
+
+
+NOTHING_LOADED = {
+    # what is in the store, the collections asked for, what the refusal must name
+    "no_collection": ([], [], "nothing is loaded yet"),
+    "every_collection_empty": (["empty_a", "empty_b"], [], "nothing is loaded in collections 'empty_a', 'empty_b'"),
+    "asked_collection_empty": (["empty_a", "empty_b"], ["empty_b"], "nothing is loaded in collection 'empty_b'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOTHING_LOADED))
+@pytest.mark.parametrize("front_end", sorted(FRONT_ENDS))
+def test_nothing_loaded_is_the_same_refusal_before_any_llm_call(
+    front_end: str, case: str, bare_config: Path, bare_rest: Any, llm
+) -> None:
+    in_store, asked, named = NOTHING_LOADED[case]
+    arrange_store(bare_config, in_store)
+    llm.reset()
+    llm.on("", "The auto router would pick an agent here.")  # any call at all would be answered, and counted
+    with pytest.raises(Refused) as refused:
+        FRONT_ENDS[front_end](bare_config, bare_rest, asked)
+    assert refused.value.code == {"cli": 1, "rest": 409, "mcp": 1}[front_end]
+    message = " ".join(refused.value.message.split())  # the CLI's console wraps long lines
+    assert "Nothing to search:" in message
+    assert named in message and "deepsearcher load PATH --collection" in message
+    assert llm.call_count == 0  # not even the auto agent's routing call
+
+
+def test_a_key_whose_collections_are_empty_or_missing_gets_the_refusal_too(tmp_path: Path, llm) -> None:
+    """REST alone has API keys: a key may use only an empty collection and one never created,
+    while another collection holds documents; its question is refused (409) and costs no LLM call."""
+    reader = {"key": "reader-key-0123456789", "name": "reader", "collections": ["empty_a", "later"]}
+    path = write_settings(tmp_path, llm, {"agent": "auto"}, api_keys=[reader])
+    loaded = runner.invoke(app, ["load", str(make_docs(tmp_path / "docs")), "--collection", "science", "-c", str(path)])
+    assert loaded.exit_code == 0, loaded.output
+    configuration.vector_db.init_collection(dim=configuration.embedding_model.dimension, collection="empty_a")
+    llm.reset()
+    with ServerThread(create_app(Configuration(path))) as running:
+        headers = {"Authorization": "Bearer reader-key-0123456789"}
+        with httpx.Client(base_url=running.url, timeout=120, headers=headers) as client:
+            response = client.post("/v1/query", json={"question": QUESTION})
+    assert response.status_code == 409, response.text
+    message = response.json()["error"]
+    assert "nothing is loaded in collection 'empty_a'" in message and "science" not in message
+    assert llm.call_count == 0

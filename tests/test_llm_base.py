@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from deepsearcher.llm._retry import ConcurrencyLimit, Failure, RetryPolicy, parse_retry_after, retry_after_from_headers
+from deepsearcher.transport.retry import ConcurrencyLimit, Failure, RetryPolicy, parse_retry_after, retry_after_from_headers
 from deepsearcher.llm._sync import run_sync
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Usage
 from deepsearcher.llm.errors import LLMError

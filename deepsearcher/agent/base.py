@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deepsearcher.agent import prompts
-from deepsearcher.agent.collection_router import CollectionRouter
+from deepsearcher.agent.collection_router import CollectionRouter, nothing_to_search, searchable_collections
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.events import EventCallback, StepEvent
 from deepsearcher.agent.result import (
@@ -21,12 +21,6 @@ from deepsearcher.agent.result import (
 from deepsearcher.agent.retriever import Retriever
 from deepsearcher.llm._sync import run_sync
 from deepsearcher.types import RetrievalResult, deduplicate_results
-from deepsearcher.types.errors import NoSearchableDataError
-
-NOTHING_TO_SEARCH = (
-    "Nothing to search: no collection this query may use holds documents. Load some first "
-    "(deepsearcher load PATH --collection NAME, or POST /v1/load), then ask again."
-)
 
 
 def describe_class(description: str):
@@ -120,15 +114,15 @@ class RAGAgent(BaseAgent):
         return AgentOutput(answer=answer, sources=sources, results=results, agent=self.name)
 
     async def _collections(self, query: str, ctx: RunContext, collections: list[str] | None) -> list[str]:
-        """The caller's collections (within the authorized set) or the CollectionRouter's choice."""
+        """The caller's collections (within the authorized set, holding documents) or the
+        CollectionRouter's choice; never none: the LLM would make an answer up from nothing."""
         if collections:
-            chosen = [c for c in collections if ctx.authorized_collections is None or c in ctx.authorized_collections]
+            chosen = searchable_collections(self.vector_db, None, ctx.authorized_collections, collections)
             ctx.emit("collections", collections=chosen, routed=False)
-        else:
-            chosen = await self.collection_router.aroute(query, ctx)
+            return chosen
+        chosen = await self.collection_router.aroute(query, ctx)
         if not chosen:
-            # never answer from nothing: the LLM would make an answer up
-            raise NoSearchableDataError(NOTHING_TO_SEARCH)
+            raise nothing_to_search([info.collection_name for info in self.collection_router.candidates(ctx)])
         return chosen
 
     async def _answer(

@@ -3,19 +3,68 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.context import RunContext
 from deepsearcher.llm._sync import run_sync
 from deepsearcher.llm.parsing import parse_list
+from deepsearcher.types.errors import NoSearchableDataError
 
 logger = logging.getLogger("deepsearcher.agent")
+
+
+def holds_documents(vector_db: Any, name: str) -> bool:
+    """Whether a collection has at least one chunk: the store's `count` where it has one, else
+    its sources. An empty collection is never worth an LLM call (routing, or an answer from nothing)."""
+    count = getattr(vector_db, "count", None)
+    if callable(count):
+        return int(count(name)) > 0
+    return bool(vector_db.list_sources(name))
+
+
+def nothing_to_search(empty: Sequence[str]) -> NoSearchableDataError:
+    """The refusal of a query with nothing searchable, naming the collections to load into:
+    `empty` are those the caller may use (they exist but hold nothing); none means none exists."""
+    if empty:
+        names = ", ".join(f"'{name}'" for name in empty)
+        what = f"nothing is loaded in {'collection' if len(empty) == 1 else 'collections'} {names}"
+        target = empty[0]
+    else:
+        what, target = "nothing is loaded yet (there is no collection this query may use)", "NAME"
+    return NoSearchableDataError(
+        f"Nothing to search: {what}. Load documents first with `deepsearcher load PATH --collection {target}` "
+        "(or POST /v1/load), then ask again."
+    )
+
+
+def searchable_collections(
+    vector_db: Any,
+    dim: int | None,
+    authorized: Iterable[str] | None = None,
+    collections: Sequence[str] | None = None,
+) -> list[str]:
+    """The collections a query may search that hold documents: `collections` when given (those
+    that do not exist are kept, for the retriever to name), else every one of dimension `dim`,
+    within `authorized` (None: all). NoSearchableDataError when none holds anything."""
+    allowed = set(authorized) if authorized is not None else None
+    if collections:
+        names = [name for name in dict.fromkeys(collections) if allowed is None or name in allowed]
+        loaded = [name for name in names if not vector_db.has_collection(name) or holds_documents(vector_db, name)]
+    else:
+        infos = vector_db.list_collections(dim=dim)
+        names = [info.collection_name for info in infos if allowed is None or info.collection_name in allowed]
+        loaded = [name for name in names if holds_documents(vector_db, name)]
+    if not loaded:
+        raise nothing_to_search(names)
+    return loaded
 
 
 class CollectionRouter:
     """0 collections → warning, none; 1 → used without an LLM call; many → the LLM picks.
 
+    Only collections holding documents count: an empty one has nothing to route to.
     Collections without a description and the default collection are always added
     (nothing can be judged about the former; the latter is the main store); names the
     LLM invents are dropped; nothing outside `authorized_collections` is ever listed.
@@ -26,16 +75,17 @@ class CollectionRouter:
         self.vector_db = vector_db
         self.dim = dim
 
-    def _candidates(self, ctx: RunContext) -> list[Any]:
+    def candidates(self, ctx: RunContext) -> list[Any]:
+        """The collections of the router's dimension the query may use, loaded or not."""
         infos = self.vector_db.list_collections(dim=self.dim)
         if ctx.authorized_collections is not None:
             infos = [info for info in infos if info.collection_name in ctx.authorized_collections]
         return infos
 
     async def aroute(self, query: str, ctx: RunContext) -> list[str]:
-        infos = self._candidates(ctx)
+        infos = [info for info in self.candidates(ctx) if holds_documents(self.vector_db, info.collection_name)]
         if not infos:
-            logger.warning("No collections to search: load documents first (deepsearcher load PATH).")
+            logger.warning("No collection holding documents to search: load some first (deepsearcher load PATH).")
             ctx.emit("collections", collections=[], routed=False)
             return []
         if len(infos) == 1:

@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 
 from deepsearcher.agent.events import EventCallback, StepEvent
 from deepsearcher.agent.result import StepUsage
-from deepsearcher.llm._retry import timeout_after
 from deepsearcher.llm.structured import structured_call
+from deepsearcher.transport.retry import timeout_after
 from deepsearcher.types.errors import DeepSearcherError
 
 logger = logging.getLogger("deepsearcher.agent")

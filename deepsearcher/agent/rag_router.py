@@ -8,6 +8,7 @@ from typing import Any
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import AgentOutput, RAGAgent
+from deepsearcher.agent.collection_router import searchable_collections
 from deepsearcher.agent.context import RunContext
 from deepsearcher.config.registry import register_provider
 from deepsearcher.llm.errors import LLMOutputError
@@ -72,6 +73,8 @@ class RAGRouter(RAGAgent):
         return agent
 
     async def _execute(self, query: str, ctx: RunContext, collections: list[str] | None = None) -> AgentOutput:
+        # nothing searchable is refused before the routing call: no LLM call for a query that cannot be answered
+        searchable_collections(self.vector_db, self.embedding_model.dimension, ctx.authorized_collections, collections)
         agent = await self.aroute(query, ctx)
         return await agent._execute(query, ctx, collections=collections)
 

@@ -4,8 +4,8 @@ SSE), MCP's `deep_search`, `online_query` and the eval runner all run.
 `plan_query` checks a request and fills its defaults from `query_settings` (agent,
 max_tokens, timeout) before anything calls the LLM: the question, the agent's name, the
 iteration bound, an LLM being there, and the collections (each must exist and be one the
-caller may use). `ask` answers a plan; `ask_events` streams its steps, answer tokens and
-result. The agents themselves refuse a query with nothing searchable (NoSearchableDataError).
+caller may use, and at least one must hold documents: else NoSearchableDataError). `ask`
+answers a plan; `ask_events` streams its steps, answer tokens and result.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deepsearcher.agent.catalog import check_agent
+from deepsearcher.agent.collection_router import searchable_collections
 from deepsearcher.agent.events import StepEvent
 from deepsearcher.app.collections import require_collections
 from deepsearcher.app.components import Components
@@ -92,6 +93,8 @@ def plan_query(
     if request.collections:
         visible: Callable[[str], bool] = (lambda _: True) if authorized is None else authorized.__contains__
         collections = require_collections(components.vector_db, request.collections, visible)
+    # every collection empty or out of reach: refused here, before an agent (or its router) calls the LLM
+    searchable_collections(components.vector_db, components.embedding_model.dimension, authorized, collections)
     kwargs: dict[str, Any] = {
         **request.options,
         "collections": collections,

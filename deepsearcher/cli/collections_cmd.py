@@ -58,22 +58,35 @@ def list_collections(config: ConfigOption = None, as_json: JsonOption = False) -
 
 @collections_app.command("drop")
 def drop_collection(
-    name: Annotated[str, typer.Argument(help="Collection to drop.")],
+    name: Annotated[str | None, typer.Argument(help="Collection to drop (or give it as --collection).")] = None,
+    collection: Annotated[
+        str | None,
+        typer.Option("--collection", "--collection-name", help="Collection to drop (instead of the NAME argument)."),
+    ] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     config: ConfigOption = None,
 ) -> None:
     """Drop a collection and everything in it."""
     from deepsearcher import configuration
+    from deepsearcher.app.collections import require_collections
 
+    name = _one_name(name, collection)
     setup(config)
     with handle_errors():
-        if not configuration.vector_db.has_collection(name):
-            console.print(f"[red]No collection named '{name}'.[/]")
-            raise typer.Exit(code=1)
+        require_collections(configuration.vector_db, [name])
         if not yes:
             typer.confirm(f"Drop collection '{name}' and all its chunks?", abort=True)
         configuration.vector_db.clear_db(name)
     console.print(f"Dropped '{name}'.")
+
+
+def _one_name(argument: str | None, option: str | None) -> str:
+    """The collection named by the NAME argument or by --collection, which mean the same."""
+    if argument and option and argument != option:
+        raise typer.BadParameter(f"two collections given ('{argument}' and '{option}'): name one.")
+    if not (argument or option):
+        raise typer.BadParameter("name the collection to drop: NAME or --collection NAME.")
+    return str(argument or option)
 
 
 def delete(

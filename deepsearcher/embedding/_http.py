@@ -3,39 +3,29 @@
 A provider file only says how its API looks (URL, JSON body, where the vectors are in
 the reply, its batch limits and known dimensions); this module does the rest.
 
-Retries reuse the LLM layer's policy (`deepsearcher.llm._retry`): 429 and 5xx answers,
-timeouts and dropped connections are retried with exponential backoff, honouring a
-server's Retry-After. That loop is async, and embedding calls are synchronous (the
-ingestion pipeline runs them in a plain thread), so `call_sync` runs each blocking
-attempt in a worker thread under `call_with_retries` on the shared background event loop
-(`deepsearcher.utils.sync_bridge`), which also works when the caller itself sits inside a
-running event loop. Deadlines: `timeout` per attempt (connect to the last byte),
+Retries use the shared transport (`deepsearcher.transport`), the same policy as LLM calls:
+429 and 5xx answers, timeouts and dropped connections are retried with exponential
+backoff, honouring a server's Retry-After. Embedding calls are synchronous (the ingestion
+pipeline runs them in a plain thread), so each blocking attempt goes through
+`transport.http.call_sync`. Deadlines: `timeout` per attempt (connect to the last byte),
 `call_timeout` for the whole call with its retries.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, TypeVar
 
 import httpx
 
 from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.embedding.base import BaseEmbedding
-from deepsearcher.llm._retry import (
-    DEFAULT_CALL_TIMEOUT,
-    DEFAULT_TIMEOUT,
-    Failure,
-    GiveUp,
-    RetryPolicy,
-    call_with_retries,
-)
+from deepsearcher.transport.http import BadResponse, HTTPStatusError, call_sync, classify_http, error_detail
+from deepsearcher.transport.retry import DEFAULT_CALL_TIMEOUT, DEFAULT_TIMEOUT, Failure, GiveUp, RetryPolicy
 from deepsearcher.types.errors import ProviderError, failure_message
-from deepsearcher.utils.sync_bridge import run_sync
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -70,20 +60,6 @@ class EmbeddingError(ProviderError):
         self.reason = reason
 
 
-class HTTPStatusError(Exception):
-    """A non-2xx answer, carrying what `Failure.from_status` needs."""
-
-    def __init__(self, status: int, detail: str, headers: Mapping[str, str]) -> None:
-        super().__init__(f"HTTP {status}: {detail}")
-        self.status = status
-        self.detail = detail
-        self.headers = headers
-
-
-class BadResponse(Exception):
-    """The server answered 2xx with something that is not the expected reply."""
-
-
 def batched(texts: list[str], max_items: int, max_chars: int | None = None) -> Iterator[list[str]]:
     """Consecutive slices of `texts` with at most `max_items` items and (roughly) `max_chars` characters.
 
@@ -100,59 +76,6 @@ def batched(texts: list[str], max_items: int, max_chars: int | None = None) -> I
         size += len(text)
     if batch:
         yield batch
-
-
-def classify_http(exc: BaseException) -> Failure:
-    """Map one failed attempt (HTTP status, timeout, connection, bad reply) to a retry decision."""
-    if isinstance(exc, HTTPStatusError):
-        return Failure.from_status(exc.status, exc.detail, exc.headers)
-    if isinstance(exc, httpx.TimeoutException):
-        return Failure("timeout", f"timed out ({type(exc).__name__})", True)
-    if isinstance(exc, httpx.TransportError):
-        return Failure(
-            "connection",
-            f"cannot connect ({exc or type(exc).__name__})",
-            True,
-            hint="Check base_url and that the server is running",
-        )
-    if isinstance(exc, BadResponse):
-        return Failure("bad_response", f"unexpected reply: {exc}", False)
-    return Failure("fatal", f"{type(exc).__name__}: {exc}", False)
-
-
-def call_sync(
-    attempt: Callable[[], T],
-    classify: Callable[[BaseException], Failure],
-    policy: RetryPolicy,
-    on_retry: Callable[[Failure, float], None] | None = None,
-) -> T:
-    """Run the blocking `attempt()` with the LLM layer's retry loop; raises `GiveUp` at the end.
-
-    Each attempt's deadline covers the whole response (httpx's own timeout only bounds
-    each read, so a server dripping bytes would never end it); a timed-out attempt's
-    thread is left to httpx's read timeout while the caller moves on.
-    """
-
-    async def attempt_in_thread() -> T:
-        return await asyncio.to_thread(attempt)
-
-    return run_sync(call_with_retries(attempt_in_thread, classify, policy, on_retry))
-
-
-def error_detail(response: httpx.Response) -> str:
-    """The server's own error message (JSON `error.message`, `message`, `detail`) or the body's start."""
-    try:
-        payload = response.json()
-    except ValueError:
-        payload = None
-    if isinstance(payload, dict):
-        error = payload.get("error")
-        if isinstance(error, dict):
-            error = error.get("message")
-        for value in (error, payload.get("message"), payload.get("detail")):
-            if isinstance(value, str) and value.strip():
-                return value.strip()
-    return " ".join(response.text.split())[:200]
 
 
 def openai_vectors(data: Any, count: int) -> list[list[float]]:

@@ -14,8 +14,8 @@ from deepsearcher.embedding._http import (
     classify_http,
     vector_of,
 )
-from deepsearcher.llm._bedrock import botocore_failure, runtime_client
-from deepsearcher.llm._retry import Failure
+from deepsearcher.transport.aws import botocore_failure, runtime_client
+from deepsearcher.transport.retry import Failure
 
 
 def _classify(exc: BaseException) -> Failure:

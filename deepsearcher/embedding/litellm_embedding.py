@@ -15,7 +15,7 @@ from deepsearcher.embedding._http import (
 from deepsearcher.embedding.gemini_embedding import GeminiEmbedding
 from deepsearcher.embedding.openai_embedding import OpenAIEmbedding
 from deepsearcher.embedding.voyage_embedding import VoyageEmbedding
-from deepsearcher.llm._retry import Failure
+from deepsearcher.transport.retry import Failure
 
 
 def _classify(exc: BaseException) -> Failure:

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.embedding._http import BadResponse, RemoteEmbedding, vector_of
-from deepsearcher.llm._watsonx import iam_token, watsonx_account
+from deepsearcher.transport.watsonx import iam_token, watsonx_account
 
 
 @register_provider("embedding", env_var="WATSONX_APIKEY", aliases=("WatsonxEmbedding",))

@@ -10,8 +10,8 @@ from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
 from deepsearcher.llm._messages import split_system
-from deepsearcher.llm._retry import Failure
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
+from deepsearcher.transport.retry import Failure
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 

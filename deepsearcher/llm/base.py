@@ -14,7 +14,7 @@ the rest with every request.
 
 Deadlines: `timeout` bounds one attempt (connect to the last byte; for a stream, each
 piece), `call_timeout` the whole call with its retries, `stream_timeout` a whole streamed
-reply; see `_retry.RetryPolicy`.
+reply; see `deepsearcher.transport.retry.RetryPolicy`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,10 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
-from deepsearcher.llm._retry import (
+from deepsearcher.llm.errors import LLMError
+from deepsearcher.llm.parsing import literal_eval as _literal_eval
+from deepsearcher.llm.parsing import remove_think as _remove_think
+from deepsearcher.transport.retry import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_STREAM_TIMEOUT,
     DEFAULT_TIMEOUT,
@@ -43,10 +46,7 @@ from deepsearcher.llm._retry import (
     final_reason,
     format_seconds,
 )
-from deepsearcher.llm._retry import timeout_after as _timeout
-from deepsearcher.llm.errors import LLMError
-from deepsearcher.llm.parsing import literal_eval as _literal_eval
-from deepsearcher.llm.parsing import remove_think as _remove_think
+from deepsearcher.transport.retry import timeout_after as _timeout
 from deepsearcher.types.errors import cause_chain
 from deepsearcher.utils.sync_bridge import iterate_sync, run_sync
 

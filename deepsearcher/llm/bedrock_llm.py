@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from deepsearcher.config.registry import register_provider
-from deepsearcher.llm._bedrock import botocore_failure, runtime_client
 from deepsearcher.llm._messages import split_system
-from deepsearcher.llm._retry import Failure
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
+from deepsearcher.transport.aws import botocore_failure, runtime_client
+from deepsearcher.transport.retry import Failure
 
 logger = logging.getLogger(__name__)
 

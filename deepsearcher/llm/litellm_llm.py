@@ -8,9 +8,9 @@ from typing import Any
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
-from deepsearcher.llm._retry import Failure
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
 from deepsearcher.llm.openai_llm import chat_response, stream_items
+from deepsearcher.transport.retry import Failure
 
 
 @register_provider("llm", extra="litellm", requires=("litellm",))

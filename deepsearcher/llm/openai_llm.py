@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 
 from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.config.registry import register_provider
-from deepsearcher.llm._retry import Failure, RetryableFailure
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
+from deepsearcher.transport.retry import Failure, RetryableFailure
 
 OPENAI_URL = "https://api.openai.com/v1"
 LOCAL_SERVER_HINT = (
@@ -139,7 +139,7 @@ class OpenAI(BaseLLM):
         return self._sdk.AsyncOpenAI(
             api_key=self._api_key,
             base_url=self.base_url,
-            max_retries=0,  # retries are ours (deepsearcher.llm._retry), the same for every provider
+            max_retries=0,  # retries are ours (deepsearcher.transport.retry), the same for every provider
             timeout=self.timeout + 5,  # a backstop: our own per-attempt timeout fires first
             **self._client_options,
         )

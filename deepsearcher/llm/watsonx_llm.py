@@ -8,10 +8,10 @@ from typing import Any
 import httpx
 
 from deepsearcher.config.registry import register_provider
-from deepsearcher.llm._retry import RetryableFailure
-from deepsearcher.llm._watsonx import iam_token, watsonx_account
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message
 from deepsearcher.llm.openai_llm import usage_of
+from deepsearcher.transport.retry import RetryableFailure
+from deepsearcher.transport.watsonx import iam_token, watsonx_account
 
 
 @register_provider("llm", env_var="WATSONX_APIKEY", aliases=("watsonx", "Watsonx", "WatsonXLLM"))

@@ -200,7 +200,7 @@ class UnstructuredLoader(BaseLoader):
         url = (configured_url or DEFAULT_API_URL).rstrip("/")
         self.api_url = url if url.endswith(API_PATH) else url + API_PATH
         if mode == "api" and not self.api_key and not configured_url:
-            from deepsearcher.llm.errors import MissingAPIKeyError
+            from deepsearcher.types.errors import MissingAPIKeyError
 
             raise MissingAPIKeyError(
                 "UnstructuredLoader",
@@ -240,13 +240,8 @@ class UnstructuredLoader(BaseLoader):
     def _partition_api(self, path: str) -> list[dict[str, Any]]:
         import httpx
 
-        from deepsearcher.embedding._http import (
-            HTTPStatusError,
-            call_sync,
-            classify_http,
-            error_detail,
-        )
-        from deepsearcher.llm._retry import GiveUp, RetryPolicy
+        from deepsearcher.transport.http import HTTPStatusError, call_sync, classify_http, error_detail
+        from deepsearcher.transport.retry import GiveUp, RetryPolicy
 
         with open(path, "rb") as handle:
             content = handle.read()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from deepsearcher.llm._retry import parse_retry_after
+from deepsearcher.transport.retry import parse_retry_after
 
 RETRY_STATUSES = frozenset({429, 503})
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from deepsearcher.config.optional import require
-from deepsearcher.llm._retry import Failure
+from deepsearcher.transport.retry import Failure
 from deepsearcher.types.errors import MissingAPIKeyError
 
 #: Error codes that mean "slow down" (answered like a 429) or "try again" (retryable).

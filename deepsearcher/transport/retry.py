@@ -1,8 +1,10 @@
-"""The one place where LLM calls get their timeout, retries and concurrency limit.
+"""The one place where provider calls (LLM, embedding, crawler, hosted loaders) get their
+timeout, retries and concurrency limit.
 
 Every provider turns its SDK's exceptions into a `Failure` (see `BaseLLM._classify_error`)
 and the loop here decides: retry with exponential backoff and jitter (honouring a
-server's Retry-After), or give up with a one-line `LLMError`.
+server's Retry-After), or give up (`GiveUp`, which the caller turns into its one-line
+`LLMError` or `EmbeddingError`).
 """
 
 from __future__ import annotations
