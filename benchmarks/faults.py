@@ -16,7 +16,6 @@ import http.server
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from deepsearcher.offline_loading.pipeline import CRASH_ENV  # noqa: E402
 from deepsearcher.testing.scripted_llm import Reply, ScriptedLLMServer  # noqa: E402
+from deepsearcher.testing.serve_process import ServeProcess  # noqa: E402
 
 HASH = {"provider": "deepsearcher.testing.hash_embedding:HashEmbedding", "config": {}}
 ROWS: list[tuple[str, str, str, bool]] = []
@@ -236,39 +236,13 @@ def probe_summaries(base: Path) -> None:
     )
 
 
-class Serve:
-    def __init__(self, base: Path, root: Path) -> None:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = sock.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.config = write_config(base, server={"allowed_roots": [str(root)], "data_dir": str(base / "data")})
+def serve(base: Path, root: Path, port: int | None = None) -> ServeProcess:
+    config = write_config(base, server={"allowed_roots": [str(root)], "data_dir": str(base / "data")})
+    return ServeProcess(config, port=port, env=env())
 
-    def start(self) -> "Serve":
-        command = [
-            sys.executable,
-            "-m",
-            "deepsearcher.cli.main",
-            "serve",
-            "--port",
-            str(self.port),
-            "--log-level",
-            "warning",
-            "-c",
-            str(self.config),
-        ]
-        self.process = subprocess.Popen(command, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(self.url + "/health", timeout=1).json()["status"] == "ok":
-                    return self
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        raise RuntimeError("server did not start")
 
-    def job(self, job_id: str) -> dict[str, Any]:
-        return httpx.get(f"{self.url}/v1/jobs/{job_id}").json()
+def job(server: ServeProcess, job_id: str) -> dict[str, Any]:
+    return httpx.get(f"{server.url}/v1/jobs/{job_id}").json()
 
 
 def probe_server(base: Path) -> None:
@@ -277,12 +251,12 @@ def probe_server(base: Path) -> None:
     (root / "big.txt").write_text(
         "\n\n".join(f"Paragraph {i} is about item {i} and says a little more." for i in range(3000)), encoding="utf-8"
     )
-    server = Serve(base, root).start()
+    server = serve(base, root).start()
     try:
         job_id = httpx.post(
             server.url + "/v1/load", json={"inputs": [str(root)], "collection": "kb", "batch_size": 1}
         ).json()["job_id"]
-        while server.job(job_id)["progress"]["chunks_embedded"] < 5:
+        while job(server, job_id)["progress"]["chunks_embedded"] < 5:
             time.sleep(0.05)
         started = time.monotonic()
         busy = httpx.delete(server.url + "/v1/collections/kb", timeout=30)
@@ -299,13 +273,10 @@ def probe_server(base: Path) -> None:
         stopped = time.monotonic() - started
         row("SIGTERM during a load job", "exits within 10 s", f"exited in {stopped:.1f} s", stopped < 10)
     finally:
-        if server.process.poll() is None:
-            server.process.kill()
-    again = Serve(base, root)
-    again.port, again.url = server.port, server.url
-    again.start()
+        server.stop()
+    again = serve(base, root, port=server.port).start()
     try:
-        status = again.job(job_id)
+        status = job(again, job_id)
         row(
             "job after a restart",
             "'interrupted' (not 404)",
@@ -313,7 +284,7 @@ def probe_server(base: Path) -> None:
             status.get("status") == "interrupted",
         )
         httpx.post(f"{again.url}/v1/jobs/{job_id}/resume")
-        while (status := again.job(job_id))["status"] in ("queued", "running"):
+        while (status := job(again, job_id))["status"] in ("queued", "running"):
             time.sleep(0.1)
         results = status.get("results") or {}
         row(
@@ -323,8 +294,7 @@ def probe_server(base: Path) -> None:
             status["status"] == "succeeded" and (results.get("chunks_kept") or 0) > 0,
         )
     finally:
-        again.process.terminate()
-        again.process.wait(30)
+        again.stop(30)
 
 
 def probe_crawler() -> None:

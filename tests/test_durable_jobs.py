@@ -13,6 +13,7 @@ import pytest
 
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.server.jobs import JobManager, JobNotResumable
+from deepsearcher.testing.serve_process import ServeProcess
 
 
 def batches(count: int, started: threading.Event | None = None, pause: float = 0.05):
@@ -89,70 +90,29 @@ def test_stopping_lets_the_running_job_reach_a_batch_boundary_and_records_it(tmp
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class ServeProcess:
+def serve_process(base: Path, root: Path, port: int | None = None) -> ServeProcess:
     """`deepsearcher serve` in a subprocess, with the hash embedding (stand-in for the bundled
     model, whose loading would cost seconds per start; the vectors play no part here)."""
+    import os
 
-    def __init__(self, base: Path, root: Path) -> None:
-        import yaml
+    import yaml
 
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.config = base / "config.yaml"
-        self.config.write_text(
-            yaml.safe_dump(
-                {
-                    "provide_settings": {
-                        "embedding": {"provider": "deepsearcher.testing.hash_embedding:HashEmbedding", "config": {}},
-                        "vector_db": {"provider": "Milvus", "config": {"uri": str(base / "milvus.db")}},
-                    },
-                    "load_settings": {"chunk_size": 200, "chunk_overlap": 0},
-                    "server": {"allowed_roots": [str(root)], "data_dir": str(base / "data")},
-                }
-            ),
-            encoding="utf-8",
-        )
-
-    def start(self):
-        import os
-        import subprocess
-        import sys
-
-        import httpx
-
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-        command = [
-            sys.executable,
-            "-m",
-            "deepsearcher.cli.main",
-            "serve",
-            "--port",
-            str(self.port),
-            "--log-level",
-            "warning",
-            "-c",
-            str(self.config),
-        ]
-        self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        last_error: Exception | None = None
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, self.process.stderr.read()
-            try:
-                if httpx.get(self.url + "/health", timeout=1).json()["status"] == "ok":
-                    return self
-            except httpx.HTTPError as exc:
-                last_error = exc  # not up yet: named below if it never comes up
-            time.sleep(0.2)
-        raise AssertionError(f"the server did not start: {last_error!r}")
+    config = base / "config.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "provide_settings": {
+                    "embedding": {"provider": "deepsearcher.testing.hash_embedding:HashEmbedding", "config": {}},
+                    "vector_db": {"provider": "Milvus", "config": {"uri": str(base / "milvus.db")}},
+                },
+                "load_settings": {"chunk_size": 200, "chunk_overlap": 0},
+                "server": {"allowed_roots": [str(root)], "data_dir": str(base / "data")},
+            }
+        ),
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    return ServeProcess(config, port=port, env=env)
 
 
 def test_sigterm_stops_the_job_at_a_batch_boundary_and_a_restart_resumes_it(tmp_path: Path) -> None:
@@ -166,7 +126,7 @@ def test_sigterm_stops_the_job_at_a_batch_boundary_and_a_restart_resumes_it(tmp_
         "\n\n".join(f"Paragraph {i} is about item {i} and says a little more to fill it." for i in range(150)),
         encoding="utf-8",
     )
-    server = ServeProcess(tmp_path, root).start()
+    server = serve_process(tmp_path, root).start()
     try:
         accepted = httpx.post(
             server.url + "/v1/load", json={"inputs": [str(root)], "collection": "kb", "batch_size": 1}
@@ -182,12 +142,9 @@ def test_sigterm_stops_the_job_at_a_batch_boundary_and_a_restart_resumes_it(tmp_
         server.process.wait(15)
         assert time.monotonic() - began < 10
     finally:
-        if server.process.poll() is None:
-            server.process.kill()
+        server.stop()
 
-    again = ServeProcess(tmp_path, root)
-    again.port, again.url = server.port, server.url
-    again.start()
+    again = serve_process(tmp_path, root, port=server.port).start()
     try:
         job = httpx.get(f"{again.url}/v1/jobs/{job_id}").json()
         assert job["status"] == "interrupted" and job["resumable"] and job["progress"]["chunks_embedded"] >= 10
@@ -204,5 +161,4 @@ def test_sigterm_stops_the_job_at_a_batch_boundary_and_a_restart_resumes_it(tmp_
         assert job["results"]["chunks_kept"] + job["results"]["embeddings_computed"] == sources[0]["chunks"] > 50
         assert httpx.post(f"{again.url}/v1/jobs/{job_id}/resume").status_code == 409
     finally:
-        again.process.terminate()
-        again.process.wait(15)
+        again.stop()
