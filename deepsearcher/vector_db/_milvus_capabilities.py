@@ -156,6 +156,7 @@ def _probe(client: Any, pymilvus: Any, version: str | None) -> Capabilities:
                 anns_field="s",
                 limit=2,
                 search_params={"metric_type": "BM25"},
+                consistency_level="Strong",  # the rows just inserted, whatever the server's default
             )
             bm25 = True
             requests = [
@@ -172,7 +173,9 @@ def _probe(client: Any, pymilvus: Any, version: str | None) -> Capabilities:
                     limit=2,
                 ),
             ]
-            fused = client.hybrid_search(name, requests, pymilvus.WeightedRanker(0.0, 1.0), limit=2)
+            fused = client.hybrid_search(
+                name, requests, pymilvus.WeightedRanker(0.0, 1.0), limit=2, consistency_level="Strong"
+            )
             sparse_first, fused_first = sparse[0][0]["id"], fused[0][0]["id"]
             return Capabilities(version, True, True, weighted_bm25=sparse_first == fused_first == ids[0])
         except Exception as exc:  # noqa: BLE001 - a refusal is the answer

@@ -13,9 +13,17 @@ a server drops properties too (the milvus-lite 2.5 engine) they live in a side c
 (`_milvus_meta`).
 
 What the server supports is asked once per connection (`_milvus_capabilities`): a server
-without BM25 functions (Milvus < 2.5) gets dense-only collections and one warning. Reads
-that follow our own writes (counts, source listings, collection info) ask for Strong
-consistency; searches keep the collection's level.
+without BM25 functions (Milvus < 2.5) gets dense-only collections and one warning.
+
+Consistency (figures from `benchmarks/consistency.py` on a Milvus 2.3.5 server): reads that
+follow our own writes (counts, the chunks and sources already stored, collection info,
+delete-then-insert replacement) are Strong: they must also see what another or a crashed
+process wrote, and right after a delete a count at Bounded or Session still saw the rows.
+Searches ask for Session explicitly: they see this process's own writes (a file just loaded,
+then asked about: Bounded missed it every time) and wait for nothing else, where Strong
+waits for the next time tick (~200 ms a search). Collections are still *created* Strong,
+because pymilvus sends a query_iterator (the listings of sources and stored chunks) at the
+collection's own level whatever level is asked for; only requests that name no level use it.
 """
 
 from __future__ import annotations
@@ -90,6 +98,9 @@ DEFAULT_ANALYZER: dict[str, Any] = {
     "filter": ["lowercase", {"type": "stop", "stop_words": _PUNCTUATION}],
 }
 STRONG = "Strong"  # consistency for reads that must see our own writes
+SESSION = "Session"  # searches: this client's writes are visible, nothing else is waited for
+#: search_consistency value that keeps the collection's own level (as created).
+COLLECTION_LEVEL = "collection"
 
 
 PING_REFUSAL = "Too many pings"
@@ -231,14 +242,16 @@ class Milvus(BaseVectorDB):
         weights: tuple[float, float] | list[float] = (0.6, 0.4),
         index_params: dict[str, Any] | None = None,
         return_embedding: bool = False,
-        search_consistency: str | None = None,
+        search_consistency: str | None = SESSION,
         **kwargs: Any,
     ) -> None:
         super().__init__(default_collection)
-        #: Consistency level of searches (None: the collection's, Strong for collections made here).
-        #: On a server Strong waits for the next time tick (~200 ms per search, benchmarks/scale.py);
-        #: "Session" still sees this client's own writes, "Bounded" may miss the last seconds of writes.
-        self._search_level = {"consistency_level": str(search_consistency)} if search_consistency else {}
+        #: Consistency level of searches (see the module docstring): "Session" (default) sees this
+        #: process's own writes; "Strong" also sees everyone else's but waits ~200 ms a search on a
+        #: server; "Bounded" / "Eventually" may miss recent writes; "collection" uses the level
+        #: the collection was created with (Strong for collections made here).
+        level = str(search_consistency or SESSION)
+        self._search_level = {} if level == COLLECTION_LEVEL else {"consistency_level": level}
         #: Put each hit's stored vector in RetrievalResult.embedding (as DeepSearcher did);
         #: off by default (384+ floats per hit); `search_data(..., with_embedding=True)` asks per call.
         self.return_embedding = _as_bool(return_embedding)
@@ -534,7 +547,8 @@ class Milvus(BaseVectorDB):
                 name,
                 schema=schema,
                 properties=properties,
-                consistency_level=kwargs.get("consistency_level", "Strong"),
+                # Strong for the requests that name no level: pymilvus's query_iterator (module docstring).
+                consistency_level=kwargs.get("consistency_level", STRONG),
             )
         # Indexes on an empty collection are ready at once; sync=False skips pymilvus's
         # wait, which calls AllocTimestamp, an RPC Milvus Lite does not implement (it
@@ -667,6 +681,7 @@ class Milvus(BaseVectorDB):
                 batch_size=1000,
                 filter=f"{REFERENCE} == {quote(reference)}",
                 output_fields=[PK, METADATA],
+                consistency_level=STRONG,  # ignored by pymilvus 3.0's iterator: the collection's level counts
             )
             try:
                 while batch := iterator.next():
