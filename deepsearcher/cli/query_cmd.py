@@ -6,11 +6,11 @@ import asyncio
 from typing import Annotated, Any
 
 import typer
-from rich.markdown import Markdown
 
 from deepsearcher.cli.common import (
     ConfigOption,
     JsonOption,
+    activity,
     console,
     err_console,
     handle_errors,
@@ -76,21 +76,25 @@ def query(
     as_json: JsonOption = False,
 ) -> None:
     """Research QUESTION over your collections and print a cited answer."""
-    from deepsearcher import configuration
-    from deepsearcher.agent.catalog import check_agent
-    from deepsearcher.app.querying import QueryRequest, plan_query
+    with activity("Preparing", quiet=as_json):
+        from deepsearcher import configuration
+        from deepsearcher.agent.catalog import check_agent
+        from deepsearcher.app.querying import QueryRequest, plan_query
 
-    if agent is not None:
+        if agent is not None:
+            with handle_errors():
+                check_agent(agent)  # a wrong name is refused before any model loads
+        setup(config)
         with handle_errors():
-            check_agent(agent)  # a wrong name is refused before any model loads
-    setup(config)
+            request = QueryRequest(question, agent, collection, max_iter, max_tokens, timeout)
+            plan = plan_query(configuration.current(), request, no_llm_hint=NO_LLM_HINT)
     with handle_errors():
-        request = QueryRequest(question, agent, collection, max_iter, max_tokens, timeout)
-        plan = plan_query(configuration.current(), request, no_llm_hint=NO_LLM_HINT)
         result = asyncio.run(_run(plan, live=not as_json))
     if as_json:
         print_json(result.to_dict())
         return
+    from rich.markdown import Markdown  # markdown-it and pygments: ~0.2 s that other commands skip
+
     console.print()
     console.print(Markdown(result.answer))
     cited = [source for source in result.sources if source.cited] or result.sources
