@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from helpers import make_docs, write_config
@@ -108,3 +109,43 @@ def test_the_fast_exit_keeps_the_data_the_status_and_the_output(tmp_path: Path, 
     assert [(c["name"], c["sources"]) for c in json.loads(listed.stdout)] == [("notes", 3)]
     missing, _ = run_cli(tmp_path, "collections", "drop", "nope", "--yes", config=config)
     assert missing.returncode == 1 and "No collection named 'nope'" in missing.stdout
+
+
+def test_query_warm_up_loads_the_local_model_and_jieba_but_never_calls_a_remote_model() -> None:
+    import jieba
+    import milvus_lite  # noqa: F401  # as in a query on Milvus Lite: its server runs in this process
+
+    from deepsearcher.cli.warm_up import warm_up_in_background
+    from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
+    from deepsearcher.embedding.openai_embedding import OpenAIEmbedding
+
+    local = MiniLMEmbedding()
+    threads = warm_up_in_background(SimpleNamespace(embedding_model=local))
+    assert sorted(t.name for t in threads) == ["warm-up embedding model", "warm-up jieba dictionary"]
+    for thread in threads:
+        thread.join(timeout=120)
+        assert not thread.is_alive()
+    assert jieba.dt.initialized
+    assert local._impl._session is not None  # loaded once, ahead: the first search finds it ready
+    remote = OpenAIEmbedding(model="text-embedding-3-small", api_key="unused", base_url="http://127.0.0.1:9/v1")
+    names = [t.name for t in warm_up_in_background(SimpleNamespace(embedding_model=remote))]
+    assert "warm-up embedding model" not in names  # a request (maybe billed) for nothing
+
+
+def test_query_says_at_once_it_started_and_answers(tmp_path: Path, milvus_uri: str) -> None:
+    from deepsearcher.testing import ScriptedLLMServer
+
+    docs = make_docs(tmp_path / "docs")
+    with ScriptedLLMServer(fallback="NO") as server:
+        server.on("numbered sources", "Grace Hopper built it [1].")
+        settings = {"llm": server.llm_config(), "vector_db": {"provider": "Milvus", "config": {"uri": milvus_uri}}}
+        config = tmp_path / "query.yaml"
+        config.write_text(json.dumps({"provide_settings": settings}), encoding="utf-8")
+        loaded, _ = run_cli(tmp_path, "load", str(docs), "--json", config=config)
+        assert loaded.returncode == 0, loaded.stderr
+        done, found = run_cli(tmp_path, "query", "Who built the first compiler?", "--agent", "naive", config=config)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("Preparing…")  # before the store, the model and the LLM SDK load
+    assert "Grace Hopper built it [1]." in done.stdout
+    loaded_modules = set(found["loaded"])
+    assert {"openai", "onnxruntime"} <= loaded_modules and not loaded_modules & {"torch", "sentence_transformers"}

@@ -17,6 +17,7 @@ from deepsearcher.cli.common import (
     print_json,
     setup,
 )
+from deepsearcher.cli.warm_up import warm_up_in_background
 
 AGENT_HELP = "A registered agent: auto, deep, chain, naive or a plugin's (default: query_settings.agent, else auto)."
 NO_LLM_HINT = (
@@ -88,6 +89,7 @@ def query(
         with handle_errors():
             request = QueryRequest(question, agent, collection, max_iter, max_tokens, timeout)
             plan = plan_query(configuration.current(), request, no_llm_hint=NO_LLM_HINT)
+        warm_up_in_background(configuration.current())
     with handle_errors():
         result = asyncio.run(_run(plan, live=not as_json))
     if as_json:
