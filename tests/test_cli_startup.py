@@ -149,3 +149,25 @@ def test_query_says_at_once_it_started_and_answers(tmp_path: Path, milvus_uri: s
     assert "Grace Hopper built it [1]." in done.stdout
     loaded_modules = set(found["loaded"])
     assert {"openai", "onnxruntime"} <= loaded_modules and not loaded_modules & {"torch", "sentence_transformers"}
+
+
+def test_init_config_can_leave_the_llm_unbuilt_but_still_checks_its_name(tmp_path: Path, config: Path) -> None:
+    from deepsearcher import configuration
+    from deepsearcher.config import Configuration
+    from deepsearcher.config.registry import UnknownProviderError
+    from deepsearcher.types.errors import NotReadyError
+
+    try:
+        configuration.init_config(Configuration(config), skip=("llm",))
+        assert configuration.llm is None and configuration.agents == {}
+        with pytest.raises(NotReadyError, match="not set up: this command does not use it"):
+            configuration.require_llm()
+        configuration.init_config(Configuration(config))
+        assert type(configuration.llm).__name__ == "OpenAI"
+        typo = Configuration(config)
+        typo.set_provider_config("llm", "OpenAl", {})
+        with pytest.raises(UnknownProviderError, match="Did you mean 'OpenAI'"):
+            configuration.init_config(typo, skip=("llm",))
+    finally:
+        if configuration.vector_db is not None:
+            configuration.vector_db.close()

@@ -84,10 +84,11 @@ def model_spinner(description: str) -> Iterator[None]:
         status.stop()
 
 
-def setup(config_path: Path | None) -> None:
+def setup(config_path: Path | None, *, llm: bool = False) -> None:
     """Initialise DeepSearcher from `config_path` (or the defaults), reporting config errors cleanly.
 
     Models load on first use, not here: commands that never embed never import a model library.
+    The LLM is built only for the commands that chat (`llm=True`): its SDK takes ~1 s to import.
     """
     from deepsearcher import configuration
     from deepsearcher.config import Configuration
@@ -95,7 +96,7 @@ def setup(config_path: Path | None) -> None:
 
     set_model_load_notifier(model_spinner)
     with handle_errors():
-        configuration.init_config(Configuration(config_path))
+        configuration.init_config(Configuration(config_path), skip=() if llm else ("llm",))
 
 
 class handle_errors:

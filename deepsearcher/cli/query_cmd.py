@@ -85,7 +85,7 @@ def query(
         if agent is not None:
             with handle_errors():
                 check_agent(agent)  # a wrong name is refused before any model loads
-        setup(config)
+        setup(config, llm=True)
         with handle_errors():
             request = QueryRequest(question, agent, collection, max_iter, max_tokens, timeout)
             plan = plan_query(configuration.current(), request, no_llm_hint=NO_LLM_HINT)

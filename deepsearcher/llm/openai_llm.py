@@ -93,6 +93,9 @@ class OpenAI(BaseLLM):
         stream_usage: bool = True,
         **kwargs: Any,
     ) -> None:
+        import openai  # a core dependency, imported here to keep `import deepsearcher` light
+
+        self._sdk = openai
         base_url = self._resolve_base_url(base_url)
         api_key = resolve_api_key(
             self.name_for_class(),
@@ -109,12 +112,6 @@ class OpenAI(BaseLLM):
             **kwargs,
         )
         self.stream_usage = stream_usage
-
-    @property
-    def _sdk(self) -> Any:
-        import openai  # a core dependency, imported at the first request: commands that never chat skip its ~1 s
-
-        return openai
 
     # ------------------------------------------------------------------ configuration hooks
 
