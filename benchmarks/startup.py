@@ -1,6 +1,6 @@
 """CLI start-up: wall time of `--help`, `collections list`, `providers`, `search`, and the overhead of `query`.
 
-    python benchmarks/startup.py [--runs 3] [--upstream-python /work/venvs/upstream/bin/python]
+    python benchmarks/startup.py [--runs 3] [--upstream-python /work/venvs/upstream/bin/python] [--baseline DIR]
 
 Each command is a fresh `python -m deepsearcher.cli.main ...` process, as a user types it,
 against a config file pointing at a temporary Milvus Lite database (a few passages loaded
@@ -10,6 +10,9 @@ not LLM time; the time the server spent handling requests is subtracted anyway.
 "cold" is the first run of a command in this benchmark (model files and imports possibly not
 in the OS cache), "warm" the median of the next RUNS. First output: seconds until the
 command wrote its first byte to stdout or stderr.
+Both run byte-compiled, as installed packages do (pip writes the .pyc files at install):
+this tree is compiled once first and PYTHONDONTWRITEBYTECODE is dropped from the
+environment, or every run of ours would pay ~0.5 s compiling its own sources.
 Upstream (deepsearcher==0.0.2 in its venv) has only `--help`, `load` and `query`, and its
 packaged config sends queries to OpenAI embeddings; its `--help` (which builds every
 component first) is measured in the same run.
@@ -57,21 +60,26 @@ def timed(command: list[str], env: dict[str, str], cwd: str) -> tuple[float, flo
     return wall, first if first is not None else wall, code
 
 
-def measure(label: str, command: list[str], env: dict[str, str], cwd: str, runs: int, server=None) -> dict:
-    samples = []
+def measure(label: str, variants: list[tuple[str, list[str], dict]], cwd: str, runs: int, server=None) -> list[dict]:
+    """Cold and warm figures of one command for each (tag, command, env), runs interleaved so
+    every variant sees the same machine load."""
+    samples: dict[str, list[tuple[float, float]]] = {tag: [] for tag, _, _ in variants}
     for _ in range(runs + 1):
-        busy_before = server_busy(server)
-        wall, first, code = timed(command, env, cwd)
-        if code != 0:
-            sys.exit(f"{label} exited {code}: {' '.join(command)}")
-        samples.append((wall - (server_busy(server) - busy_before), first))
-    cold, warm = samples[0], samples[1:]
-    return {
-        "label": label,
-        "cold": cold[0],
-        "warm": statistics.median(w for w, _ in warm),
-        "first_output": statistics.median(f for _, f in warm),
-    }
+        for tag, command, env in variants:
+            busy_before = server_busy(server)
+            wall, first, code = timed(command, env, cwd)
+            if code != 0:
+                sys.exit(f"{label} ({tag}) exited {code}: {' '.join(command)}")
+            samples[tag].append((wall - (server_busy(server) - busy_before), first))
+    return [
+        {
+            "label": f"{label}{' ' + tag if tag else ''}",
+            "cold": runs_of[0][0],
+            "warm": statistics.median(w for w, _ in runs_of[1:]),
+            "first_output": statistics.median(f for _, f in runs_of[1:]),
+        }
+        for tag, runs_of in samples.items()
+    ]
 
 
 def server_busy(server) -> float:
@@ -83,6 +91,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3, help="warm runs per command")
     parser.add_argument("--upstream-python", type=Path, default=Path("/work/venvs/upstream/bin/python"))
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout of this project (e.g. `git worktree add /tmp/base COMMIT`), measured"
+        " in the same run, interleaved with this one: before/after under the same machine load",
+    )
     args = parser.parse_args()
     from deepsearcher.testing import ScriptedLLMServer
 
@@ -101,45 +115,60 @@ def main() -> None:
             ),
             encoding="utf-8",
         )
+        base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        trees = [ROOT, *([args.baseline.resolve()] if args.baseline else [])]
+        for tree in trees:
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "deepsearcher")], check=True)
         env = {
-            **os.environ,
+            **base_env,
             "PYTHONPATH": str(ROOT),
             "HF_HUB_OFFLINE": "1",
             "DEEPSEARCHER_CONFIG": str(config),
             "COLUMNS": "120",
         }
         subprocess.run([*ours, "load", str(CORPUS)], env=env, cwd=folder, check=True, capture_output=True)
+        variants = [("", env)]
+        if args.baseline:
+            variants.append(("(baseline)", {**env, "PYTHONPATH": str(args.baseline.resolve())}))
+
+        def each(label: str, *argv: str, server=None) -> list[dict]:
+            return measure(label, [(tag, [*ours, *argv], e) for tag, e in variants], folder, args.runs, server)
+
         rows = [
-            measure("--help", [*ours, "--help"], env, folder, args.runs),
-            measure("collections list", [*ours, "collections", "list"], env, folder, args.runs),
-            measure("providers", [*ours, "providers"], env, folder, args.runs),
-            measure("search", [*ours, "search", "大熊猫吃什么"], env, folder, args.runs),
-            measure(
+            *each("--help", "--help"),
+            *each("collections list", "collections", "list"),
+            *each("providers", "providers"),
+            *each("search", "search", "大熊猫吃什么"),
+            *each(
                 "query (overhead)",
-                [*ours, "query", "What do giant pandas eat?", "--agent", "deep", "--max-iter", "1"],
-                env,
-                folder,
-                args.runs,
-                server,
+                "query",
+                "What do giant pandas eat?",
+                "--agent",
+                "deep",
+                "--max-iter",
+                "1",
+                server=server,
             ),
         ]
         upstream = None
         if args.upstream_python.exists():
-            up_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+            up_env = {k: v for k, v in base_env.items() if k != "PYTHONPATH"}
             up_env.update(OPENAI_API_KEY="unused", HF_HUB_OFFLINE="1")
             up_cwd = Path(folder) / "upstream"  # its default ./milvus.db, apart from ours
             up_cwd.mkdir()
             upstream = measure(
                 "upstream --help",
-                [str(args.upstream_python), "-m", "deepsearcher.cli", "--help"],
-                up_env,
+                [("", [str(args.upstream_python), "-m", "deepsearcher.cli", "--help"], up_env)],
                 str(up_cwd),
                 args.runs,
-            )
+            )[0]
 
-    print(f"{'command':<22} {'cold s':>7} {'warm s':>7} {'first output s':>15}")
+    print(f"{'command':<30} {'cold s':>7} {'warm s':>7} {'first output s':>15}")
     for row in rows + ([upstream] if upstream else []):
-        print(f"{row['label']:<22} {row['cold']:>7.2f} {row['warm']:>7.2f} {row['first_output']:>15.2f}")
+        print(f"{row['label']:<30} {row['cold']:>7.2f} {row['warm']:>7.2f} {row['first_output']:>15.2f}")
+    if args.baseline:
+        for ours_row, base_row in zip(rows[::2], rows[1::2], strict=True):
+            print(f"{ours_row['label']}: baseline / this tree (warm) = {base_row['warm'] / ours_row['warm']:.1f}x")
     if upstream:
         print(f"--help: upstream / ours (warm) = {upstream['warm'] / rows[0]['warm']:.1f}x")
     print(

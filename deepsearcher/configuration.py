@@ -14,13 +14,14 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Collection
 from types import MappingProxyType
 from typing import Any
 
 from deepsearcher.app.components import Components
 from deepsearcher.config import Configuration
 from deepsearcher.config.registry import ProviderRegistry, UnknownProviderError
-from deepsearcher.types.errors import ConfigurationError, DeepSearcherError
+from deepsearcher.types.errors import ConfigurationError, DeepSearcherError, NotReadyError
 
 logger = logging.getLogger(__name__)
 
@@ -56,10 +57,14 @@ class ModuleFactory:
     def __init__(self, config: Configuration) -> None:
         self.config = config
 
+    def provider_class(self, feature: str) -> Any:
+        """The class configured for `feature` (an unknown name raises, naming the allowed ones)."""
+        return _registries()[feature].get(self.config.get_provider_config(feature)["provider"])
+
     def create(self, feature: str, **overrides: Any) -> Any:
         setting = self.config.get_provider_config(feature)
         provider = setting["provider"]
-        cls = _registries()[feature].get(provider)
+        cls = self.provider_class(feature)
         kwargs = {**(setting.get("config") or {}), **overrides}
         try:
             return cls(**kwargs)
@@ -134,18 +139,20 @@ def _build(factory: ModuleFactory, feature: str) -> Any:
     return component
 
 
-def init_config(config: Configuration | None = None) -> None:
+def init_config(config: Configuration | None = None, *, skip: Collection[str] = ()) -> None:
     """Build every configured component and the agents; safe to call again to switch.
 
     `init_config(config=...)` as in DeepSearcher; None means the built-in defaults.
+    `skip`: optional parts ("llm", "web_crawler") the caller will not use, left unbuilt (the
+    LLM's SDK alone takes ~1 s to import); their provider names are still checked.
     """
-    _init_config(config if config is not None else Configuration())
+    _init_config(config if config is not None else Configuration(), skip)
 
 
-def _init_config(configuration: Configuration) -> None:
+def _init_config(configuration: Configuration, skip: Collection[str] = ()) -> None:
     global _current
     with _switch_lock:  # one switch at a time; readers keep the old object until the swap
-        _current = build_components(configuration)
+        _current = build_components(configuration, skip=skip)
 
 
 def current() -> Components:
@@ -160,8 +167,11 @@ def current() -> Components:
     return components
 
 
-def build_components(configuration: Configuration) -> Components:
-    """Every configured component and the agents, from `configuration` (unchanged providers reused)."""
+def build_components(configuration: Configuration, *, skip: Collection[str] = ()) -> Components:
+    """Every configured component and the agents, from `configuration` (unchanged providers reused).
+
+    The optional parts named in `skip` are not built (see `init_config`).
+    """
     from deepsearcher.agent.catalog import check_agent
 
     if configuration.query_settings.get("agent") is not None:
@@ -179,13 +189,18 @@ def build_components(configuration: Configuration) -> Components:
     parts: dict[str, Any] = {name: _build(factory, feature) for name, feature in required}
     # No API key is a normal state for file loading and retrieval: these two report
     # their error when they are first needed instead of blocking everything else.
-    parts["llm"], parts["llm_error"] = _build_optional(factory, "llm")
-    parts["web_crawler"], parts["web_crawler_error"] = _build_optional(factory, "web_crawler")
+    parts["llm"], parts["llm_error"] = _build_optional(factory, "llm", skip)
+    parts["web_crawler"], parts["web_crawler_error"] = _build_optional(factory, "web_crawler", skip)
     agents = _build_agents(configuration, parts["llm"], parts["embedding_model"], parts["vector_db"])
     return Components(config=configuration, agents=MappingProxyType(agents), **parts)
 
 
-def _build_optional(factory: ModuleFactory, feature: str) -> tuple[Any, DeepSearcherError | None]:
+def _build_optional(
+    factory: ModuleFactory, feature: str, skip: Collection[str] = ()
+) -> tuple[Any, DeepSearcherError | None]:
+    if feature in skip:
+        factory.provider_class(feature)  # a typo in the config is reported all the same
+        return None, NotReadyError(f"The {feature} was not set up: this command does not use it.")
     try:
         return _build(factory, feature), None
     except UnknownProviderError:

@@ -30,11 +30,47 @@ ConfigOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
 
 
+#: The spinner of the command's current activity, if one is live (a model load reuses it).
+_activity: list[Any] = []
+
+
+@contextmanager
+def activity(description: str, *, quiet: bool = False) -> Iterator[None]:
+    """Say at once what a slow command is doing while it opens the store and loads models.
+
+    A spinner on a terminal; one plain line on stderr otherwise (a pipe, a log), so a
+    reader sees the command started; nothing when `quiet` (--json output is for programs).
+    """
+    if quiet:
+        yield
+        return
+    if not err_console.is_terminal:
+        err_console.print(f"[dim]{description}…[/]", highlight=False)
+        yield
+        return
+    status = err_console.status(f"{description}…")
+    status.start()
+    _activity.append(status)
+    try:
+        yield
+    finally:
+        _activity.remove(status)
+        status.stop()
+
+
 @contextmanager
 def model_spinner(description: str) -> Iterator[None]:
     """A spinner on stderr while a model loads lazily (a plain line when a progress bar is live)."""
     from rich.errors import LiveError
 
+    if _activity:  # the command's spinner says it instead, then goes back to what it said
+        previous = _activity[-1].status
+        _activity[-1].update(f"{description}…")
+        try:
+            yield
+        finally:
+            _activity[-1].update(previous)
+        return
     status = err_console.status(f"{description}…")
     try:
         status.start()
@@ -48,10 +84,11 @@ def model_spinner(description: str) -> Iterator[None]:
         status.stop()
 
 
-def setup(config_path: Path | None) -> None:
+def setup(config_path: Path | None, *, llm: bool = False) -> None:
     """Initialise DeepSearcher from `config_path` (or the defaults), reporting config errors cleanly.
 
     Models load on first use, not here: commands that never embed never import a model library.
+    The LLM is built only for the commands that chat (`llm=True`): its SDK takes ~1 s to import.
     """
     from deepsearcher import configuration
     from deepsearcher.config import Configuration
@@ -59,7 +96,7 @@ def setup(config_path: Path | None) -> None:
 
     set_model_load_notifier(model_spinner)
     with handle_errors():
-        configuration.init_config(Configuration(config_path))
+        configuration.init_config(Configuration(config_path), skip=() if llm else ("llm",))
 
 
 class handle_errors:

@@ -123,8 +123,8 @@ def eval_command(
     with handle_errors():
         dataset = load_dataset(dataset_dir)
         passages = dataset.corpus()
-    setup(config)
     needs_llm = any(name != "naive" for name in agents)
+    setup(config, llm=needs_llm)
     if needs_llm and configuration.llm is None:
         err_console.print(
             f"[yellow]{escape(str(configuration.llm_error or NO_LLM_HINT))}[/] (--agent naive needs no LLM.)",

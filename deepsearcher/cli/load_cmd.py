@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import (
@@ -26,7 +26,9 @@ from deepsearcher.cli.common import (
     print_json,
     setup,
 )
-from deepsearcher.offline_loading.summary import LoadSummary
+
+if TYPE_CHECKING:  # the loading pipeline (and its model stack) is imported only when `load` runs
+    from deepsearcher.offline_loading.summary import LoadSummary
 
 
 def load(

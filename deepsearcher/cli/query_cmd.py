@@ -6,17 +6,18 @@ import asyncio
 from typing import Annotated, Any
 
 import typer
-from rich.markdown import Markdown
 
 from deepsearcher.cli.common import (
     ConfigOption,
     JsonOption,
+    activity,
     console,
     err_console,
     handle_errors,
     print_json,
     setup,
 )
+from deepsearcher.cli.warm_up import warm_up_in_background
 
 AGENT_HELP = "A registered agent: auto, deep, chain, naive or a plugin's (default: query_settings.agent, else auto)."
 NO_LLM_HINT = (
@@ -76,21 +77,26 @@ def query(
     as_json: JsonOption = False,
 ) -> None:
     """Research QUESTION over your collections and print a cited answer."""
-    from deepsearcher import configuration
-    from deepsearcher.agent.catalog import check_agent
-    from deepsearcher.app.querying import QueryRequest, plan_query
+    with activity("Preparing", quiet=as_json):
+        from deepsearcher import configuration
+        from deepsearcher.agent.catalog import check_agent
+        from deepsearcher.app.querying import QueryRequest, plan_query
 
-    if agent is not None:
+        if agent is not None:
+            with handle_errors():
+                check_agent(agent)  # a wrong name is refused before any model loads
+        setup(config, llm=True)
         with handle_errors():
-            check_agent(agent)  # a wrong name is refused before any model loads
-    setup(config)
+            request = QueryRequest(question, agent, collection, max_iter, max_tokens, timeout)
+            plan = plan_query(configuration.current(), request, no_llm_hint=NO_LLM_HINT)
+        warm_up_in_background(configuration.current())
     with handle_errors():
-        request = QueryRequest(question, agent, collection, max_iter, max_tokens, timeout)
-        plan = plan_query(configuration.current(), request, no_llm_hint=NO_LLM_HINT)
         result = asyncio.run(_run(plan, live=not as_json))
     if as_json:
         print_json(result.to_dict())
         return
+    from rich.markdown import Markdown  # markdown-it and pygments: ~0.2 s that other commands skip
+
     console.print()
     console.print(Markdown(result.answer))
     cited = [source for source in result.sources if source.cited] or result.sources

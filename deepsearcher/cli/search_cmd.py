@@ -10,6 +10,7 @@ from rich.padding import Padding
 from deepsearcher.cli.common import (
     ConfigOption,
     JsonOption,
+    activity,
     console,
     handle_errors,
     print_json,
@@ -32,11 +33,12 @@ def search(
     as_json: JsonOption = False,
 ) -> None:
     """Show the chunks that best match TEXT, with their source and score."""
-    from deepsearcher.online_query import naive_retrieve
+    with activity("Searching", quiet=as_json):
+        from deepsearcher.online_query import naive_retrieve
 
-    setup(config)
-    with handle_errors():
-        results = naive_retrieve(text, collection=collection, top_k=top_k)
+        setup(config)
+        with handle_errors():
+            results = naive_retrieve(text, collection=collection, top_k=top_k)
     if as_json:
         print_json([{"rank": rank, **result.to_dict()} for rank, result in enumerate(results, 1)])
         return

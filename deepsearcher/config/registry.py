@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib
 import logging
 import pkgutil
+import re
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -134,12 +136,38 @@ class ProviderRegistry:
         self._absorb_registered()
         return [self._providers[name] for name in sorted(self._providers)]
 
+    def _import_defining(self, name: str) -> None:
+        """Import only the feature's modules whose source names `name` (as a class or a quoted string).
+
+        A command that builds the default OpenAI LLM then imports one provider module, not
+        all twenty (some import their SDK's types at the top). Full discovery stays the
+        fallback, so a name this scan misses is still found."""
+        pattern = re.compile(rf"class {re.escape(name)}\b|[\"']{re.escape(name)}[\"']")
+        for package_name in self.packages:
+            package = importlib.import_module(package_name)
+            for module in pkgutil.iter_modules(package.__path__, prefix=f"{package_name}."):
+                if module.name.rsplit(".", 1)[-1].startswith("_") or module.name in sys.modules:
+                    continue
+                if pattern.search(_source_of(module)):
+                    importlib.import_module(module.name)
+        self._absorb_registered()
+
+    def _lookup(self, name: str) -> ProviderInfo | None:
+        self._absorb_registered()  # classes registered after discovery (user code) count too
+        info = self._providers.get(self._aliases.get(name, name))
+        if info is None and not self._discovered:
+            with self._lock:
+                self._import_defining(name)
+            info = self._providers.get(self._aliases.get(name, name))
+        if info is None:
+            self._discover()
+            self._absorb_registered()
+            info = self._providers.get(self._aliases.get(name, name))
+        return info
+
     def get(self, name: str) -> type:
         """Return the provider class for `name`, or raise naming the allowed values."""
-        self._discover()
-        self._absorb_registered()  # classes registered after discovery (user code) count too
-        key = self._aliases.get(name, name)
-        info = self._providers.get(key)
+        info = self._lookup(name)
         if info is not None:
             if info.cls is _LazyEntryPoint:
                 info.cls = info.meta["ep"].load()
@@ -162,8 +190,20 @@ class ProviderRegistry:
         return f" Did you mean '{self._aliases.get(by_lower[close[0]], by_lower[close[0]])}'?" if close else ""
 
     def info(self, name: str) -> ProviderInfo | None:
-        self._discover()
-        return self._providers.get(self._aliases.get(name, name))
+        return self._lookup(name)
+
+
+def _source_of(module: pkgutil.ModuleInfo) -> str:
+    """The source text of a module found by pkgutil ("" when it has no readable source file)."""
+    spec = module.module_finder.find_spec(module.name, None)  # type: ignore[call-arg]
+    origin = getattr(spec, "origin", None)
+    if not origin or not origin.endswith(".py"):
+        return ""
+    try:
+        with open(origin, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError:
+        return ""
 
 
 class _LazyEntryPoint:

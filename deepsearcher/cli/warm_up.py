@@ -1,0 +1,59 @@
+"""Load what a query will need while its agent waits for the first LLM reply.
+
+A query's first LLM call (the sub-queries) comes before its first search, and an LLM takes
+seconds to answer: the bundled embedding model (~0.5 s) and, for Milvus Lite, jieba's
+dictionary (~1 s, read at the first BM25 search) load in those seconds instead of after
+them. Each still loads once: both loaders are locked, the searches wait for the same load.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+#: Modules of the embedding providers that compute on this machine (a remote one is never
+#: called ahead: that would be a request, and perhaps a bill, for nothing).
+LOCAL_EMBEDDING_MODULES = frozenset(
+    {
+        "deepsearcher.embedding.minilm_embedding",
+        "deepsearcher.embedding.onnx_embedding",
+        "deepsearcher.embedding.sentence_transformer_embedding",
+    }
+)
+
+
+def warm_up_in_background(components: Any) -> list[threading.Thread]:
+    """Start the loads `components` will need for searching; returns the threads started."""
+    jobs: list[tuple[str, Callable[[], object]]] = []
+    model = components.embedding_model
+    if type(model).__module__ in LOCAL_EMBEDDING_MODULES:
+        jobs.append(("embedding model", lambda: model.embed_query("warm-up")))
+    # Milvus Lite tokenises in this process; a Milvus server does it on its own side.
+    if "milvus_lite" in sys.modules and importlib.util.find_spec("jieba") is not None:
+        jobs.append(("jieba dictionary", _load_jieba))
+    threads = [
+        threading.Thread(target=_run, args=(name, job), name=f"warm-up {name}", daemon=True) for name, job in jobs
+    ]
+    for thread in threads:
+        thread.start()
+    return threads
+
+
+def _load_jieba() -> None:
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)  # it logs the dictionary loading to stderr at DEBUG
+    jieba.initialize()
+
+
+def _run(name: str, job: Callable[[], object]) -> None:
+    try:
+        job()
+    except Exception:  # the search that needs it loads it again and reports the error itself
+        logger.info("loading the %s ahead failed", name, exc_info=True)
