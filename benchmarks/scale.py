@@ -1,19 +1,20 @@
 """How the cost of the store grows with the corpus: Milvus Lite vs. a Milvus 2.3.5 server.
 
     flock /tmp/heavy.lock python benchmarks/scale.py [--lite 10000,100000,1000000]
-                                                     [--server 10000,100000] [--dim 384]
+                                                     [--server 10000,100000] [--dim 384] [--queries 100]
 
 Synthetic corpora, no embedding model: random unit vectors and generated text (Zipf-like
 words from a fixed vocabulary, plus one rare token per chunk), inserted through the
 store's own `insert_data`. For each store and size N, in a child process of its own:
-insert rate, p50/p95 latency of 100 dense and 100 hybrid searches (top 10), RSS (this
+insert rate, p50/p95 latency of --queries (100) dense and hybrid searches (top 10), RSS (this
 process for Lite, which runs in-process; the server's process tree for the server), disk
 used, and the time to reopen (Lite: close, open the database again and answer one search;
 server: a new connection, release + load of the collection and one search). Then the
 growth of each figure per 10x of N. The 2.3.5 server has no BM25 / hybrid_search, so its
 hybrid column is empty (searches there are dense only). Searches run at the store's default
 consistency (Session: a client sees its own writes); "strong p50" is the dense p50 of a store
-opened with search_consistency="Strong" (every search before this default), side by side.
+opened with search_consistency="Strong" (every search before this default), side by side,
+on the server only (Milvus Lite runs in one process and has no consistency levels).
 
 Each child prints a STAGE line (JSON) as soon as a figure is known: every 100k rows inserted
 (rows so far, insert rate so far), then each search series, RSS, reopen; the parent echoes
@@ -96,7 +97,7 @@ def tree_rss(pid: int) -> int:
     return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
 
 
-def measure(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: int | None) -> dict:
+def measure(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: int | None, queries_n: int = QUERIES) -> dict:
     """One store, one size: runs in a child process (see the module docstring)."""
     import numpy as np
     import psutil
@@ -132,13 +133,14 @@ def measure(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: in
     version = store.capabilities.version
     stage("inserted", rows=n, seconds=round(insert_seconds, 1), rows_per_s=round(n / insert_seconds))
 
-    queries = unit_vectors(rng, QUERIES, dim).tolist()
+    queries = unit_vectors(rng, queries_n, dim).tolist()
     query_texts = [
-        " ".join(words[i] for i in rng.integers(0, 200, 3)) + f" tok{int(rng.integers(0, n))}" for _ in range(QUERIES)
+        " ".join(words[i] for i in rng.integers(0, 200, 3)) + f" tok{int(rng.integers(0, n))}" for _ in range(queries_n)
     ]
     timings: dict[str, list[float]] = {"dense": [], "hybrid": [], "strong": []}
     strong = Milvus(uri=uri, search_consistency="Strong")  # how every search ran before Session became the default
-    runs = [("dense", store, "dense"), ("strong", strong, "dense")]
+    # Strong only means something on a server: Milvus Lite has one process and no consistency levels.
+    runs = [("dense", store, "dense")] + ([("strong", strong, "dense")] if server_pid else [])
     runs += [("hybrid", store, "hybrid")] if store.capabilities.bm25 else []
     for label, searcher, mode in runs:
         searcher.search_data("scale", queries[0], top_k=TOP_K, query_text=query_texts[0], mode=mode)  # warm-up
@@ -184,7 +186,7 @@ def measure(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: in
 
 
 def child(args: argparse.Namespace) -> None:
-    result = measure(args.kind, args.n, args.dim, args.uri, args.data_dir, args.server_pid)
+    result = measure(args.kind, args.n, args.dim, args.uri, args.data_dir, args.server_pid, args.queries)
     print("RESULT " + json.dumps(result), flush=True)
 
 
@@ -193,7 +195,9 @@ def _kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def run_child(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: int | None, timeout: float) -> dict:
+def run_child(
+    kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: int | None, timeout: float, queries: int = QUERIES
+) -> dict:
     command = [
         sys.executable,
         __file__,
@@ -208,6 +212,8 @@ def run_child(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: 
         uri,
         "--data-dir",
         data_dir,
+        "--queries",
+        str(queries),
     ]
     if server_pid:
         command += ["--server-pid", str(server_pid)]
@@ -281,6 +287,7 @@ def main() -> None:
     parser.add_argument("--server", default="10000,100000", help="sizes for the Milvus 2.3.5 server ('' for none)")
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--timeout", type=float, default=3600, help="seconds allowed per store and size")
+    parser.add_argument("--queries", type=int, default=QUERIES, help="searches timed per series")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--kind", help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
@@ -294,12 +301,14 @@ def main() -> None:
         return
     sizes = lambda text: [int(x) for x in text.split(",") if x.strip()]  # noqa: E731
     rows = []
-    print(f"dim {args.dim}, {QUERIES} queries, top {TOP_K}, {os.cpu_count()} CPUs", flush=True)
+    print(f"dim {args.dim}, {args.queries} queries, top {TOP_K}, {os.cpu_count()} CPUs", flush=True)
     for n in sizes(args.lite):
         folder = tempfile.mkdtemp(prefix="scale-lite-")
         try:
             rows.append(
-                run_child("milvus-lite", n, args.dim, os.path.join(folder, "milvus.db"), folder, None, args.timeout)
+                run_child(
+                    "milvus-lite", n, args.dim, os.path.join(folder, "milvus.db"), folder, None, args.timeout, args.queries
+                )
             )
         finally:
             shutil.rmtree(folder, ignore_errors=True)
@@ -318,6 +327,7 @@ def main() -> None:
                         str(server.data_dir),
                         server.process.pid,
                         args.timeout,
+                        args.queries,
                     )
                 )
                 print(f"  done: milvus-2.3.5-server N={n}", flush=True)
