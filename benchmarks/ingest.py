@@ -75,7 +75,7 @@ def sweep_worker(corpus: Path, backend: str, windows: list[int], batch_sizes: li
         for batch_size in batch_sizes:
             if batch_size > window:
                 continue
-            embedding._impl.batch_size = batch_size
+            embedding.inner.batch_size = batch_size
             rows.append(
                 {
                     "backend": backend,

@@ -128,7 +128,7 @@ def test_query_warm_up_loads_the_local_model_and_jieba_but_never_calls_a_remote_
         thread.join(timeout=120)
         assert not thread.is_alive()
     assert jieba.dt.initialized
-    assert local._impl._session is not None  # loaded once, ahead: the first search finds it ready
+    assert local.inner._session is not None  # loaded once, ahead: the first search finds it ready
     remote = OpenAIEmbedding(model="text-embedding-3-small", api_key="unused", base_url="http://127.0.0.1:9/v1")
     names = [t.name for t in warm_up_in_background(SimpleNamespace(embedding_model=remote))]
     assert "warm-up embedding model" not in names  # a request (maybe billed) for nothing

@@ -75,3 +75,20 @@ class PrefixedEmbedding(BaseEmbedding):
 
     def embed_query(self, text: str) -> list[float]:
         return self._encode([self.query_prefix + text])[0]
+
+
+class DelegatingEmbedding(BaseEmbedding):
+    """A provider that is another provider under a name of its own (DeepSearcher's names, the
+    bundled model on either runtime, a renamed model): every call goes to `inner`."""
+
+    inner: BaseEmbedding
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query(text)
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension

@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from deepsearcher.config.registry import register_provider
-from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.embedding.base import BaseEmbedding, DelegatingEmbedding
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def _inner(model: str | None, kwargs: dict[str, Any]) -> BaseEmbedding:
 
 
 @register_provider("embedding", extra="local", requires=("sentence_transformers",))
-class MilvusEmbedding(BaseEmbedding):
+class MilvusEmbedding(DelegatingEmbedding):
     """Config: model ("default" → bundled all-MiniLM-L6-v2; BAAI/bge-*; jina-embeddings-v3, ...),
     or DeepSearcher's `model_name`; other keys go to the model that serves it."""
 
@@ -66,16 +66,6 @@ class MilvusEmbedding(BaseEmbedding):
             model = kwargs.pop("model_name")
         self.inner = _inner(model, kwargs)
         self.model_name = self.inner.model_name
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self.inner.embed_documents(texts)
-
-    def embed_query(self, text: str) -> list[float]:
-        return self.inner.embed_query(text)
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
 
     def close(self) -> None:
         close = getattr(self.inner, "close", None)

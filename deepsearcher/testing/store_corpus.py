@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.embedding.base import BaseEmbedding, DelegatingEmbedding
 from deepsearcher.types import Chunk
 
 MODEL = "all-MiniLM-L6-v2"
@@ -47,22 +47,12 @@ def make_docs(folder: Path) -> Path:
     return folder
 
 
-class RenamedEmbedding(BaseEmbedding):
+class RenamedEmbedding(DelegatingEmbedding):
     """The same vectors under another model name: enough to trip the model guard."""
 
     def __init__(self, inner: BaseEmbedding, model_name: str) -> None:
         self.inner = inner
         self.model_name = model_name
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self.inner.embed_documents(texts)
-
-    def embed_query(self, text: str) -> list[float]:
-        return self.inner.embed_query(text)
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
 
 
 def make_chunks(embedding: BaseEmbedding, texts: list[str], reference: str = "doc.txt", **metadata: Any) -> list[Chunk]:
