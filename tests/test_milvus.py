@@ -347,10 +347,11 @@ def test_unreachable_server_names_the_uri():
     assert "http://127.0.0.1:9" in message and "running and reachable" in message
 
 
-@pytest.mark.parametrize("kept", [0.05, 0.5, 0.95])
+@pytest.mark.parametrize("kept", [0.0, 0.05, 0.5, 0.95])
 def test_a_half_written_vector_index_is_rebuilt_not_fatal(milvus_uri, embedding, caplog, kept):
     """A process killed while Milvus Lite wrote an index sidecar leaves it truncated (seen in the
-    SIGKILL sweep); the next open rebuilds it from the stored vectors instead of failing forever."""
+    SIGKILL sweep; an empty file is what CI's sweep left); the next open rebuilds it from the
+    stored vectors instead of failing forever."""
     db = Milvus(uri=milvus_uri)
     db.init_collection(embedding.dimension, "torn", embedding_model=MODEL)
     db.insert_data("torn", make_chunks(embedding, [TARGET, *DISTRACTORS]))
@@ -367,7 +368,31 @@ def test_a_half_written_vector_index_is_rebuilt_not_fatal(milvus_uri, embedding,
         with caplog.at_level("WARNING", logger="deepsearcher.vector_db.milvus"):
             hits = reopened.search_data("torn", embedding.embed_query(QUERY), top_k=3)
         assert [hit.text for hit in hits] == before and len(before) == 3
-        assert "half-written" in caplog.text
+        assert "half-written" in caplog.text and "torn" in caplog.text
+        assert all(sidecar.stat().st_size > 0 for sidecar in sidecars), "the rebuilt sidecars were not written"
+    finally:
+        reopened.close()
+
+
+def test_a_damaged_data_file_fails_loudly_naming_the_collection_and_the_file(milvus_uri, embedding):
+    """Only index sidecars are repaired (they are derived): a data segment cut short is the
+    user's data, so opening the collection fails naming it and the file, and nothing is removed."""
+    db = Milvus(uri=milvus_uri)
+    db.init_collection(embedding.dimension, "broken", embedding_model=MODEL)
+    db.insert_data("broken", make_chunks(embedding, [TARGET, *DISTRACTORS]))
+    db.search_data("broken", embedding.embed_query(QUERY), top_k=1)
+    db.close()
+    segments = sorted(Path(milvus_uri).glob("collections/broken/**/data/*.parquet"))
+    assert segments, "Milvus Lite wrote no data segment: the layout this test relies on changed"
+    segments[0].write_bytes(segments[0].read_bytes()[:20])
+
+    reopened = Milvus(uri=milvus_uri)
+    try:
+        with pytest.raises(VectorStoreError) as excinfo:
+            reopened.search_data("broken", embedding.embed_query(QUERY), top_k=1)
+        message = str(excinfo.value)
+        assert "'broken'" in message and segments[0].name in message and "corrupted" in message
+        assert segments[0].stat().st_size == 20
     finally:
         reopened.close()
 

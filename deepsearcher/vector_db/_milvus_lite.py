@@ -137,29 +137,20 @@ def release(path: str) -> None:
     server_manager_instance.release_server(path)
 
 
-#: What numpy / Milvus Lite say when an index file ends early (the header, or the data).
-TORN_FILE_MARKERS = (
-    "file seems not fully written",
-    "reading array header",
-    "cannot reshape array",
-    "loaded index has shape",
-    "loaded index dim",
-)
-
-
-def is_torn_index_error(exc: BaseException) -> bool:
-    """Milvus Lite 3.x writes vector index sidecars (``*.idx``) in place, not atomically: a
-    process killed mid-write leaves a truncated file that every later load trips over."""
-    return any(marker in str(exc) for marker in TORN_FILE_MARKERS)
+#: Index sidecars Milvus Lite 3.x keeps beside each data segment: vector (``.idx``) and scalar (``.sidx``).
+INDEX_SIDECAR_SUFFIXES = (".idx", ".sidx")
 
 
 def remove_index_sidecars(db_path: str, collection: str) -> list[str]:
-    """Delete the vector index sidecars of one collection so the next load rebuilds them.
+    """Delete the index sidecars of one collection so the next load rebuilds them.
 
-    They are derived data: Milvus Lite rebuilds a missing sidecar from the segment's own
-    vectors on load, so removing them loses nothing but the time to rebuild."""
+    Milvus Lite 3.x writes them in place, not atomically, so a process killed mid-write leaves
+    a truncated one (empty, or cut inside the header or the data) that every later load trips
+    over, each with a different numpy / faiss message. They are derived data: a missing sidecar
+    is rebuilt from the segment's own rows on load, so removing them loses only rebuild time."""
     removed: list[str] = []
-    for path in sorted((Path(db_path) / "collections" / collection).glob("**/*.idx")):
-        path.unlink()
-        removed.append(str(path))
+    for path in sorted((Path(db_path) / "collections" / collection).glob("**/indexes/*")):
+        if path.suffix in INDEX_SIDECAR_SUFFIXES:
+            path.unlink()
+            removed.append(str(path))
     return removed

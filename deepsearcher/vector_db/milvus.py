@@ -409,24 +409,29 @@ class Milvus(BaseVectorDB):
         self._loaded.add(name)
 
     def _load_collection(self, name: str) -> None:
-        """Load `name`; on Milvus Lite, a vector index left half-written by a killed process is
-        removed and rebuilt from the stored vectors (one warning) instead of failing every load."""
+        """Load `name`; on Milvus Lite, a load that fails is retried once with the collection's
+        index sidecars removed, since a half-written one (left by a killed process) is the one
+        damage a load can repair: they are rebuilt from the stored rows. Which numpy or faiss
+        message a torn file gives is not matched; if the retry fails too, the first error stands."""
         try:
             self._client().load_collection(name)
         except Exception as exc:
-            if self._lite_path is None or not lite.is_torn_index_error(exc):
+            if self._lite_path is None or not _is_milvus_failure(exc):
                 raise
             removed = lite.remove_index_sidecars(self._lite_path, name)
             if not removed:
                 raise
             logger.warning(
-                "Collection '%s': %d vector index file(s) were left half-written (a process was killed while "
-                "writing them); rebuilding them from the stored vectors: %s",
+                "Collection '%s' did not load (%s); removing its %d index file(s), which a process killed while "
+                "writing them leaves half-written, and rebuilding them from the stored vectors",
                 name,
+                _exc_message(exc),
                 len(removed),
-                exc,
             )
-            self._client().load_collection(name)
+            try:
+                self._client().load_collection(name)
+            except Exception:
+                raise exc from None
 
     def _describe(self, name: str) -> dict[str, Any]:
         with self._op("describe_collection", name):
