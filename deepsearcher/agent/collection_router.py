@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.context import RunContext
@@ -12,16 +12,10 @@ from deepsearcher.llm._sync import run_sync
 from deepsearcher.llm.parsing import parse_list
 from deepsearcher.types.errors import NoSearchableDataError
 
+if TYPE_CHECKING:
+    from deepsearcher.vector_db.base import BaseVectorDB
+
 logger = logging.getLogger("deepsearcher.agent")
-
-
-def holds_documents(vector_db: Any, name: str) -> bool:
-    """Whether a collection has at least one chunk: the store's `count` where it has one, else
-    its sources. An empty collection is never worth an LLM call (routing, or an answer from nothing)."""
-    count = getattr(vector_db, "count", None)
-    if callable(count):
-        return int(count(name)) > 0
-    return bool(vector_db.list_sources(name))
 
 
 def nothing_to_search(empty: Sequence[str]) -> NoSearchableDataError:
@@ -40,7 +34,7 @@ def nothing_to_search(empty: Sequence[str]) -> NoSearchableDataError:
 
 
 def searchable_collections(
-    vector_db: Any,
+    vector_db: BaseVectorDB,
     dim: int | None,
     authorized: Iterable[str] | None = None,
     collections: Sequence[str] | None = None,
@@ -51,11 +45,11 @@ def searchable_collections(
     allowed = set(authorized) if authorized is not None else None
     if collections:
         names = [name for name in dict.fromkeys(collections) if allowed is None or name in allowed]
-        loaded = [name for name in names if not vector_db.has_collection(name) or holds_documents(vector_db, name)]
+        loaded = [name for name in names if not vector_db.has_collection(name) or vector_db.has_documents(name)]
     else:
         infos = vector_db.list_collections(dim=dim)
         names = [info.collection_name for info in infos if allowed is None or info.collection_name in allowed]
-        loaded = [name for name in names if holds_documents(vector_db, name)]
+        loaded = [name for name in names if vector_db.has_documents(name)]
     if not loaded:
         raise nothing_to_search(names)
     return loaded
@@ -70,7 +64,7 @@ class CollectionRouter:
     LLM invents are dropped; nothing outside `authorized_collections` is ever listed.
     """
 
-    def __init__(self, llm: Any, vector_db: Any, dim: int, **kwargs: Any) -> None:
+    def __init__(self, llm: Any, vector_db: BaseVectorDB, dim: int, **kwargs: Any) -> None:
         self.llm = llm
         self.vector_db = vector_db
         self.dim = dim
@@ -83,7 +77,7 @@ class CollectionRouter:
         return infos
 
     async def aroute(self, query: str, ctx: RunContext) -> list[str]:
-        infos = [info for info in self.candidates(ctx) if holds_documents(self.vector_db, info.collection_name)]
+        infos = [info for info in self.candidates(ctx) if self.vector_db.has_documents(info.collection_name)]
         if not infos:
             logger.warning("No collection holding documents to search: load some first (deepsearcher load PATH).")
             ctx.emit("collections", collections=[], routed=False)

@@ -168,6 +168,11 @@ class BaseVectorDB(ABC):
     def list_sources(self, collection: str | None) -> dict[str, SourceRecord]:
         """Ingested sources of a collection keyed by reference."""
 
+    def has_documents(self, collection: str | None) -> bool:
+        """Whether a collection holds at least one chunk: an empty one is never worth an LLM
+        call. Listing its sources works on every store; stores that can count override this."""
+        return bool(self.list_sources(collection))
+
     def stored_chunks(self, collection: str | None, reference: str) -> list[StoredChunk] | None:
         """Every stored row of one source (duplicates included), or None when the store
         cannot list them; the pipeline then trusts `list_sources` counts instead."""

@@ -650,6 +650,9 @@ class Milvus(BaseVectorDB):
         if self.is_lite:
             self.flush(name)
 
+    def has_documents(self, collection: str | None) -> bool:
+        return self.count(collection) > 0
+
     def count(self, collection: str | None = None, filter: str = "") -> int:
         """Number of chunks in a collection (matching `filter` when given)."""
         name = self._collection(collection)

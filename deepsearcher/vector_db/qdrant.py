@@ -451,6 +451,9 @@ class Qdrant(BaseVectorDB):
         models = self._models
         return models.Filter(must=[models.FieldCondition(key=REFERENCE, match=models.MatchValue(value=reference))])
 
+    def has_documents(self, collection: str | None) -> bool:
+        return self.count(collection) > 0
+
     def count(self, collection: str | None = None, filter: Any = None) -> int:
         """Number of chunks in a collection (matching a Qdrant `Filter` or {field: value} when given)."""
         name = self._collection(collection)
