@@ -37,10 +37,11 @@ install-dev: $(VENV)/.installed-dev
 demo: install
 	HF_HUB_OFFLINE=1 $(BIN)/python examples/demo.py
 
-# Lint, format check and type check of the package (settings in pyproject.toml), before the tests.
+# Lint and format check of the package, its tests, benchmarks and examples, and type check of
+# the package (settings in pyproject.toml), before the tests.
 lint: install-dev
-	$(BIN)/ruff check deepsearcher
-	$(BIN)/ruff format --check deepsearcher
+	$(BIN)/ruff check deepsearcher tests benchmarks examples
+	$(BIN)/ruff format --check deepsearcher tests benchmarks examples
 	$(BIN)/mypy
 
 test: install-dev browser lint

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATASET = REPO_ROOT.parent / "shared" / "data" / "hotpotqa_train100"
@@ -40,7 +41,9 @@ def load_dataset(directory: str | Path, limit: int | None = None) -> Dataset:
     for path in (corpus_path, questions_path):
         if not path.is_file():
             raise SystemExit(f"{path} not found: a dataset directory needs corpus.jsonl and questions.jsonl")
-    passages = [{"title": str(row.get("title") or ""), "text": str(row.get("text") or "")} for row in read_jsonl(corpus_path)]
+    passages = [
+        {"title": str(row.get("title") or ""), "text": str(row.get("text") or "")} for row in read_jsonl(corpus_path)
+    ]
     questions = []
     for row in read_jsonl(questions_path):
         known = {"id", "question", "gold_titles", "answer"}
@@ -90,12 +93,18 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
         return f"{value:.3f}" if isinstance(value, float) else str(value)
 
     cells = [[cell(v) for v in row] for row in rows]
-    numeric = [all(isinstance(row[i], (int, float)) or _numeric(str(row[i])) for row in rows) for i in range(len(headers))]
+    numeric = [
+        all(isinstance(row[i], (int, float)) or _numeric(str(row[i])) for row in rows) for i in range(len(headers))
+    ]
     widths = [max(len(str(h)), *(len(r[i]) for r in cells)) if cells else len(str(h)) for i, h in enumerate(headers)]
-    line = "  ".join(str(h).ljust(w) for h, w in zip(headers, widths))
+    line = "  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=False))
     out = [line, "  ".join("-" * w for w in widths)]
     for row in cells:
-        out.append("  ".join(v.rjust(w) if numeric[i] else v.ljust(w) for i, (v, w) in enumerate(zip(row, widths))))
+        out.append(
+            "  ".join(
+                v.rjust(w) if numeric[i] else v.ljust(w) for i, (v, w) in enumerate(zip(row, widths, strict=False))
+            )
+        )
     return "\n".join(out)
 
 

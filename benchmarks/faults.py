@@ -22,8 +22,9 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 import yaml
@@ -345,7 +346,7 @@ def probe_crawler() -> None:
         len(busy) == 2 and gap >= 0.95 and len(report.documents) == 3,
     )
     stamps = sorted(stamp for path, times in hits.items() if path != "/robots.txt" for stamp in times)
-    gaps = [later - earlier for earlier, later in zip(stamps, stamps[1:])]
+    gaps = [later - earlier for earlier, later in zip(stamps, stamps[1:], strict=False)]
     row(
         "robots.txt Crawl-delay: 1",
         "requests to the host >= 1 s apart",

@@ -187,7 +187,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="use only the first N passages (quick run)")
     parser.add_argument("--backends", default="onnx,torch")
     parser.add_argument("--windows", default="64,256", help="texts per embed call to sweep")
-    parser.add_argument("--batch-sizes", default="1,8,16,64", help="texts per forward pass to sweep (1 is the ONNX pipeline's own)")
+    parser.add_argument(
+        "--batch-sizes", default="1,8,16,64", help="texts per forward pass to sweep (1 is the ONNX pipeline's own)"
+    )
     parser.add_argument("--sweep-sample", type=int, default=500, help="chunk texts per sweep configuration")
     parser.add_argument("--upstream-python", type=Path, default=DEFAULT_UPSTREAM)
     parser.add_argument("--upstream-variants", default="own,window")

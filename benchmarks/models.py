@@ -71,7 +71,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"round {round_number + 1}: {label}: {rate:.1f} passages/s", flush=True)
     baseline = best[next(iter(models))]
     rows = [
-        [label, f"{load_seconds[label]:.2f}", f"{best[label]:.1f}", f"{best[label] / baseline:.2f}", f"{package_mib(pkg):.0f}"]
+        [
+            label,
+            f"{load_seconds[label]:.2f}",
+            f"{best[label]:.1f}",
+            f"{best[label] / baseline:.2f}",
+            f"{package_mib(pkg):.0f}",
+        ]
         for label, (_make, pkg) in models.items()
     ]
     print(f"\n{len(texts)} passages of {args.corpus.parent.name}, best of {args.rounds} alternating rounds")

@@ -63,7 +63,9 @@ class Setting:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("datasets", nargs="*", default=[str(DEFAULT_DATASET)], help="dataset directories")
     parser.add_argument("--top-k", default="2,5", help="recall cut-offs, comma-separated (default 2,5)")
     parser.add_argument(
@@ -85,8 +87,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--fetch", type=int, default=0, help="chunks retrieved per question (default 2 x max top-k)")
     parser.add_argument("--limit", type=int, default=0, help="use only the first N questions")
-    parser.add_argument("--batch-size", type=int, default=256, help="chunks handed to the model per call (a length-sorted window)")
-    parser.add_argument("--backend", default="auto", choices=("auto", "onnx", "torch"), help="MiniLM runtime (default: auto)")
+    parser.add_argument(
+        "--batch-size", type=int, default=256, help="chunks handed to the model per call (a length-sorted window)"
+    )
+    parser.add_argument(
+        "--backend", default="auto", choices=("auto", "onnx", "torch"), help="MiniLM runtime (default: auto)"
+    )
     parser.add_argument(
         "--embedding",
         action="append",
@@ -147,7 +153,9 @@ def store_defaults() -> Setting:
 def build_settings(args: argparse.Namespace) -> list[Setting]:
     default = store_defaults()
     settings = [Setting("dense"), Setting("sparse"), default]
-    candidates: list[int | None] = [None if c.strip() == "auto" else int(c) for c in args.candidates.split(",") if c.strip()]
+    candidates: list[int | None] = [
+        None if c.strip() == "auto" else int(c) for c in args.candidates.split(",") if c.strip()
+    ]
     if not candidates and (args.rrf_k or args.weights):
         candidates = [default.candidates]
     for cand in candidates:
@@ -172,7 +180,7 @@ def embed_all(dataset: Dataset, chunks: list[Chunk], embedding: Any, args: argpa
     cache = Path(args.cache) / f"{dataset.name}-{digest}.npy" if args.cache else None
     if cache is not None and cache.is_file():
         vectors = np.load(cache).tolist()
-        for chunk, vector in zip(chunks, vectors):
+        for chunk, vector in zip(chunks, vectors, strict=False):
             chunk.embedding = vector
         return vectors[len(chunks) :]
     embedding.embed_chunks(chunks, batch_size=args.batch_size, show_progress=False)
@@ -222,8 +230,10 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                     recalls: dict[int, list[float]] = {k: [] for k in ks}
                     empty = 0
                     started = time.perf_counter()
-                    for question, vector in zip(dataset.questions, query_vectors):
-                        hits = store.search_data(collection, vector, top_k=fetch, query_text=question.question, mode=setting.mode)
+                    for question, vector in zip(dataset.questions, query_vectors, strict=False):
+                        hits = store.search_data(
+                            collection, vector, top_k=fetch, query_text=question.question, mode=setting.mode
+                        )
                         titles = [hit.metadata.get("title") for hit in hits]
                         empty += not hits
                         for k in ks:
@@ -250,7 +260,10 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
 
 def print_table(dataset_name: str, rows: list[dict[str, Any]], ks: list[int], fetch: int) -> None:
     headers = ["method", "analyzer", *(f"R@{k}" for k in ks), "ms/query", "no hits"]
-    table = [[r["setting"], r["analyzer"], *(r[f"recall@{k}"] for k in ks), f"{r['ms_per_query']:.1f}", r["no_hits"]] for r in rows]
+    table = [
+        [r["setting"], r["analyzer"], *(r[f"recall@{k}"] for k in ks), f"{r['ms_per_query']:.1f}", r["no_hits"]]
+        for r in rows
+    ]
     print(f"\n{dataset_name} — title Recall@k over the first k distinct titles ({fetch} chunks fetched per question)")
     print(format_table(headers, table))
     last = max(ks)
@@ -272,7 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     fetch = args.fetch or 2 * max(ks)
     all_rows: list[dict[str, Any]] = []
     for provider in args.embedding or ["MiniLMEmbedding"]:
-        embedding = MiniLMEmbedding(backend=args.backend) if provider == "MiniLMEmbedding" else MultilingualE5Embedding()
+        embedding = (
+            MiniLMEmbedding(backend=args.backend) if provider == "MiniLMEmbedding" else MultilingualE5Embedding()
+        )
         print(f"\nembedding: {embedding.model_name} on {getattr(embedding, 'backend', 'onnx')}")
         for directory in args.datasets:
             dataset = load_dataset(directory, limit=args.limit or None)

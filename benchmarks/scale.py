@@ -97,7 +97,9 @@ def tree_rss(pid: int) -> int:
     return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
 
 
-def measure(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: int | None, queries_n: int = QUERIES) -> dict:
+def measure(
+    kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: int | None, queries_n: int = QUERIES
+) -> dict:
     """One store, one size: runs in a child process (see the module docstring)."""
     import numpy as np
     import psutil
@@ -120,7 +122,7 @@ def measure(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: in
                 embedding=vector,
                 metadata={"source_hash": "h", "source_chunks": 100},
             )
-            for i, (text, vector) in enumerate(zip(texts(start, count, words, rng), vectors))
+            for i, (text, vector) in enumerate(zip(texts(start, count, words, rng), vectors, strict=False))
         ]
         store.insert_data("scale", chunks, batch_size=1000)
         done = start + count
@@ -144,7 +146,7 @@ def measure(kind: str, n: int, dim: int, uri: str, data_dir: str, server_pid: in
     runs += [("hybrid", store, "hybrid")] if store.capabilities.bm25 else []
     for label, searcher, mode in runs:
         searcher.search_data("scale", queries[0], top_k=TOP_K, query_text=query_texts[0], mode=mode)  # warm-up
-        for vector, text in zip(queries, query_texts):
+        for vector, text in zip(queries, query_texts, strict=False):
             t0 = time.perf_counter()
             searcher.search_data("scale", vector, top_k=TOP_K, query_text=text, mode=mode)
             timings[label].append(time.perf_counter() - t0)
@@ -273,7 +275,7 @@ def print_table(rows: list[dict]) -> None:
         if "error" not in row:
             by_kind.setdefault(row["kind"], []).append(row)
     for kind, series in by_kind.items():
-        for small, large in zip(series, series[1:]):
+        for small, large in zip(series, series[1:], strict=False):
             cells = ""
             for key, _, _ in COLUMNS:
                 a, b = small.get(key), large.get(key)
@@ -307,7 +309,14 @@ def main() -> None:
         try:
             rows.append(
                 run_child(
-                    "milvus-lite", n, args.dim, os.path.join(folder, "milvus.db"), folder, None, args.timeout, args.queries
+                    "milvus-lite",
+                    n,
+                    args.dim,
+                    os.path.join(folder, "milvus.db"),
+                    folder,
+                    None,
+                    args.timeout,
+                    args.queries,
                 )
             )
         finally:

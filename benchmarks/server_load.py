@@ -48,7 +48,10 @@ def write_corpus(folder: Path, count: int, start: int = 0) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for index in range(start, start + count):
         name, fact = TOPICS[index % len(TOPICS)]
-        paragraphs = [f"{fact}. Note {index}, paragraph {p}: " + " ".join(f"{name}-{index}-{w}" for w in range(60)) for p in range(4)]
+        paragraphs = [
+            f"{fact}. Note {index}, paragraph {p}: " + " ".join(f"{name}-{index}-{w}" for w in range(60))
+            for p in range(4)
+        ]
         (folder / f"{name}_{index:03d}.txt").write_text("\n\n".join(paragraphs) + "\n", encoding="utf-8")
     return folder
 
@@ -56,7 +59,10 @@ def write_corpus(folder: Path, count: int, start: int = 0) -> Path:
 def script(server: Any) -> None:
     """Plausible replies: two sub-queries, about half the passages relevant, no gap queries."""
     server.on("Break the question below", '["main fact", "when and where"]')
-    server.on("Does the passage below contain", lambda r: "YES" if hashlib.md5(r.last_user_message.encode()).digest()[0] % 2 else "NO")
+    server.on(
+        "Does the passage below contain",
+        lambda r: "YES" if hashlib.md5(r.last_user_message.encode()).digest()[0] % 2 else "NO",
+    )
     server.on("These queries were already searched", "[]")
     server.on("numbered sources", "A short answer citing [1] and [2].")
 
@@ -84,20 +90,37 @@ async def run(args: argparse.Namespace, base_url: str, corpus: Path, extra: Path
     limits = httpx.Limits(max_connections=args.requests + 10, max_keepalive_connections=args.requests + 10)
     async with httpx.AsyncClient(base_url=base_url, timeout=args.timeout, limits=limits) as client:
         started = time.perf_counter()
-        first = (await client.post("/v1/load", json={"inputs": [str(corpus)], "collection": "bench", "description": "benchmark corpus"})).json()
+        first = (
+            await client.post(
+                "/v1/load", json={"inputs": [str(corpus)], "collection": "bench", "description": "benchmark corpus"}
+            )
+        ).json()
         job = await wait_job(client, first["job_id"], args.timeout)
-        print(f"initial load: {job['status']}, {len(job['results']['loaded'])} files, {job['results']['chunks_inserted']} chunks in {time.perf_counter() - started:.1f} s")
+        print(
+            f"initial load: {job['status']}, {len(job['results']['loaded'])} files, {job['results']['chunks_inserted']} chunks in {time.perf_counter() - started:.1f} s"  # noqa: E501 - a literal read better whole
+        )
 
-        background = (await client.post("/v1/load", json={"inputs": [str(extra)], "collection": "bench"})).json()["job_id"]
+        background = (await client.post("/v1/load", json={"inputs": [str(extra)], "collection": "bench"})).json()[
+            "job_id"
+        ]
 
         async def one(index: int) -> tuple[str, float, str | None]:
             share = args.deep_share  # spread the deep queries evenly among the naive ones
             agent = "deep" if int((index + 1) * share) > int(index * share) else "naive"
-            body = {"question": f"{TOPICS[index % len(TOPICS)][1].split(' ')[1]} fact number {index}?", "agent": agent, "collections": ["bench"], "max_iter": 1}
+            body = {
+                "question": f"{TOPICS[index % len(TOPICS)][1].split(' ')[1]} fact number {index}?",
+                "agent": agent,
+                "collections": ["bench"],
+                "max_iter": 1,
+            }
             t0 = time.perf_counter()
             try:
                 response = await client.post("/v1/query", json=body)
-                error = None if response.status_code == 200 and response.json().get("answer") else f"HTTP {response.status_code}: {response.text[:200]}"
+                error = (
+                    None
+                    if response.status_code == 200 and response.json().get("answer")
+                    else f"HTTP {response.status_code}: {response.text[:200]}"
+                )
             except httpx.HTTPError as exc:
                 error = f"{type(exc).__name__}: {exc}"
             return agent, time.perf_counter() - t0, error
@@ -109,13 +132,17 @@ async def run(args: argparse.Namespace, base_url: str, corpus: Path, extra: Path
         load_job = await wait_job(client, background, args.timeout)
 
     errors = [error for _, _, error in results if error]
-    print(f"\n{args.requests} concurrent /v1/query requests (LLM latency {args.latency * 1000:.0f} ms per call, deep max_iter 1)")
+    print(
+        f"\n{args.requests} concurrent /v1/query requests (LLM latency {args.latency * 1000:.0f} ms per call, deep max_iter 1)"  # noqa: E501 - a literal read better whole
+    )
     print(f"  wall {wall:.2f} s   throughput {args.requests / wall:.1f} requests/s   errors {len(errors)}")
     print(f"  {'agent':<8}{'n':>4}{'p50 s':>9}{'p95 s':>9}{'max s':>9}")
     for agent in ("naive", "deep", "all"):
         values = [s for a, s, _ in results if agent in (a, "all")]
         if values:
-            print(f"  {agent:<8}{len(values):>4}{statistics.median(values):>9.2f}{percentile(values, 0.95):>9.2f}{max(values):>9.2f}")
+            print(
+                f"  {agent:<8}{len(values):>4}{statistics.median(values):>9.2f}{percentile(values, 0.95):>9.2f}{max(values):>9.2f}"  # noqa: E501 - a literal read better whole
+            )
     started_at, finished_at = load_job.get("started_at"), load_job.get("finished_at")
     print(
         f"\nbackground load job: {load_job['status']}, {len(load_job['results']['loaded'])} files, "

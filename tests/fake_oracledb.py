@@ -34,7 +34,7 @@ def _floats(blob: bytes) -> array.array:
 
 def _distance(a: bytes, b: bytes, metric: str) -> float:
     x, y = _floats(a), _floats(b)
-    dot = sum(p * q for p, q in zip(x, y))
+    dot = sum(p * q for p, q in zip(x, y, strict=False))
     norm = math.sqrt(sum(p * p for p in x)) * math.sqrt(sum(q * q for q in y))
     return 1.0 - dot / norm if norm else 1.0
 

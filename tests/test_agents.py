@@ -35,7 +35,11 @@ QUESTION = "Who built the first compiler and in which year?"
 def store(tmp_path: Path, milvus_uri: str, embedding):
     db = Milvus(uri=milvus_uri)
     docs = make_docs(tmp_path / "docs")
-    IngestionPipeline(embedding, db).run(iter_file_sources([docs], FileLoader()), collection_name="science", collection_description="Notes on science and computing history")
+    IngestionPipeline(embedding, db).run(
+        iter_file_sources([docs], FileLoader()),
+        collection_name="science",
+        collection_description="Notes on science and computing history",
+    )
     yield db
     db.close()
 
@@ -84,7 +88,9 @@ def test_deep_search_answers_with_citations_and_accounts_usage(server, store, em
 def test_deep_search_runs_one_iterations_searches_and_judgements_concurrently(server, store, embedding) -> None:
     script_deep_search(server)
     server.latency = 0.2
-    agent = DeepSearch(llm=server.llm(max_concurrency=8, **FAST), embedding_model=embedding, vector_db=store, max_iter=1, top_k=4)
+    agent = DeepSearch(
+        llm=server.llm(max_concurrency=8, **FAST), embedding_model=embedding, vector_db=store, max_iter=1, top_k=4
+    )
     result = agent.query_result(QUESTION)
     judged = result.usage_by_step["judge"].calls
     assert judged >= 4
@@ -135,13 +141,21 @@ def test_chain_of_rag_follows_up_and_stops_early(server, store, embedding) -> No
     server.on("Which passages support the answer", lambda r: "[" + str(_index_of(r.last_user_message, "Hopper")) + "]")
     server.on("enough to answer the question", "YES")
     server.on("step-by-step findings", lambda r: "Grace Hopper, in 1952 [1].")
-    agent = ChainOfRAG(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store, max_iter=4, early_stopping=True)
+    agent = ChainOfRAG(
+        llm=server.llm(**FAST), embedding_model=embedding, vector_db=store, max_iter=4, early_stopping=True
+    )
     result = agent.query_result(QUESTION)
     assert result.answer == "Grace Hopper, in 1952 [1]."
     assert result.sources[0].cited and result.sources[0].title == "Grace Hopper"
     hops = [step for step in result.steps if step.kind == "intermediate_answer"]
     assert len(hops) == 1 and hops[0].data["answer"].startswith("Grace Hopper")
-    assert set(result.usage_by_step) == {"followup_query", "intermediate_answer", "supporting_docs", "early_stopping", "answer"}
+    assert set(result.usage_by_step) == {
+        "followup_query",
+        "intermediate_answer",
+        "supporting_docs",
+        "early_stopping",
+        "answer",
+    }
     final_prompt = server.requests[-1].last_user_message
     assert "Follow-up question 1: Who built the first compiler?" in final_prompt
 
@@ -162,7 +176,14 @@ def test_naive_rag_is_one_retrieval_and_one_call(server, store, embedding) -> No
     assert server.call_count == 1 and tokens > 0
 
 
-@pytest.mark.parametrize(("reply", "expected"), [("2", "ChainOfRAG"), ("The best agent is [2] because it chains facts.", "ChainOfRAG"), ("<think>maybe 2</think>1", "DeepSearch")])
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("2", "ChainOfRAG"),
+        ("The best agent is [2] because it chains facts.", "ChainOfRAG"),
+        ("<think>maybe 2</think>1", "DeepSearch"),
+    ],
+)
 def test_rag_router_parses_the_agent_number(server, store, embedding, reply: str, expected: str) -> None:
     server.on("You route a question", reply)
     llm = server.llm(**FAST)
@@ -198,11 +219,21 @@ def test_collection_router_zero_one_many_and_authorization(server, tmp_path: Pat
     from deepsearcher.llm._sync import run_sync
 
     assert run_sync(router.aroute(QUESTION, RunContext())) == []  # no collections at all
-    for name, description in [("science", "Computing history"), ("cooking", "Recipes and baking"), ("misc", ""), ("deepsearcher", "The main store"), ("empty", "")]:
-        db.init_collection(dim=embedding.dimension, collection=name, description=description, embedding_model=embedding.model_name)
+    for name, description in [
+        ("science", "Computing history"),
+        ("cooking", "Recipes and baking"),
+        ("misc", ""),
+        ("deepsearcher", "The main store"),
+        ("empty", ""),
+    ]:
+        db.init_collection(
+            dim=embedding.dimension, collection=name, description=description, embedding_model=embedding.model_name
+        )
         if name != "empty":  # an empty collection has nothing to route to: never listed, never added
             db.insert_data(name, [Chunk(f"A note on {name}.", f"{name}.txt", embedding=embedding.embed_query(name))])
-    assert run_sync(router.aroute(QUESTION, RunContext(authorized_collections={"empty"}))) == [] and server.call_count == 0
+    assert (
+        run_sync(router.aroute(QUESTION, RunContext(authorized_collections={"empty"}))) == [] and server.call_count == 0
+    )
     one = RunContext(authorized_collections={"cooking"})
     assert run_sync(router.aroute(QUESTION, one)) == ["cooking"] and server.call_count == 0
 

@@ -33,13 +33,25 @@ def invoke(*args: str):
 
 def test_load_search_collections_delete(tmp_path: Path, config_file: Path) -> None:
     docs = make_docs(tmp_path / "docs")
-    loaded = invoke("load", str(docs), "--collection-name", "science notes", "--collection-desc", "Notes on science", "-c", str(config_file), "--json")
+    loaded = invoke(
+        "load",
+        str(docs),
+        "--collection-name",
+        "science notes",
+        "--collection-desc",
+        "Notes on science",
+        "-c",
+        str(config_file),
+        "--json",
+    )
     assert loaded.exit_code == 0, loaded.output
     summary = json.loads(loaded.stdout)
     assert summary["collection"] == "science_notes"
     assert summary["chunks_inserted"] == 4 and summary["ok"] is True
 
-    found = invoke("search", "first compiler", "--collection", "science_notes", "--top-k", "2", "-c", str(config_file), "--json")
+    found = invoke(
+        "search", "first compiler", "--collection", "science_notes", "--top-k", "2", "-c", str(config_file), "--json"
+    )
     assert found.exit_code == 0, found.output
     hits = json.loads(found.stdout)
     assert hits[0]["rank"] == 1 and "Grace Hopper" in hits[0]["text"]
@@ -48,11 +60,23 @@ def test_load_search_collections_delete(tmp_path: Path, config_file: Path) -> No
     table = invoke("search", "first compiler", "--collection", "science_notes", "-c", str(config_file))
     assert table.exit_code == 0 and "Grace Hopper" in table.stdout and "score" in table.stdout
     for width in ("20", "40", "200"):  # the source is never cut, at any width
-        narrow = runner.invoke(app, ["search", "first compiler", "--collection", "science_notes", "-c", str(config_file)], env={"COLUMNS": width})
+        narrow = runner.invoke(
+            app,
+            ["search", "first compiler", "--collection", "science_notes", "-c", str(config_file)],
+            env={"COLUMNS": width},
+        )
         assert str(docs / "records.jsonl") in "".join(narrow.stdout.split()), narrow.stdout
 
     listed = json.loads(invoke("collections", "list", "-c", str(config_file), "--json").stdout)
-    assert listed == [{"name": "science_notes", "description": "Notes on science", "dim": 384, "embedding_model": "all-MiniLM-L6-v2", "sources": 3}]
+    assert listed == [
+        {
+            "name": "science_notes",
+            "description": "Notes on science",
+            "dim": 384,
+            "embedding_model": "all-MiniLM-L6-v2",
+            "sources": 3,
+        }
+    ]
 
     deleted = invoke("delete", str(docs / "records.jsonl"), "--collection", "science_notes", "-c", str(config_file))
     assert deleted.exit_code == 0 and "Deleted 2 chunks" in deleted.stdout
@@ -72,7 +96,9 @@ def test_reload_reports_skips_and_failed_inputs_set_exit_status(tmp_path: Path, 
     assert second.exit_code == 1
     summary = json.loads(second.stdout)
     assert len(summary["skipped_unchanged"]) == 3 and summary["embeddings_computed"] == 0
-    assert summary["failed"] == [{"source": str(tmp_path / "bad.txt"), "reason": "binary file, not text", "fatal": True}]
+    assert summary["failed"] == [
+        {"source": str(tmp_path / "bad.txt"), "reason": "binary file, not text", "fatal": True}
+    ]
     human = runner.invoke(app, ["load", str(tmp_path / "bad.txt"), "-c", str(config_file)], env={"COLUMNS": "250"})
     row = next(line for line in human.stdout.splitlines() if "bad.txt" in line)
     assert human.exit_code == 1 and "failed" in row and "binary file, not text" in row
@@ -87,7 +113,9 @@ def test_bad_config_is_one_clear_line(tmp_path: Path) -> None:
     assert "Traceback" not in result.output
 
 
-def test_query_without_llm_says_how_to_configure(tmp_path: Path, config_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_query_without_llm_says_how_to_configure(
+    tmp_path: Path, config_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     result = invoke("query", "What is sourdough?", "-c", str(config_file))
     assert result.exit_code == 1
@@ -98,7 +126,16 @@ def test_real_entry_point_runs_in_a_subprocess(tmp_path: Path, milvus_uri: str) 
     docs = make_docs(tmp_path / "docs")
     config = write_config(tmp_path / "sub.yaml", milvus_uri)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    command = [sys.executable, "-m", "deepsearcher.cli.main", "load", str(docs / "bread.txt"), "-c", str(config), "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "deepsearcher.cli.main",
+        "load",
+        str(docs / "bread.txt"),
+        "-c",
+        str(config),
+        "--json",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["chunks_inserted"] == 1
@@ -113,10 +150,14 @@ def test_help_speaks_the_users_words_and_every_command_takes_collection() -> Non
         assert not re.search(r"<(list\[|str>|int>|bool>|float>|path>)|\{\w+\}", shown.output), shown.output
         if command[0] in ("load", "search", "query", "delete"):
             assert "--collection,--collection-name" in shown.output
-    assert "Usage: root load [OPTIONS] INPUTS..." in runner.invoke(app, ["load", "--help"]).output.replace("deepsearcher", "root")
+    assert "Usage: root load [OPTIONS] INPUTS..." in runner.invoke(app, ["load", "--help"]).output.replace(
+        "deepsearcher", "root"
+    )
 
 
-def test_a_mistyped_provider_gets_the_closest_name_before_any_model_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_mistyped_provider_gets_the_closest_name_before_any_model_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from contextlib import nullcontext
 
     from deepsearcher.cli import common
@@ -127,7 +168,9 @@ def test_a_mistyped_provider_gets_the_closest_name_before_any_model_loads(tmp_pa
     bad.write_text("provide_settings:\n  llm:\n    provider: OpenAl\n")
     result = invoke("query", "x", "-c", str(bad))
     assert result.exit_code == 1 and "Traceback" not in result.output
-    assert "Unknown llm provider 'OpenAl'" in result.output and "Did you mean 'OpenAI'?" in " ".join(result.output.split())
+    assert "Unknown llm provider 'OpenAl'" in result.output and "Did you mean 'OpenAI'?" in " ".join(
+        result.output.split()
+    )
     assert loads == []  # refused while building the components: the embedding model never loaded
 
 

@@ -35,7 +35,10 @@ def build_upstream_collection(uri: str, embedding, texts: list[str]) -> None:
     vectors = embedding.embed_documents(texts)
     client.insert(
         "support",
-        [{"embedding": v, "text": t, "reference": "notes.txt", "metadata": {}} for v, t in zip(vectors, texts)],
+        [
+            {"embedding": v, "text": t, "reference": "notes.txt", "metadata": {}}
+            for v, t in zip(vectors, texts, strict=False)
+        ],
     )
     client.flush("support")
     assert client.describe_collection("support")["properties"] == {}

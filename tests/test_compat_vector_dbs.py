@@ -83,7 +83,7 @@ def test_an_index_made_by_deepsearcher_is_searched(azure, embedding) -> None:
     texts = [TARGET, *DISTRACTORS]
     docs = [
         {"@search.action": "upload", "id": f"doc-{i}", "content": text, "content_vector": vector}
-        for i, (text, vector) in enumerate(zip(texts, embedding.embed_documents(texts)))
+        for i, (text, vector) in enumerate(zip(texts, embedding.embed_documents(texts), strict=False))
     ]
     azure.handle("POST", ["indexes", "legacy", "docs", "index"], {"value": docs})
     store = open_store(azure, index_name="legacy", vector_field="")

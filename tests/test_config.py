@@ -25,7 +25,12 @@ def test_defaults_need_no_file() -> None:
 
 
 def test_user_file_overrides_only_what_it_sets(tmp_path: Path) -> None:
-    config = Configuration(write(tmp_path, "query_settings:\n  max_iter: 5\nprovide_settings:\n  vector_db:\n    config:\n      hybrid: false\n"))
+    config = Configuration(
+        write(
+            tmp_path,
+            "query_settings:\n  max_iter: 5\nprovide_settings:\n  vector_db:\n    config:\n      hybrid: false\n",
+        )
+    )
     assert config.query_settings["max_iter"] == 5
     vector_db = config.get_provider_config("vector_db")
     assert vector_db["provider"] == "Milvus"
@@ -35,14 +40,23 @@ def test_user_file_overrides_only_what_it_sets(tmp_path: Path) -> None:
 
 
 def test_changing_provider_drops_the_default_providers_config(tmp_path: Path) -> None:
-    config = Configuration(write(tmp_path, 'provide_settings:\n  llm:\n    provider: "DeepSeek"\n    config:\n      model: "deepseek-chat"\n'))
+    config = Configuration(
+        write(
+            tmp_path, 'provide_settings:\n  llm:\n    provider: "DeepSeek"\n    config:\n      model: "deepseek-chat"\n'
+        )
+    )
     assert config.get_provider_config("llm") == {"provider": "DeepSeek", "config": {"model": "deepseek-chat"}}
 
 
 def test_env_expansion_with_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DS_TEST_KEY", "sk-123")
     monkeypatch.delenv("DS_TEST_MISSING", raising=False)
-    config = Configuration(write(tmp_path, 'provide_settings:\n  llm:\n    config:\n      api_key: "${DS_TEST_KEY}"\n      base_url: "${DS_TEST_MISSING:-http://localhost:11434/v1}"\n'))
+    config = Configuration(
+        write(
+            tmp_path,
+            'provide_settings:\n  llm:\n    config:\n      api_key: "${DS_TEST_KEY}"\n      base_url: "${DS_TEST_MISSING:-http://localhost:11434/v1}"\n',
+        )
+    )
     llm = config.get_provider_config("llm")["config"]
     assert llm["api_key"] == "sk-123"
     assert llm["base_url"] == "http://localhost:11434/v1"

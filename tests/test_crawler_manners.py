@@ -74,7 +74,7 @@ def test_robots_crawl_delay_spaces_requests_to_one_host() -> None:
     ) as server:
         report = crawler(max_connections=4).crawl(server.url("/"), max_depth=1)
     assert len(report.documents) == 3
-    gaps = [later - earlier for earlier, later in zip(stamps, stamps[1:])]
+    gaps = [later - earlier for earlier, later in zip(stamps, stamps[1:], strict=False)]
     assert len(stamps) == 3 and min(gaps) >= 0.95
 
 
@@ -85,7 +85,7 @@ def test_per_host_delay_without_robots() -> None:
         crawler(respect_robots=False, per_host_delay=0.2, max_connections=4).crawl(
             [server.url(f"/p{i}") for i in range(3)]
         )
-    gaps = [later - earlier for earlier, later in zip(stamps, stamps[1:])]
+    gaps = [later - earlier for earlier, later in zip(stamps, stamps[1:], strict=False)]
     # Spaced by the crawler when each request is sent; arrival here can jitter on a loaded
     # machine, so half the delay is the bound (without the delay the gaps are ~1 ms).
     assert len(stamps) == 3 and min(gaps) >= 0.1

@@ -94,7 +94,9 @@ def test_a_failed_load_with_batches_in_flight_is_completed_by_the_next_run(api, 
         assert stored(store) == 24
         # chunks a partly loaded source already had are kept, not embedded again
         kept = resumed.chunks_kept - 4 * len(resumed.skipped_unchanged)
-        assert resumed.skipped_unchanged and resumed.embeddings_computed == 24 - 4 * len(resumed.skipped_unchanged) - kept
+        assert (
+            resumed.skipped_unchanged and resumed.embeddings_computed == 24 - 4 * len(resumed.skipped_unchanged) - kept
+        )
 
 
 def test_scheduler_returns_batches_as_they_finish(api):

@@ -113,9 +113,23 @@ def api_factory():
 def no_provider_env(monkeypatch):
     """Keys and URLs of the developer's shell must not leak into these tests."""
     for name in (
-        "OPENAI_API_KEY", "OPENAI_BASE_URL", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT", "VOYAGE_API_KEY",
-        "GEMINI_API_KEY", "GOOGLE_API_KEY", "JINA_API_KEY", "SILICONFLOW_API_KEY", "NOVITA_API_KEY", "OLLAMA_HOST",
-        "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "AZURE_OPENAI_API_KEY",
+        "AZURE_OPENAI_ENDPOINT",
+        "VOYAGE_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "JINA_API_KEY",
+        "SILICONFLOW_API_KEY",
+        "NOVITA_API_KEY",
+        "OLLAMA_HOST",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
     ):
         monkeypatch.delenv(name, raising=False)
 
@@ -133,7 +147,12 @@ def test_openai_request_shape_key_header_and_order(api_factory, monkeypatch):
     [request] = api.requests
     assert request["path"] == "/v1/embeddings"
     assert request["headers"]["authorization"] == "Bearer sk-test-123"
-    assert request["body"] == {"model": "text-embedding-3-small", "input": texts, "encoding_format": "float", "dimensions": DIM}
+    assert request["body"] == {
+        "model": "text-embedding-3-small",
+        "input": texts,
+        "encoding_format": "float",
+        "dimensions": DIM,
+    }
     assert emb.model_name == "text-embedding-3-small"
     assert emb.dimension == DIM and len(api.requests) == 1  # configured: no probe call
 
@@ -177,7 +196,10 @@ def test_batch_size_config_is_capped_by_the_limit(api_factory):
 def test_character_budget_splits_batches():
     texts = ["x" * 40, "y" * 40, "z" * 40, "w"]
     assert [len(b) for b in batched(texts, max_items=10, max_chars=100)] == [2, 2]
-    assert [len(b) for b in batched(["x" * 500, "y"], max_items=10, max_chars=100)] == [1, 1]  # too long alone: still sent
+    assert [len(b) for b in batched(["x" * 500, "y"], max_items=10, max_chars=100)] == [
+        1,
+        1,
+    ]  # too long alone: still sent
 
 
 def test_429_with_retry_after_then_500_are_retried(api_factory):
@@ -200,7 +222,9 @@ def test_retries_give_up_with_one_line_error(api_factory):
         emb.embed_documents(["a"])
     message = str(excinfo.value)
     assert "\n" not in message
-    assert message.startswith(f"OpenAIEmbedding failed (model m at {api.url}): 503 Service Unavailable after 3 attempts")
+    assert message.startswith(
+        f"OpenAIEmbedding failed (model m at {api.url}): 503 Service Unavailable after 3 attempts"
+    )
     assert len(api.requests) == 3
 
 
@@ -260,7 +284,9 @@ def test_key_is_read_from_the_environment(api_factory, monkeypatch):
 def test_azure_deployment_url_and_api_key_header(api_factory, monkeypatch):
     api = api_factory()
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", "az-key")
-    emb = OpenAIEmbedding(model="text-embedding-3-large", azure_endpoint=api.url + "/", deployment="emb-prod", api_version="2024-06-01")
+    emb = OpenAIEmbedding(
+        model="text-embedding-3-large", azure_endpoint=api.url + "/", deployment="emb-prod", api_version="2024-06-01"
+    )
     emb.embed_documents(["one", "two"])
     [request] = api.requests
     assert request["path"] == "/openai/deployments/emb-prod/embeddings?api-version=2024-06-01"
@@ -371,7 +397,7 @@ def ollama_reply(path: str, body: dict, headers: dict) -> tuple[int, Any]:
     if path != "/api/embed":
         return 404, {"error": "not found"}
     if body["model"] == "missing":
-        return 404, {"error": "model \"missing\" not found, try pulling it first"}
+        return 404, {"error": 'model "missing" not found, try pulling it first'}
     return 200, {"model": body["model"], "embeddings": [vector_for(t) for t in body["input"]]}
 
 
@@ -409,7 +435,11 @@ def bedrock(api: FakeAPI, **kwargs: Any):
     from deepsearcher.embedding.bedrock_embedding import BedrockEmbedding
 
     return BedrockEmbedding(
-        endpoint_url=api.url, region_name="eu-west-1", aws_access_key_id="AKIDTESTKEY", aws_secret_access_key="secret", **kwargs
+        endpoint_url=api.url,
+        region_name="eu-west-1",
+        aws_access_key_id="AKIDTESTKEY",
+        aws_secret_access_key="secret",
+        **kwargs,
     )
 
 
@@ -472,7 +502,11 @@ def hide_module(monkeypatch, name: str) -> None:
 
 @pytest.mark.parametrize(
     "provider, module, extra",
-    [("LiteLLMEmbedding", "litellm", "litellm"), ("FastEmbedEmbedding", "fastembed", "fastembed"), ("BedrockEmbedding", "boto3", "bedrock")],
+    [
+        ("LiteLLMEmbedding", "litellm", "litellm"),
+        ("FastEmbedEmbedding", "fastembed", "fastembed"),
+        ("BedrockEmbedding", "boto3", "bedrock"),
+    ],
 )
 def test_missing_extra_is_one_line_naming_it(monkeypatch, provider, module, extra):
     """Without the package, constructing the provider says which extra to install."""
@@ -541,7 +575,12 @@ def test_litellm_adapter_batches_retries_and_passes_options(monkeypatch):
     assert [call["input"] for call in fake.calls] == [["a", "bb"], ["a", "bb"], ["ccc"]]  # first batch retried
     assert emb.retries == 1
     call = fake.calls[0]
-    assert (call["model"], call["api_key"], call["api_base"], call["num_retries"]) == ("voyage/voyage-3", "k", "http://proxy:4000", 0)
+    assert (call["model"], call["api_key"], call["api_base"], call["num_retries"]) == (
+        "voyage/voyage-3",
+        "k",
+        "http://proxy:4000",
+        0,
+    )
 
 
 # ---------------------------------------------------------------------- registry
@@ -550,12 +589,23 @@ def test_litellm_adapter_batches_retries_and_passes_options(monkeypatch):
 def test_every_provider_is_registered_with_its_metadata():
     names = set(registry.names())
     assert {
-        "OpenAIEmbedding", "OllamaEmbedding", "VoyageEmbedding", "GeminiEmbedding", "BedrockEmbedding",
-        "SiliconflowEmbedding", "NovitaEmbedding", "JinaEmbedding", "LiteLLMEmbedding", "FastEmbedEmbedding",
+        "OpenAIEmbedding",
+        "OllamaEmbedding",
+        "VoyageEmbedding",
+        "GeminiEmbedding",
+        "BedrockEmbedding",
+        "SiliconflowEmbedding",
+        "NovitaEmbedding",
+        "JinaEmbedding",
+        "LiteLLMEmbedding",
+        "FastEmbedEmbedding",
         "SentenceTransformerEmbedding",
     } <= names
     assert registry.info("VoyageEmbedding").env_var == "VOYAGE_API_KEY"
-    assert registry.info("BedrockEmbedding").requires == ("boto3",) and registry.info("BedrockEmbedding").extra == "bedrock"
+    assert (
+        registry.info("BedrockEmbedding").requires == ("boto3",)
+        and registry.info("BedrockEmbedding").extra == "bedrock"
+    )
     assert registry.info("FastEmbedEmbedding").requires == ("fastembed",)
     assert registry.info("OllamaEmbedding").env_var is None
 

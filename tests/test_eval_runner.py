@@ -27,15 +27,33 @@ PASSAGES = [
 ]
 
 QUESTIONS = [
-    {"id": "q1", "question": "Who built the first compiler, the A-0 system?", "answer": "Grace Hopper", "gold_titles": ["Grace Hopper"]},
-    {"id": "q2", "question": "Why does sourdough bread rise?", "answer": "wild yeast", "answer_aliases": ["yeast"], "gold_titles": ["Sourdough", "Baking"]},
-    {"id": "q3", "question": "When did the Krafla caldera erupt, and who designed the Analytical Engine?", "answer": "1975 to 1984", "gold_titles": ["Krafla", "Charles Babbage", "Ada Lovelace", "Grace Hopper"]},
+    {
+        "id": "q1",
+        "question": "Who built the first compiler, the A-0 system?",
+        "answer": "Grace Hopper",
+        "gold_titles": ["Grace Hopper"],
+    },
+    {
+        "id": "q2",
+        "question": "Why does sourdough bread rise?",
+        "answer": "wild yeast",
+        "answer_aliases": ["yeast"],
+        "gold_titles": ["Sourdough", "Baking"],
+    },
+    {
+        "id": "q3",
+        "question": "When did the Krafla caldera erupt, and who designed the Analytical Engine?",
+        "answer": "1975 to 1984",
+        "gold_titles": ["Krafla", "Charles Babbage", "Ada Lovelace", "Grace Hopper"],
+    },
 ]
 
 
 def make_dataset(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "corpus.jsonl").write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in PASSAGES), encoding="utf-8")
+    (folder / "corpus.jsonl").write_text(
+        "".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in PASSAGES), encoding="utf-8"
+    )
     (folder / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS), encoding="utf-8")
     return folder
 
@@ -73,7 +91,11 @@ def test_naive_eval_end_to_end(tmp_path: Path, config_file: Path) -> None:
     assert configuration.llm is None  # it really ran without an LLM
 
     rows = read_rows(out / "results.jsonl")
-    assert [(r["id"], r["agent"], r["max_iter"]) for r in rows] == [("q1", "naive", None), ("q2", "naive", None), ("q3", "naive", None)]
+    assert [(r["id"], r["agent"], r["max_iter"]) for r in rows] == [
+        ("q1", "naive", None),
+        ("q2", "naive", None),
+        ("q3", "naive", None),
+    ]
     by_id = {r["id"]: r for r in rows}
     for row in rows:
         # One passage, one chunk: all 6 titles come back (naive top_k is at least 10), each once.
@@ -106,8 +128,14 @@ def test_naive_eval_end_to_end(tmp_path: Path, config_file: Path) -> None:
     assert group["em"] is None and group["f1"] is None and group["mean_tokens"] == 0 and group["mean_llm_calls"] == 0
 
     markdown = (out / "summary.md").read_text()
-    assert "| agent | max_iter | n | Recall@1 | Recall@2 | Recall@6 | all found | EM | F1 | mean tokens | mean LLM calls | mean wall s | failures |" in markdown
-    assert re.search(r"\| naive \| – \| 3 \| 0\.583 \| [01]\.\d{3} \| 0\.833 \| 0\.667 \| – \| – \| 0\.0 \| 0\.00 \| \d+\.\d{3} \| 0 \|", markdown), markdown
+    assert (
+        "| agent | max_iter | n | Recall@1 | Recall@2 | Recall@6 | all found | EM | F1 | mean tokens | mean LLM calls | mean wall s | failures |"  # noqa: E501 - a literal read better whole
+        in markdown
+    )
+    assert re.search(
+        r"\| naive \| – \| 3 \| 0\.583 \| [01]\.\d{3} \| 0\.833 \| 0\.667 \| – \| – \| 0\.0 \| 0\.00 \| \d+\.\d{3} \| 0 \|",  # noqa: E501 - a literal read better whole
+        markdown,
+    ), markdown
     assert is_png(out / "recall_vs_max_iter.png") and is_png(out / "tokens_vs_max_iter.png")
     assert "| naive | – | 3 | 0.583 |" in result.stdout  # the printed table
     assert "1 question(s) have gold titles not in the corpus (e.g. q2: 'Baking')" in result.output.replace("\n", "")
@@ -148,7 +176,9 @@ def test_skip_load_without_collection_and_bad_options(tmp_path: Path, config_fil
     assert no_llm.exit_code == 1 and "--agent naive needs no LLM" in no_llm.output
     broken = tmp_path / "broken"
     make_dataset(broken)
-    (broken / "questions.jsonl").write_text('{"id": "a", "question": "q?", "answer": "x", "gold_titles": ["A"]}\n{"id": "b", "question": "q?"}\n')
+    (broken / "questions.jsonl").write_text(
+        '{"id": "a", "question": "q?", "answer": "x", "gold_titles": ["A"]}\n{"id": "b", "question": "q?"}\n'
+    )
     bad = invoke(str(broken), "-c", str(config_file))
     assert bad.exit_code == 1 and "questions.jsonl, line 2: missing key 'answer'" in bad.output.replace("\n", "")
 
@@ -208,7 +238,9 @@ def script(server) -> None:
     server.on(r"Answer the question using (only the numbered sources|the step-by-step findings)", _final_answer)
 
 
-def test_agents_record_usage_and_survive_a_failing_question(tmp_path: Path, milvus_uri: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_agents_record_usage_and_survive_a_failing_question(
+    tmp_path: Path, milvus_uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from deepsearcher.testing import ScriptedLLMServer
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -222,7 +254,19 @@ def test_agents_record_usage_and_survive_a_failing_question(tmp_path: Path, milv
         )
         config_file = write_config(tmp_path / "config.yaml", milvus_uri, extra=llm)
         try:
-            result = invoke(str(data), "--agent", "deep,chain", "--max-iter", "1,2", "--top-k", "1,5", "--output", str(out), "-c", str(config_file))
+            result = invoke(
+                str(data),
+                "--agent",
+                "deep,chain",
+                "--max-iter",
+                "1,2",
+                "--top-k",
+                "1,5",
+                "--output",
+                str(out),
+                "-c",
+                str(config_file),
+            )
         finally:
             if configuration.vector_db is not None:
                 configuration.vector_db.close()
@@ -242,7 +286,9 @@ def test_agents_record_usage_and_survive_a_failing_question(tmp_path: Path, milv
 
     ok = [r for r in rows if not r["error"]]
     for row in ok:
-        assert row["tokens"] > 0 and row["tokens"] == sum(step["total_tokens"] for step in row["usage_by_step"].values())
+        assert row["tokens"] > 0 and row["tokens"] == sum(
+            step["total_tokens"] for step in row["usage_by_step"].values()
+        )
         assert row["llm_calls"] == sum(step["calls"] for step in row["usage_by_step"].values())
     # Every successful call is counted in some row; the 4 failed runs made one call each (no retries).
     assert sum(r["llm_calls"] for r in ok) + len(failed) == calls_seen

@@ -270,8 +270,16 @@ def bad_inputs(root: Path) -> dict[str, tuple[Path, str]]:
         "binary_txt": (root / "binary.txt", b"ELF\x00\x01\x02\x00data", "binary file, not text"),
         "empty": (root / "empty.txt", b"", "empty file"),
         "whitespace": (root / "blank.md", b" \n\t\n", "empty file (only whitespace)"),
-        "undecodable": (root / "noise.txt", bytes(range(1, 256)) * 4, "undecodable bytes: not UTF-8 (byte 0x80 at position 127)"),
-        "malformed_json": (root / "bad.json", b'[\n  {"text": "a"},\n    {text: "b"}\n]', "malformed JSON at line 3 column 6"),
+        "undecodable": (
+            root / "noise.txt",
+            bytes(range(1, 256)) * 4,
+            "undecodable bytes: not UTF-8 (byte 0x80 at position 127)",
+        ),
+        "malformed_json": (
+            root / "bad.json",
+            b'[\n  {"text": "a"},\n    {text: "b"}\n]',
+            "malformed JSON at line 3 column 6",
+        ),
         "corrupt_docx": (root / "bad.docx", b"PK\x03\x04garbage", "corrupt DOCX"),
     }
     result = {}
@@ -289,8 +297,17 @@ def bad_inputs(root: Path) -> dict[str, tuple[Path, str]]:
 
 
 BAD_CASES = [
-    "corrupt_pdf", "not_pdf", "binary_txt", "empty", "whitespace", "undecodable",
-    "malformed_json", "corrupt_docx", "directory", "dangling_symlink", "missing",
+    "corrupt_pdf",
+    "not_pdf",
+    "binary_txt",
+    "empty",
+    "whitespace",
+    "undecodable",
+    "malformed_json",
+    "corrupt_docx",
+    "directory",
+    "dangling_symlink",
+    "missing",
 ]
 
 
@@ -332,7 +349,16 @@ def test_directory_load_stops_at_a_bad_file(tmp_path: Path) -> None:
 
 def test_file_loader_is_registered_and_supports_the_union() -> None:
     assert registry.get("FileLoader") is FileLoader
-    for name in ("TextLoader", "MarkdownLoader", "PDFLoader", "JsonFileLoader", "JsonlLoader", "HTMLLoader", "DocxLoader", "CSVLoader"):
+    for name in (
+        "TextLoader",
+        "MarkdownLoader",
+        "PDFLoader",
+        "JsonFileLoader",
+        "JsonlLoader",
+        "HTMLLoader",
+        "DocxLoader",
+        "CSVLoader",
+    ):
         assert registry.get(name).__name__ == name
     assert FileLoader().supported_file_types == sorted(
         ["csv", "docx", "htm", "html", "json", "jsonl", "markdown", "md", "pdf", "txt"]

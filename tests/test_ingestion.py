@@ -32,7 +32,9 @@ def test_good_files_load_and_bad_ones_are_named(tmp_path: Path, embedding, store
     (docs / "empty.txt").write_text("")
     (docs / "bad.json").write_text('[{"text": "fine"},')
     (docs / "picture.png").write_bytes(b"\x89PNG\r\n")
-    summary = run(IngestionPipeline(embedding, store), [docs, tmp_path / "missing.md"], collection_description="test docs")
+    summary = run(
+        IngestionPipeline(embedding, store), [docs, tmp_path / "missing.md"], collection_description="test docs"
+    )
 
     assert sorted(Path(p).name for p in summary.loaded) == ["bread.txt", "records.jsonl", "volcano.md"]
     failed = {Path(f.source).name: f.reason for f in summary.failed}
@@ -71,7 +73,9 @@ def test_reload_unchanged_embeds_nothing_and_changed_file_is_replaced(tmp_path: 
     assert not any("Sourdough" in text for text in texts)
 
 
-def test_relative_and_absolute_paths_are_one_source(tmp_path: Path, embedding, store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_relative_and_absolute_paths_are_one_source(
+    tmp_path: Path, embedding, store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     docs = make_docs(tmp_path / "docs")
     pipeline = IngestionPipeline(embedding, store)
     run(pipeline, [docs / "bread.txt"])
@@ -118,7 +122,9 @@ class FailingStore(Milvus):
 def test_interrupted_load_is_completed_on_the_next_run(tmp_path: Path, embedding, milvus_uri: str) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "long.txt").write_text("\n\n".join(f"Paragraph {i} talks about topic number {i} in detail." * 8 for i in range(30)), encoding="utf-8")
+    (docs / "long.txt").write_text(
+        "\n\n".join(f"Paragraph {i} talks about topic number {i} in detail." * 8 for i in range(30)), encoding="utf-8"
+    )
     crashing = FailingStore(uri=milvus_uri)
     with pytest.raises(VectorStoreError):
         run(IngestionPipeline(embedding, crashing, batch_size=4, chunk_size=300, chunk_overlap=0), [docs])
@@ -140,7 +146,9 @@ def test_interrupted_load_is_completed_on_the_next_run(tmp_path: Path, embedding
 def test_duplicated_and_stray_rows_are_removed_and_missing_ones_restored(tmp_path: Path, embedding, store) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "long.txt").write_text("\n\n".join(f"Section {i} is about subject {i} and nothing else." * 6 for i in range(8)), encoding="utf-8")
+    (docs / "long.txt").write_text(
+        "\n\n".join(f"Section {i} is about subject {i} and nothing else." * 6 for i in range(8)), encoding="utf-8"
+    )
     pipeline = IngestionPipeline(embedding, store, batch_size=4, chunk_size=300, chunk_overlap=0)
     first = run(pipeline, [docs])
     reference = first.loaded[0]
@@ -165,7 +173,11 @@ def _stored_chunks(store, reference):
     from deepsearcher.types import Chunk
 
     hits = store.search_data("kb", [1.0] + [0.0] * 383, top_k=50)
-    return [Chunk(text=h.text, reference=h.reference, metadata=h.metadata, embedding=[1.0] + [0.0] * 383) for h in hits if h.reference == reference]
+    return [
+        Chunk(text=h.text, reference=h.reference, metadata=h.metadata, embedding=[1.0] + [0.0] * 383)
+        for h in hits
+        if h.reference == reference
+    ]
 
 
 def test_title_is_indexed_but_text_stays_the_chunk(tmp_path: Path, embedding, store) -> None:

@@ -21,7 +21,9 @@ def test_init_config_switches_and_reuses_unchanged_components(tmp_path: Path, mo
     assert configuration.default_searcher is None  # no LLM: no agents, retrieval still works
 
     second = Configuration(write_config(tmp_path / "b.yaml", str(tmp_path / "b" / "milvus.db")))
-    second.set_provider_config("llm", "OpenAI", {"model": "gpt-4o-mini", "api_key": "sk-test", "base_url": "http://127.0.0.1:9/v1"})
+    second.set_provider_config(
+        "llm", "OpenAI", {"model": "gpt-4o-mini", "api_key": "sk-test", "base_url": "http://127.0.0.1:9/v1"}
+    )
     configuration.init_config(second)
     assert configuration.vector_db is not store_a and configuration.vector_db.uri.endswith("b/milvus.db")
     assert configuration.embedding_model is embedding  # same settings: the model is not loaded again

@@ -9,11 +9,17 @@ import time
 
 import pytest
 
-from deepsearcher.transport.retry import ConcurrencyLimit, Failure, RetryPolicy, parse_retry_after, retry_after_from_headers
 from deepsearcher.llm._sync import run_sync
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Usage
 from deepsearcher.llm.errors import LLMError
 from deepsearcher.testing import scripted_llm_fixture
+from deepsearcher.transport.retry import (
+    ConcurrencyLimit,
+    Failure,
+    RetryPolicy,
+    parse_retry_after,
+    retry_after_from_headers,
+)
 
 server = scripted_llm_fixture(name="server", fallback="x y z")
 

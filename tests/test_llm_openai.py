@@ -26,7 +26,10 @@ def _words(text: str) -> int:
 def test_chat_returns_content_and_usage(server):
     server.on("capital of France", "Paris is the capital")
     llm = server.llm(**FAST)
-    messages = [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "What is the capital of France?"}]
+    messages = [
+        {"role": "system", "content": "Answer briefly."},
+        {"role": "user", "content": "What is the capital of France?"},
+    ]
     response = llm.chat(messages)
     assert isinstance(response, ChatResponse)
     assert response.content == "Paris is the capital"

@@ -88,7 +88,7 @@ def test_parse_list(text, expected):
         ("I cannot help with that.", "no list found"),
         ("", "no list found"),
         ('["only one item that was cut', "cut off before its first item"),
-        ("<think>reasoning that never ended [\"a\"]", "no list found"),
+        ('<think>reasoning that never ended ["a"]', "no list found"),
     ],
 )
 def test_parse_list_failures_name_the_step(text, reason):
@@ -227,7 +227,9 @@ async def test_structured_call_fails_after_one_repair(server):
 async def test_structured_call_json_mode_and_custom_parser(server):
     server.queue('{"queries": ["a"]}')
     llm = server.llm()
-    value, _ = await structured_call(llm, [{"role": "user", "content": "queries please"}], parse_list, "q", json_mode=True)
+    value, _ = await structured_call(
+        llm, [{"role": "user", "content": "queries please"}], parse_list, "q", json_mode=True
+    )
     assert value == ["a"]
     request = server.requests[-1]
     assert request.json_mode is True
@@ -238,7 +240,9 @@ async def test_structured_call_json_mode_and_custom_parser(server):
     def parse_size(text: str) -> int:
         return int(text.split(":")[1])
 
-    value, _ = await structured_call(llm, [{"role": "user", "content": "size?"}], parse_size, "size", format_hint="'size: <integer>'")
+    value, _ = await structured_call(
+        llm, [{"role": "user", "content": "size?"}], parse_size, "size", format_hint="'size: <integer>'"
+    )
     assert value == 42
     assert "'size: <integer>'" in server.requests[-1].messages[-1]["content"]
 
@@ -247,5 +251,7 @@ async def test_structured_call_number_and_yes_no(server):
     server.queue("<think>1 or 2?</think>The best agent is [2] because it has data.", "Well... YES")
     llm = server.llm()
     assert (await structured_call(llm, [{"role": "user", "content": "pick"}], parse_number, "route")).value == 2
-    assert (await structured_call(llm, [{"role": "user", "content": "relevant?"}], parse_yes_no, "rerank")).value is True
+    assert (
+        await structured_call(llm, [{"role": "user", "content": "relevant?"}], parse_yes_no, "rerank")
+    ).value is True
     assert server.call_count == 2

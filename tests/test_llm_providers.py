@@ -38,7 +38,14 @@ COMPATIBLE = [
 def test_every_provider_is_registered():
     names = set(registry.names())
     expected = {name for name, _, _ in COMPATIBLE} | {
-        "OpenAI", "Ollama", "OpenAICompatible", "AzureOpenAI", "Anthropic", "Gemini", "Bedrock", "LiteLLM"
+        "OpenAI",
+        "Ollama",
+        "OpenAICompatible",
+        "AzureOpenAI",
+        "Anthropic",
+        "Gemini",
+        "Bedrock",
+        "LiteLLM",
     }
     assert expected <= names
     for name in expected:
@@ -83,7 +90,10 @@ def test_compatible_provider_talks_to_its_base_url(monkeypatch, server):
     assert server.requests[-1].model == "deepseek-chat"
     server.queue(*[Fail.server_error(503)] * 2)
     llm = registry.get("DeepSeek")(base_url=server.base_url, max_retries=1, **FAST)
-    with pytest.raises(LLMError, match=r"^DeepSeek call failed \(model deepseek-chat at http://127\.0\.0\.1:\d+/v1\): 503 Service Unavailable after 2 attempts"):
+    with pytest.raises(
+        LLMError,
+        match=r"^DeepSeek call failed \(model deepseek-chat at http://127\.0\.0\.1:\d+/v1\): 503 Service Unavailable after 2 attempts",  # noqa: E501 - a literal read better whole
+    ):
         llm.chat("hi")
 
 
@@ -125,7 +135,9 @@ def test_azure_openai_against_server(monkeypatch, server):
         AzureOpenAI(api_key="k")
     with pytest.raises(MissingAPIKeyError, match="AZURE_OPENAI_API_KEY"):
         AzureOpenAI(azure_endpoint=server.url)
-    llm = AzureOpenAI(model="my-deployment", api_key="azure-key", azure_endpoint=server.url, api_version="2024-10-21", **FAST)
+    llm = AzureOpenAI(
+        model="my-deployment", api_key="azure-key", azure_endpoint=server.url, api_version="2024-10-21", **FAST
+    )
     server.queue(Fail.rate_limit(retry_after=0), "from azure")
     assert llm.chat("hi").content == "from azure"
     request = server.requests[-1]

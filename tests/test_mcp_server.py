@@ -93,19 +93,39 @@ async def test_tools_over_stdio(server, tmp_path: Path, milvus_uri: str) -> None
 
         assert payload(await session.call_tool("list_collections", {}))["collections"] == []
 
-        loaded = payload(await session.call_tool("load", {"inputs": [str(docs)], "collection": "science", "description": "Computing history"}))
+        loaded = payload(
+            await session.call_tool(
+                "load", {"inputs": [str(docs)], "collection": "science", "description": "Computing history"}
+            )
+        )
         assert loaded["ok"] and len(loaded["loaded"]) == 3 and loaded["chunks_inserted"] >= 4 and loaded["failed"] == []
 
         again = payload(await session.call_tool("load", {"inputs": [str(docs)], "collection": "science"}))
         assert again["loaded"] == [] and len(again["skipped_unchanged"]) == 3
 
         collections = payload(await session.call_tool("list_collections", {}))["collections"]
-        assert collections == [{"name": "science", "description": "Computing history", "dim": 384, "embedding_model": collections[0]["embedding_model"], "sources": 3}]
+        assert collections == [
+            {
+                "name": "science",
+                "description": "Computing history",
+                "dim": 384,
+                "embedding_model": collections[0]["embedding_model"],
+                "sources": 3,
+            }
+        ]
 
-        found = payload(await session.call_tool("search", {"query": "Who built the first compiler?", "collection": "science", "top_k": 2}))
+        found = payload(
+            await session.call_tool(
+                "search", {"query": "Who built the first compiler?", "collection": "science", "top_k": 2}
+            )
+        )
         assert len(found["results"]) == 2
         top = found["results"][0]
-        assert "Grace Hopper" in top["text"] and top["title"] == "Grace Hopper" and top["reference"].endswith("records.jsonl")
+        assert (
+            "Grace Hopper" in top["text"]
+            and top["title"] == "Grace Hopper"
+            and top["reference"].endswith("records.jsonl")
+        )
         assert isinstance(top["score"], float)
 
         # Outside the allowed roots, directly or through a symlink; `..`; relative; not http(s): refused.
@@ -120,12 +140,21 @@ async def test_tools_over_stdio(server, tmp_path: Path, milvus_uri: str) -> None
         escaped = payload(await session.call_tool("load", {"inputs": [str(docs)], "collection": "science"}))
         assert not escaped["ok"] and [f["source"] for f in escaped["failed"]] == [str(docs / "escape.txt")]
         assert payload(await session.call_tool("list_collections", {}))["collections"][0]["sources"] == 3
-        found = payload(await session.call_tool("search", {"query": "vault code", "collection": "science", "top_k": 10}))
+        found = payload(
+            await session.call_tool("search", {"query": "vault code", "collection": "science", "top_k": 10})
+        )
         assert all("1234" not in r["text"] for r in found["results"])
 
-        assert "Collection 'nope' does not exist" in error_text(await session.call_tool("search", {"query": "x", "collection": "nope"}))
+        assert "Collection 'nope' does not exist" in error_text(
+            await session.call_tool("search", {"query": "x", "collection": "nope"})
+        )
 
-        answer = payload(await session.call_tool("deep_search", {"question": "Who built the first compiler?", "agent": "naive", "collections": ["science"]}))
+        answer = payload(
+            await session.call_tool(
+                "deep_search",
+                {"question": "Who built the first compiler?", "agent": "naive", "collections": ["science"]},
+            )
+        )
         assert answer["answer"].startswith("Grace Hopper built the first compiler [")
         assert answer["agent"] == "NaiveRAG"
         cited = [source for source in answer["sources"] if source["cited"]]

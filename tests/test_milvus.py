@@ -137,7 +137,9 @@ def test_sparse_search_needs_query_text(store, embedding):
 
 def test_title_is_indexed_for_bm25_but_text_stays_the_chunk(store, embedding):
     store.init_collection(embedding.dimension, "docs", embedding_model=MODEL)
-    chunks = make_chunks(embedding, ["It was founded in 1901 by two brothers."], reference="w.html", title="Vexmoor Brewery")
+    chunks = make_chunks(
+        embedding, ["It was founded in 1901 by two brothers."], reference="w.html", title="Vexmoor Brewery"
+    )
     chunks += make_chunks(embedding, ["A quiet village with a church."], reference="v.html", title="Ashdown")
     store.insert_data("docs", chunks)
     results = store.search_data("docs", embedding.embed_query("Vexmoor"), top_k=2, query_text="Vexmoor", mode="sparse")
@@ -230,8 +232,12 @@ def test_delete_by_reference(store, embedding):
 
 def test_list_sources_counts_chunks_and_spots_partial_loads(store, embedding):
     store.init_collection(embedding.dimension, "docs", embedding_model=MODEL)
-    store.insert_data("docs", make_chunks(embedding, DISTRACTORS[:2], reference="a.txt", source_hash="h-a", source_chunks=2))
-    store.insert_data("docs", make_chunks(embedding, DISTRACTORS[2:4], reference="b.txt", source_hash="h-b", source_chunks=5))
+    store.insert_data(
+        "docs", make_chunks(embedding, DISTRACTORS[:2], reference="a.txt", source_hash="h-a", source_chunks=2)
+    )
+    store.insert_data(
+        "docs", make_chunks(embedding, DISTRACTORS[2:4], reference="b.txt", source_hash="h-b", source_chunks=5)
+    )
     store.insert_data("docs", make_chunks(embedding, [TARGET], reference="c.txt"))  # no ingestion metadata
     sources = store.list_sources("docs")
     assert set(sources) == {"a.txt", "b.txt", "c.txt"}

@@ -30,10 +30,21 @@ def test_every_feature_and_the_new_providers_are_listed(monkeypatch):
     rows = listing()
     assert {r["feature"] for r in rows} == set(FEATURES)
     names = {(r["feature"], r["name"]) for r in rows}
-    assert {("vector_db", "Milvus"), ("vector_db", "Qdrant"), ("embedding", "OpenAIEmbedding"), ("embedding", "VoyageEmbedding"),
-            ("file_loader", "FileLoader"), ("file_loader", "UnstructuredLoader"), ("file_loader", "DoclingLoader")} <= names
+    assert {
+        ("vector_db", "Milvus"),
+        ("vector_db", "Qdrant"),
+        ("embedding", "OpenAIEmbedding"),
+        ("embedding", "VoyageEmbedding"),
+        ("file_loader", "FileLoader"),
+        ("file_loader", "UnstructuredLoader"),
+        ("file_loader", "DoclingLoader"),
+    } <= names
     qdrant = row(rows, "vector_db", "Qdrant")
-    assert (qdrant["extra"], qdrant["requires"], qdrant["installed"]) == ("qdrant", ["qdrant_client"], True)  # in the dev extra
+    assert (qdrant["extra"], qdrant["requires"], qdrant["installed"]) == (
+        "qdrant",
+        ["qdrant_client"],
+        True,
+    )  # in the dev extra
     voyage = row(rows, "embedding", "VoyageEmbedding")
     assert (voyage["env_var"], voyage["env_set"], voyage["installed"]) == ("VOYAGE_API_KEY", False, True)
 
@@ -44,7 +55,10 @@ def test_env_var_set_or_not(monkeypatch):
     rows = listing()
     assert row(rows, "embedding", "JinaEmbedding")["env_set"] is True
     assert row(rows, "embedding", "SiliconflowEmbedding")["env_set"] is False
-    assert row(rows, "embedding", "OllamaEmbedding")["env_var"] is None and row(rows, "embedding", "OllamaEmbedding")["env_set"] is None
+    assert (
+        row(rows, "embedding", "OllamaEmbedding")["env_var"] is None
+        and row(rows, "embedding", "OllamaEmbedding")["env_set"] is None
+    )
 
 
 def test_a_missing_extra_is_reported_with_its_install_command(monkeypatch):
@@ -61,7 +75,9 @@ def test_a_missing_extra_is_reported_with_its_install_command(monkeypatch):
 
 def test_the_configured_provider_is_marked(tmp_path: Path):
     config = tmp_path / "config.yaml"
-    config.write_text('provide_settings:\n  embedding:\n    provider: "VoyageEmbedding"\n    config: {}\n', encoding="utf-8")
+    config.write_text(
+        'provide_settings:\n  embedding:\n    provider: "VoyageEmbedding"\n    config: {}\n', encoding="utf-8"
+    )
     rows = listing("--config", str(config))
     configured = {r["feature"]: r["name"] for r in rows if r["configured"]}
     assert configured["embedding"] == "VoyageEmbedding"

@@ -94,7 +94,9 @@ def test_token_indices_are_stable_uint32():
     # stable across processes (Python's hash() is salted per process)
     out = subprocess.run(
         [sys.executable, "-c", "from deepsearcher.vector_db.qdrant import token_index; print(token_index('qdrant'))"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert int(out.stdout) == token_index("qdrant")
 
@@ -103,7 +105,7 @@ def test_bm25_document_values_saturate_and_normalise_by_length():
     # A document of average length: tf=1 gives exactly 1.0, tf=2 less than twice that.
     words = [f"w{i}" for i in range(int(DEFAULT_AVGDL) - 2)]
     indices, values = bm25_document_vector(" ".join(["apple", "apple", *words]))
-    by_index = dict(zip(indices, values))
+    by_index = dict(zip(indices, values, strict=False))
     assert by_index[token_index("w0")] == pytest.approx(1.0)
     apple = by_index[token_index("apple")]
     assert apple == pytest.approx(2 * (K1 + 1) / (2 + K1))
@@ -113,7 +115,7 @@ def test_bm25_document_values_saturate_and_normalise_by_length():
     _, short = bm25_document_vector("apple pie", avgdl=100)
     long_doc = "apple " + " ".join(f"x{i}" for i in range(400))
     long_idx, long_vals = bm25_document_vector(long_doc, avgdl=100)
-    assert short[0] > dict(zip(long_idx, long_vals))[token_index("apple")]
+    assert short[0] > dict(zip(long_idx, long_vals, strict=False))[token_index("apple")]
     assert bm25_document_vector("") == ([], [])
 
 
@@ -150,7 +152,15 @@ def test_avgdl_is_fixed_per_collection(qdrant_path, embedding):
 
 def test_payload_holds_text_index_text_and_source_fields(store, embedding):
     store.init_collection(embedding.dimension, "docs", embedding_model=MODEL)
-    chunk = chunks_of(embedding, ["Body text."], reference="a.md", title="Heading", source_hash="h1", source_chunks=1, path=Path("/x/y"))[0]
+    chunk = chunks_of(
+        embedding,
+        ["Body text."],
+        reference="a.md",
+        title="Heading",
+        source_hash="h1",
+        source_chunks=1,
+        path=Path("/x/y"),
+    )[0]
     store.insert_data("docs", [chunk])
     [point], _ = store.client.scroll("docs", limit=10, with_payload=True)
     payload = point.payload
@@ -195,7 +205,9 @@ def test_filter_restricts_results(store, embedding):
     store.insert_data("docs", chunks_of(embedding, ["notebook power three"], reference="b.txt"))
     vector = embedding.embed_query("notebook power")
     for mode in ("dense", "sparse", "hybrid"):
-        results = store.search_data("docs", vector, top_k=5, query_text="notebook power", filter={"reference": "b.txt"}, mode=mode)
+        results = store.search_data(
+            "docs", vector, top_k=5, query_text="notebook power", filter={"reference": "b.txt"}, mode=mode
+        )
         assert [r.reference for r in results] == ["b.txt"], mode
     assert store.count("docs", {"reference": "a.txt"}) == 2
     with pytest.raises(ConfigurationError, match="Filter or a dict"):
@@ -256,7 +268,11 @@ def test_folder_in_use_by_another_process(qdrant_path, embedding):
     db.init_collection(embedding.dimension, "docs", embedding_model=MODEL)
     db.close()
     holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, qdrant_path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", _HOLDER, qdrant_path],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         line = holder.stdout.readline()
@@ -283,7 +299,8 @@ def test_concurrent_inserts_and_searches_from_threads(store, embedding):
     store.init_collection(embedding.dimension, "docs", embedding_model=MODEL)
     vector = embedding.embed_query("thread")
     batches = [
-        [Chunk(text=f"thread {t} chunk {i}", reference=f"t{t}.txt", embedding=vector) for i in range(50)] for t in range(4)
+        [Chunk(text=f"thread {t} chunk {i}", reference=f"t{t}.txt", embedding=vector) for i in range(50)]
+        for t in range(4)
     ]
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -291,5 +308,7 @@ def test_concurrent_inserts_and_searches_from_threads(store, embedding):
         searches = list(pool.map(lambda _: len(store.search_data("docs", vector, top_k=3)), range(8)))
     assert inserted == [50] * 4
     assert all(0 <= n <= 3 for n in searches)
-    assert {ref: rec.chunk_count for ref, rec in store.list_sources("docs").items()} == {f"t{t}.txt": 50 for t in range(4)}
+    assert {ref: rec.chunk_count for ref, rec in store.list_sources("docs").items()} == {
+        f"t{t}.txt": 50 for t in range(4)
+    }
     assert time.monotonic() - started < 60

@@ -46,7 +46,20 @@ def cite(request) -> str:
 
 def test_query_json_returns_the_result_object(server, config_file: Path) -> None:
     server.on("Answer the question using only the numbered sources", cite)
-    result = runner.invoke(app, ["query", "Who built the first compiler?", "--agent", "naive", "--collection", "science", "-c", str(config_file), "--json"])
+    result = runner.invoke(
+        app,
+        [
+            "query",
+            "Who built the first compiler?",
+            "--agent",
+            "naive",
+            "--collection",
+            "science",
+            "-c",
+            str(config_file),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["agent"] == "NaiveRAG"
@@ -62,7 +75,9 @@ def test_query_shows_steps_answer_and_sources(server, config_file: Path) -> None
     server.on("Does the passage below contain", lambda r: "YES" if "Hopper" in r.last_user_message else "NO")
     server.on("These queries were already searched", "[]")
     server.on("Answer the question using only the numbered sources", cite)
-    result = runner.invoke(app, ["query", "Who built the first compiler?", "--agent", "deep", "--max-iter", "1", "-c", str(config_file)])
+    result = runner.invoke(
+        app, ["query", "Who built the first compiler?", "--agent", "deep", "--max-iter", "1", "-c", str(config_file)]
+    )
     assert result.exit_code == 0, result.output
     assert "sub-queries: first compiler" in result.output
     assert "Grace Hopper built it" in result.output and "Sources" in result.output and "records.jsonl" in result.output
@@ -92,7 +107,9 @@ def test_query_settings_choose_the_default_agent_and_budget(server, config_file:
     server.on("Does the passage below contain", lambda r: "YES" if "Hopper" in r.last_user_message else "NO")
     server.on("These queries were already searched", '["more"]')
     server.on("Answer the question using only the numbered sources", cite)
-    result = runner.invoke(app, ["query", "Who built the first compiler?", "--collection", "science", "-c", str(config_file), "--json"])
+    result = runner.invoke(
+        app, ["query", "Who built the first compiler?", "--collection", "science", "-c", str(config_file), "--json"]
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["agent"] == "DeepSearch"  # from query_settings.agent, no --agent given
@@ -119,6 +136,20 @@ def test_query_timeout_option_ends_a_hung_query_clearly(server, config_file: Pat
 
     server.on("Answer the question using only the numbered sources", Reply("late", latency=10))
     started = time.monotonic()
-    result = runner.invoke(app, ["query", "Who built it?", "--agent", "naive", "--collection", "science", "--timeout", "1", "-c", str(config_file)])
+    result = runner.invoke(
+        app,
+        [
+            "query",
+            "Who built it?",
+            "--agent",
+            "naive",
+            "--collection",
+            "science",
+            "--timeout",
+            "1",
+            "-c",
+            str(config_file),
+        ],
+    )
     assert time.monotonic() - started < 5
     assert result.exit_code == 1 and "within its 1 s deadline: step 'answer'" in " ".join(result.stderr.split())

@@ -16,7 +16,9 @@ server = scripted_llm_fixture(name="server", fallback="fallback text")
 
 def _chat(server, content, **body):
     payload = {"model": "m", "messages": [{"role": "user", "content": content}], **body}
-    return httpx.post(server.base_url + "/chat/completions", json=payload, headers={"Authorization": "Bearer abc"}, timeout=10)
+    return httpx.post(
+        server.base_url + "/chat/completions", json=payload, headers={"Authorization": "Bearer abc"}, timeout=10
+    )
 
 
 def test_starts_fast_and_stops():
@@ -59,14 +61,25 @@ def test_rules_queue_and_fallback(server):
     assert _chat(server, "a secret").json()["choices"][0]["message"]["content"] == "echo 1"
     assert _chat(server, "system-only").json()["choices"][0]["message"]["content"] == "fallback text"
     body = {"model": "m", "messages": [{"role": "system", "content": "system-only"}, {"role": "user", "content": "x"}]}
-    assert httpx.post(server.base_url + "/chat/completions", json=body).json()["choices"][0]["message"]["content"] == "from system rule"
+    assert (
+        httpx.post(server.base_url + "/chat/completions", json=body).json()["choices"][0]["message"]["content"]
+        == "from system rule"
+    )
     server.reset()
-    assert server.call_count == 0 and _chat(server, "weather").json()["choices"][0]["message"]["content"] == "fallback text"
+    assert (
+        server.call_count == 0
+        and _chat(server, "weather").json()["choices"][0]["message"]["content"] == "fallback text"
+    )
 
 
 def test_streaming_sse(server):
     server.queue("one two three")
-    payload = {"model": "m", "messages": [{"role": "user", "content": "go"}], "stream": True, "stream_options": {"include_usage": True}}
+    payload = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "go"}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
     with httpx.stream("POST", server.base_url + "/chat/completions", json=payload) as response:
         assert response.headers["content-type"].startswith("text/event-stream")
         events = [line[6:] for line in response.iter_lines() if line.startswith("data: ")]
@@ -117,7 +130,9 @@ async def test_fifty_concurrent_requests_overlap(server):
     async with httpx.AsyncClient(timeout=10, limits=httpx.Limits(max_connections=100)) as client:
         payload = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
         start = time.monotonic()
-        responses = await asyncio.gather(*(client.post(server.base_url + "/chat/completions", json=payload) for _ in range(60)))
+        responses = await asyncio.gather(
+            *(client.post(server.base_url + "/chat/completions", json=payload) for _ in range(60))
+        )
         elapsed = time.monotonic() - start
     assert all(r.status_code == 200 for r in responses)
     assert server.max_concurrency >= 50 and elapsed < 3
@@ -132,4 +147,7 @@ def test_per_reply_latency(server):
 
 def test_ready_made_llm_config(server):
     config = server.llm_config(max_retries=0)
-    assert config == {"provider": "OpenAI", "config": {"model": "scripted-model", "api_key": "test", "base_url": server.base_url, "max_retries": 0}}
+    assert config == {
+        "provider": "OpenAI",
+        "config": {"model": "scripted-model", "api_key": "test", "base_url": server.base_url, "max_retries": 0},
+    }

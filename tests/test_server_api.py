@@ -43,7 +43,9 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     make_docs(root / "docs")
     mixed = root / "mixed"
     mixed.mkdir()
-    (mixed / "good.txt").write_text("Tardigrades survive boiling, freezing and the vacuum of space.\n", encoding="utf-8")
+    (mixed / "good.txt").write_text(
+        "Tardigrades survive boiling, freezing and the vacuum of space.\n", encoding="utf-8"
+    )
     (mixed / "broken.pdf").write_bytes(b"this is not a pdf at all")
     (base / "secret.txt").write_text("The secret password is swordfish.\n", encoding="utf-8")
     (root / "escape.txt").symlink_to(base / "secret.txt")
@@ -57,10 +59,16 @@ def server(tmp_path_factory: pytest.TempPathFactory, root: Path, llm) -> Any:
         "provide_settings": {
             "llm": llm.llm_config(retry_base_delay=0.01, max_retries=0),
             "vector_db": {"provider": "Milvus", "config": {"uri": str(base / "milvus.db")}},
-            "web_crawler": {"provider": "HttpCrawler", "config": {"allow_private_network": True, "respect_robots": False}},
+            "web_crawler": {
+                "provider": "HttpCrawler",
+                "config": {"allow_private_network": True, "respect_robots": False},
+            },
         },
         "server": {
-            "api_keys": [{"key": ADMIN, "name": "admin"}, {"key": READER, "name": "reader", "collections": ["science"]}],
+            "api_keys": [
+                {"key": ADMIN, "name": "admin"},
+                {"key": READER, "name": "reader", "collections": ["science"]},
+            ],
             "allowed_roots": [str(root)],
             "max_upload_files": MAX_FILES,
             "max_upload_bytes": MAX_BYTES,
@@ -185,7 +193,9 @@ def test_every_api_route_needs_a_valid_key(server: Any, method: str, path: str, 
 # ---------------------------------------------------------------------- uploads
 
 
-def upload(client: httpx.Client, files: dict[str, bytes], collection: str | None = "uploads", **data: str) -> httpx.Response:
+def upload(
+    client: httpx.Client, files: dict[str, bytes], collection: str | None = "uploads", **data: str
+) -> httpx.Response:
     parts = [("files", (name, content)) for name, content in files.items()]
     form = dict(data)
     if collection is not None:
@@ -201,7 +211,11 @@ def test_upload_job_keeps_original_names_and_is_idempotent(admin: httpx.Client, 
     response = upload(admin, files, description="Uploaded notes")
     assert response.status_code == 202
     accepted = response.json()
-    assert accepted["job_id"] and accepted["collection"] == "uploads" and response.headers["location"] == f"/v1/jobs/{accepted['job_id']}"
+    assert (
+        accepted["job_id"]
+        and accepted["collection"] == "uploads"
+        and response.headers["location"] == f"/v1/jobs/{accepted['job_id']}"
+    )
     job = wait_job(admin, accepted["job_id"])
     assert job["status"] == "succeeded" and job["error"] is None and job["collection"] == "uploads"
     assert job["results"]["loaded"] == ["upload://uploads/volcano.md", "upload://uploads/bread.txt"]
@@ -211,10 +225,16 @@ def test_upload_job_keeps_original_names_and_is_idempotent(admin: httpx.Client, 
     assert list((server.data_dir / "uploads").iterdir()) == []  # the staging folder is gone
 
     again = wait_job(admin, upload(admin, files).json()["job_id"])
-    assert again["status"] == "succeeded" and sorted(again["results"]["skipped_unchanged"]) == ["upload://uploads/bread.txt", "upload://uploads/volcano.md"]
+    assert again["status"] == "succeeded" and sorted(again["results"]["skipped_unchanged"]) == [
+        "upload://uploads/bread.txt",
+        "upload://uploads/volcano.md",
+    ]
     assert again["results"]["chunks_inserted"] == 0
 
-    changed = wait_job(admin, upload(admin, {"bread.txt": b"Rye bread uses a sour starter because rye lacks gluten.\n"}).json()["job_id"])
+    changed = wait_job(
+        admin,
+        upload(admin, {"bread.txt": b"Rye bread uses a sour starter because rye lacks gluten.\n"}).json()["job_id"],
+    )
     assert changed["results"]["replaced"] == ["upload://uploads/bread.txt"]
     sources = admin.get("/v1/collections/uploads/sources").json()
     assert [s["reference"] for s in sources] == ["upload://uploads/bread.txt", "upload://uploads/volcano.md"]
@@ -224,13 +244,20 @@ def test_upload_job_keeps_original_names_and_is_idempotent(admin: httpx.Client, 
 
 
 def test_a_bad_file_among_good_ones_makes_the_job_partial(admin: httpx.Client) -> None:
-    files = {"good.txt": b"Octopuses have three hearts and blue blood.\n", "broken.pdf": b"not a pdf", "photo.png": b"\x89PNG\r\n"}
+    files = {
+        "good.txt": b"Octopuses have three hearts and blue blood.\n",
+        "broken.pdf": b"not a pdf",
+        "photo.png": b"\x89PNG\r\n",
+    }
     job = wait_job(admin, upload(admin, files, collection="mixed_uploads").json()["job_id"])
     assert job["status"] == "partial"
     assert job["results"]["loaded"] == ["upload://mixed_uploads/good.txt"]
     failed = {f["source"]: f["reason"] for f in job["results"]["failed"]}
     assert set(failed) == {"upload://mixed_uploads/broken.pdf", "upload://mixed_uploads/photo.png"}
-    assert failed["upload://mixed_uploads/broken.pdf"] and "unsupported file type '.png'" in failed["upload://mixed_uploads/photo.png"]
+    assert (
+        failed["upload://mixed_uploads/broken.pdf"]
+        and "unsupported file type '.png'" in failed["upload://mixed_uploads/photo.png"]
+    )
     assert "broken.pdf" in job["error"] and "/uploads/" not in json.dumps(job)  # staging paths never leak
 
 
@@ -268,8 +295,12 @@ def test_load_job_and_path_rules(admin: httpx.Client, root: Path) -> None:
     assert [f["source"] for f in job["results"]["failed"]] == [str((root / "mixed" / "broken.pdf").resolve())]
 
     outside = root.parent / "secret.txt"
-    assert_error(admin.post("/v1/load", json={"inputs": [str(outside)], "collection": "x"}), 403, "outside the allowed roots")
-    assert_error(admin.post("/v1/load", json={"inputs": [str(root / "docs" / ".." / ".." / "secret.txt")]}), 403, "'..'")
+    assert_error(
+        admin.post("/v1/load", json={"inputs": [str(outside)], "collection": "x"}), 403, "outside the allowed roots"
+    )
+    assert_error(
+        admin.post("/v1/load", json={"inputs": [str(root / "docs" / ".." / ".." / "secret.txt")]}), 403, "'..'"
+    )
     assert_error(admin.post("/v1/load", json={"inputs": [str(root / "escape.txt")]}), 403, "outside the allowed roots")
     assert_error(admin.post("/v1/load", json={"inputs": ["docs/volcano.md"]}), 400, "relative")
     assert_error(admin.post("/v1/load", json={"inputs": ["ftp://example.com/file.txt"]}), 400, "Only http and https")
@@ -309,7 +340,7 @@ def test_concurrent_loads_of_the_same_files_do_not_duplicate_chunks(server: Any,
 
 
 def test_load_a_web_page(admin: httpx.Client) -> None:
-    page = "<html><head><title>Tides</title></head><body><p>The Bay of Fundy has the highest tides on Earth, up to 16 metres.</p></body></html>"
+    page = "<html><head><title>Tides</title></head><body><p>The Bay of Fundy has the highest tides on Earth, up to 16 metres.</p></body></html>"  # noqa: E501 - a literal read better whole
     with LocalServer({"/tides": Reply(page)}) as site:
         job = load(admin, [site.url("/tides")], "web", max_depth=0, max_pages=5)
     assert job["status"] == "succeeded", job
@@ -321,16 +352,31 @@ def test_load_a_web_page(admin: httpx.Client) -> None:
 
 def test_query_returns_the_result_object(admin: httpx.Client, llm: Any, science: str) -> None:
     script(llm)
-    response = admin.post("/v1/query", json={"question": "Who built the first compiler?", "agent": "naive", "collections": ["science"]})
+    response = admin.post(
+        "/v1/query", json={"question": "Who built the first compiler?", "agent": "naive", "collections": ["science"]}
+    )
     assert response.status_code == 200, response.text
     result = response.json()
     assert result["agent"] == "NaiveRAG" and result["answer"].startswith("Grace Hopper built it [")
     assert [s["kind"] for s in result["steps"]] == ["collections", "search", "answer"]
     assert result["usage"]["total_tokens"] > 0 and any(s["cited"] for s in result["sources"])
 
-    deep = admin.post("/v1/query", json={"question": "Who built the first compiler?", "agent": "deep", "max_iter": 1, "collections": ["science"], "max_tokens": 50000})
+    deep = admin.post(
+        "/v1/query",
+        json={
+            "question": "Who built the first compiler?",
+            "agent": "deep",
+            "max_iter": 1,
+            "collections": ["science"],
+            "max_tokens": 50000,
+        },
+    )
     assert deep.status_code == 200 and deep.json()["agent"] == "DeepSearch" and "Grace Hopper" in deep.json()["answer"]
-    assert_error(admin.post("/v1/query", json={"question": "x", "collections": ["nowhere"]}), 404, "Collection 'nowhere' does not exist")
+    assert_error(
+        admin.post("/v1/query", json={"question": "x", "collections": ["nowhere"]}),
+        404,
+        "Collection 'nowhere' does not exist",
+    )
     assert_error(admin.post("/v1/query", json={"question": "x", "agent": "smart"}), 422, "agent")
 
 
@@ -369,7 +415,10 @@ def test_query_streams_steps_then_tokens_then_the_result(admin: httpx.Client, ll
 
 def test_query_failure_is_an_error_event_or_a_json_error(admin: httpx.Client, llm: Any, science: str) -> None:
     script(llm)
-    llm.rules.insert(0, type(llm.rules[0])("Answer the question using only", (Fail.server_error(500, "model exploded"),), "last_user"))
+    llm.rules.insert(
+        0,
+        type(llm.rules[0])("Answer the question using only", (Fail.server_error(500, "model exploded"),), "last_user"),
+    )
     body = {"question": "Who built the first compiler?", "agent": "naive", "collections": ["science"]}
     with admin.stream("POST", "/v1/query", json=body, headers={"Accept": "text/event-stream"}) as response:
         events = sse_events(response)
@@ -384,10 +433,14 @@ def test_health_reports_the_last_query_llm_failure(admin: httpx.Client, llm: Any
     assert admin.post("/v1/query", json=body).status_code == 200
     health = admin.get("/health").json()
     assert health["llm_provider"] == "OpenAI" and health["llm_error"] is None
-    llm.rules.insert(0, type(llm.rules[0])("Answer the question using only", (Fail.server_error(503, "model asleep"),), "last_user"))
+    llm.rules.insert(
+        0, type(llm.rules[0])("Answer the question using only", (Fail.server_error(503, "model asleep"),), "last_user")
+    )
     assert_error(admin.post("/v1/query", json=body), 502, "OpenAI call failed")
     assert "OpenAI call failed" in admin.get("/health").json()["llm_error"]
-    llm.rules.insert(0, type(llm.rules[0])("Answer the question using only", (Fail.server_error(503, "model asleep"),), "last_user"))
+    llm.rules.insert(
+        0, type(llm.rules[0])("Answer the question using only", (Fail.server_error(503, "model asleep"),), "last_user")
+    )
     with admin.stream("POST", "/v1/query", json=body, headers={"Accept": "text/event-stream"}) as response:
         assert sse_events(response)[-1][0] == "error"  # a streamed failure is recorded too
     assert "503" in admin.get("/health").json()["llm_error"]
@@ -407,7 +460,9 @@ def test_an_unparseable_llm_reply_is_a_bad_gateway(admin: httpx.Client, llm: Any
 # ---------------------------------------------------------------------- restricted keys
 
 
-def test_a_restricted_key_sees_and_touches_only_its_collections(reader: httpx.Client, admin: httpx.Client, llm: Any, science: str, root: Path) -> None:
+def test_a_restricted_key_sees_and_touches_only_its_collections(
+    reader: httpx.Client, admin: httpx.Client, llm: Any, science: str, root: Path
+) -> None:
     other = load(admin, [str(root / "docs" / "bread.txt")], "kitchen", description="Baking")
     assert other["status"] == "succeeded"
     assert [c["name"] for c in reader.get("/v1/collections").json()] == ["science"]
@@ -443,14 +498,22 @@ def test_collections_and_sources(admin: httpx.Client, root: Path) -> None:
     assert load(admin, [str(root / "docs")], "manage", description="To be managed")["status"] == "succeeded"
     collections = {c["name"]: c for c in admin.get("/v1/collections").json()}
     entry = collections["manage"]
-    assert entry == {"name": "manage", "description": "To be managed", "dim": 384, "embedding_model": entry["embedding_model"], "sources": 3}
+    assert entry == {
+        "name": "manage",
+        "description": "To be managed",
+        "dim": 384,
+        "embedding_model": entry["embedding_model"],
+        "sources": 3,
+    }
     assert entry["embedding_model"]
     sources = admin.get("/v1/collections/manage/sources").json()
     reference = str((root / "docs" / "bread.txt").resolve())
     assert reference in [s["reference"] for s in sources] and set(sources[0]) >= {"reference", "chunks"}
     deleted = admin.request("DELETE", "/v1/sources", json={"collection": "manage", "reference": reference})
     assert deleted.status_code == 200 and deleted.json()["deleted"] >= 1
-    assert_error(admin.request("DELETE", "/v1/sources", json={"collection": "manage", "reference": reference}), 404, "No source")
+    assert_error(
+        admin.request("DELETE", "/v1/sources", json={"collection": "manage", "reference": reference}), 404, "No source"
+    )
     assert len(admin.get("/v1/collections/manage/sources").json()) == 2
     assert_error(admin.get("/v1/collections/nothing_here/sources"), 404, "Collection 'nothing_here' does not exist")
     assert admin.delete("/v1/collections/manage").json() == {"deleted": "manage"}
@@ -463,18 +526,27 @@ def test_collections_and_sources(admin: httpx.Client, root: Path) -> None:
 
 
 def test_compatible_endpoints(admin: httpx.Client, llm: Any, root: Path, science: str) -> None:
-    first = admin.post("/load-files/", json={"paths": [str(root / "docs")], "collection_name": "compat", "collection_description": "Old clients"})
-    assert first.status_code == 200 and first.json()["message"].startswith("Files loaded successfully into 'compat' (3 new")
+    first = admin.post(
+        "/load-files/",
+        json={"paths": [str(root / "docs")], "collection_name": "compat", "collection_description": "Old clients"},
+    )
+    assert first.status_code == 200 and first.json()["message"].startswith(
+        "Files loaded successfully into 'compat' (3 new"
+    )
     again = admin.post("/load-files/", json={"paths": str(root / "docs" / "bread.txt"), "collection_name": "compat"})
     assert again.status_code == 200 and "1 unchanged" in again.json()["message"]
-    partial = admin.post("/load-files/", json={"paths": [str(root / "mixed")], "collection_name": "compat", "batch_size": 8})
+    partial = admin.post(
+        "/load-files/", json={"paths": [str(root / "mixed")], "collection_name": "compat", "batch_size": 8}
+    )
     assert partial.status_code == 207 and "broken.pdf" in partial.json()["message"]
-    failed = admin.post("/load-files/", json={"paths": [str(root / "mixed" / "broken.pdf")], "collection_name": "compat"})
+    failed = admin.post(
+        "/load-files/", json={"paths": [str(root / "mixed" / "broken.pdf")], "collection_name": "compat"}
+    )
     assert_error(failed, 422, "Nothing was loaded", "broken.pdf")
     assert_error(admin.post("/load-files/", json={"paths": ["/etc/passwd"]}), 403, "outside the allowed roots")
     assert_error(admin.post("/load-website/", json={"urls": ["ftp://example.com/x"]}), 400, "Only http and https")
 
-    page = "<html><head><title>Moss</title></head><body><p>Sphagnum moss can hold twenty times its weight in water.</p></body></html>"
+    page = "<html><head><title>Moss</title></head><body><p>Sphagnum moss can hold twenty times its weight in water.</p></body></html>"  # noqa: E501 - a literal read better whole
     with LocalServer({"/moss": Reply(page)}) as site:
         website = admin.post("/load-website/", json={"urls": site.url("/moss"), "collection_name": "compat_web"})
     assert website.status_code == 200 and website.json()["message"].startswith("Website loaded successfully")
@@ -491,7 +563,11 @@ def test_compatible_endpoints(admin: httpx.Client, llm: Any, root: Path, science
 
 def test_errors_are_json_without_tracebacks(admin: httpx.Client, monkeypatch: pytest.MonkeyPatch) -> None:
     assert_error(admin.post("/v1/query", json={}), 422, "question: Field required")
-    assert_error(admin.post("/v1/query", content=b"{not json", headers={"content-type": "application/json"}), 422, "not valid JSON")
+    assert_error(
+        admin.post("/v1/query", content=b"{not json", headers={"content-type": "application/json"}),
+        422,
+        "not valid JSON",
+    )
     assert_error(admin.post("/v1/query", json={"question": "x", "colections": ["a"]}), 422, "colections")
     assert_error(admin.get("/v1/nothing"), 404, "Not found")
     assert_error(admin.put("/v1/collections"), 405, "PUT")
@@ -502,4 +578,3 @@ def test_errors_are_json_without_tracebacks(admin: httpx.Client, monkeypatch: py
     monkeypatch.setattr(configuration.vector_db, "list_collections", explode)
     message = assert_error(admin.get("/v1/collections"), 500, "Internal server error (error id ")
     assert "secret" not in message and "RuntimeError" not in message
-

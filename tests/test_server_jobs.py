@@ -47,7 +47,9 @@ def test_errors_end_the_job_without_leaking_internals() -> None:
     manager = JobManager()
     try:
         known = wait(manager, manager.submit("load", "a", [], bad_config).id)
-        assert known["status"] == "failed" and known["error"] == "Collection 'a' was built with another embedding model."
+        assert (
+            known["status"] == "failed" and known["error"] == "Collection 'a' was built with another embedding model."
+        )
         assert known["results"]["loaded"] == [] and known["results"]["failed"] == []
         unknown = wait(manager, manager.submit("load", "a", [], crash).id)
         assert unknown["status"] == "failed" and "error id" in unknown["error"] and "secret" not in unknown["error"]

@@ -30,7 +30,10 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Any:
     path.write_text(yaml.safe_dump(settings), encoding="utf-8")
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("OPENAI_API_KEY", raising=False)
-        with ServerThread(create_app(Configuration(path))) as server, httpx.Client(base_url=server.url, timeout=120) as http:
+        with (
+            ServerThread(create_app(Configuration(path))) as server,
+            httpx.Client(base_url=server.url, timeout=120) as http,
+        ):
             yield http
     configuration.vector_db.close()
 
@@ -43,7 +46,10 @@ def test_without_keys_no_header_is_needed(client: httpx.Client) -> None:
 
 
 def test_queries_answer_503_naming_how_to_configure_an_llm(client: httpx.Client) -> None:
-    for response in (client.post("/v1/query", json={"question": "anything?"}), client.get("/query/", params={"original_query": "anything?"})):
+    for response in (
+        client.post("/v1/query", json={"question": "anything?"}),
+        client.get("/query/", params={"original_query": "anything?"}),
+    ):
         assert response.status_code == 503
         error = response.json()["error"]
         assert "OPENAI_API_KEY" in error and "provide_settings.llm" in error

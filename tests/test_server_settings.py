@@ -33,7 +33,7 @@ def test_defaults() -> None:
 def test_server_section_from_a_config_file(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
     path.write_text(
-        f"server:\n  api_keys:\n    - key: {KEY}\n      collections: [hand-book]\n  allowed_roots: ['{tmp_path}']\n  max_upload_files: 3\n",
+        f"server:\n  api_keys:\n    - key: {KEY}\n      collections: [hand-book]\n  allowed_roots: ['{tmp_path}']\n  max_upload_files: 3\n",  # noqa: E501 - a literal read better whole
         encoding="utf-8",
     )
     s = ServerSettings.from_config(Configuration(path))
@@ -81,7 +81,11 @@ def test_serve_refuses_a_public_address_without_keys(tmp_path: Path) -> None:
     result = runner.invoke(cli, ["serve", "--host", "0.0.0.0", "--config", str(config)])
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
-    assert len(lines) == 1 and "Refusing to listen on 0.0.0.0 without API keys" in lines[0] and "server.api_keys" in lines[0]
+    assert (
+        len(lines) == 1
+        and "Refusing to listen on 0.0.0.0 without API keys" in lines[0]
+        and "server.api_keys" in lines[0]
+    )
 
 
 def test_serve_reports_a_bad_server_key(tmp_path: Path) -> None:

@@ -50,14 +50,16 @@ def test_each_chunk_knows_its_own_offset_in_repeated_text() -> None:
         assert text[start : start + len(chunk.text)] == chunk.text
         assert chunk.metadata["wider_text"] == text[max(0, start - 40) : start + len(chunk.text) + 40]
     # the window around each repeat shows the section it sits in, not the first one
-    for chunk, name in zip(repeats, ("alpha", "beta", "gamma")):
+    for chunk, name in zip(repeats, ("alpha", "beta", "gamma"), strict=False):
         assert f"{name} filler" in chunk.metadata["wider_text"]
     assert "gamma" not in repeats[0].metadata["wider_text"]
 
 
 def test_chunks_cover_long_text_with_overlap_and_indexes() -> None:
     text = " ".join(f"word{i}" for i in range(400))
-    chunks = split_docs_to_chunks([Document(text, {"reference": "r"})], chunk_size=200, chunk_overlap=50, window_size=10)
+    chunks = split_docs_to_chunks(
+        [Document(text, {"reference": "r"})], chunk_size=200, chunk_overlap=50, window_size=10
+    )
     assert len(chunks) > 5
     assert all(len(chunk.text) <= 200 for chunk in chunks)
     assert [chunk.metadata["chunk_index"] for chunk in chunks] == list(range(len(chunks)))

@@ -32,7 +32,7 @@ from deepsearcher.offline_loading.pipeline import IngestionPipeline
 from deepsearcher.offline_loading.sources import iter_file_sources
 from deepsearcher.types import LoaderError, MissingDependencyError
 
-TABLE_HTML = "<table><tr><th>Year</th><th>Revenue</th></tr><tr><td>2023</td><td>9.1 M</td></tr><tr><td>2024</td><td>12.4 M</td></tr></table>"
+TABLE_HTML = "<table><tr><th>Year</th><th>Revenue</th></tr><tr><td>2023</td><td>9.1 M</td></tr><tr><td>2024</td><td>12.4 M</td></tr></table>"  # noqa: E501 - a literal read better whole
 
 ELEMENTS: list[dict[str, Any]] = [
     {"type": "Header", "text": "ACME Corp — confidential", "metadata": {"page_number": 1}},
@@ -42,7 +42,11 @@ ELEMENTS: list[dict[str, Any]] = [
     {"type": "NarrativeText", "text": "Revenue rose by a third.", "metadata": {"page_number": 1}},
     {"type": "Footer", "text": "Page 1 of 2", "metadata": {"page_number": 1}},
     {"type": "PageBreak", "text": "", "metadata": {"page_number": 1}},
-    {"type": "Table", "text": "Year Revenue 2023 9.1 M 2024 12.4 M", "metadata": {"page_number": 2, "text_as_html": TABLE_HTML}},
+    {
+        "type": "Table",
+        "text": "Year Revenue 2023 9.1 M 2024 12.4 M",
+        "metadata": {"page_number": 2, "text_as_html": TABLE_HTML},
+    },
     {"type": "Title", "text": "Outlook", "metadata": {"page_number": 2}},
     {"type": "ListItem", "text": "Open a second plant in Tampere.", "metadata": {"page_number": 2}},
 ]
@@ -69,11 +73,20 @@ class FakeUnstructuredAPI:
                 for part in message.iter_parts():
                     name = part.get_param("name", header="content-disposition")
                     if part.get_filename():
-                        files.append({"field": name, "filename": part.get_filename(), "type": part.get_content_type(), "data": part.get_payload(decode=True)})
+                        files.append(
+                            {
+                                "field": name,
+                                "filename": part.get_filename(),
+                                "type": part.get_content_type(),
+                                "data": part.get_payload(decode=True),
+                            }
+                        )
                     else:
                         fields.setdefault(name, []).append(part.get_content().strip())
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                api.requests.append({"path": self.path, "headers": headers, "fields": fields, "files": files, "at": time.monotonic()})
+                api.requests.append(
+                    {"path": self.path, "headers": headers, "fields": fields, "files": files, "at": time.monotonic()}
+                )
                 if api.failures:
                     status, extra, payload = api.failures.pop(0)
                 elif headers.get("unstructured-api-key", "") == "wrong":
@@ -133,7 +146,9 @@ def hide_module(monkeypatch, name: str) -> None:
 
 
 def test_hosted_api_request_shape(api, report):
-    loader = UnstructuredLoader(mode="api", api_key="uk-123", api_url=api.url, strategy="hi_res", languages=["eng", "deu"])
+    loader = UnstructuredLoader(
+        mode="api", api_key="uk-123", api_url=api.url, strategy="hi_res", languages=["eng", "deu"]
+    )
     loader.load_file(str(report))
     [request] = api.requests
     assert request["path"] == "/general/v0/general"
@@ -263,7 +278,11 @@ def test_registered_with_extras():
 
 
 def test_elements_without_pages_or_titles():
-    documents = elements_to_documents("notes.txt", [{"type": "NarrativeText", "text": "Just text."}, {"type": "UncategorizedText", "text": "More."}], "txt")
+    documents = elements_to_documents(
+        "notes.txt",
+        [{"type": "NarrativeText", "text": "Just text."}, {"type": "UncategorizedText", "text": "More."}],
+        "txt",
+    )
     [document] = documents
     assert document.page_content == "Just text.\n\nMore."
     assert "page" not in document.metadata and "section" not in document.metadata and "title" not in document.metadata
@@ -286,7 +305,7 @@ def test_docling_missing_extra_is_one_line(monkeypatch):
 
 
 def test_markdown_sections():
-    markdown = "Preface line.\n\n# Report\n\n## Revenue\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```\n# not a heading\n```\n\n## Costs\n\nCosts fell."
+    markdown = "Preface line.\n\n# Report\n\n## Revenue\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```\n# not a heading\n```\n\n## Costs\n\nCosts fell."  # noqa: E501 - a literal read better whole
     assert markdown_sections(markdown, carried="Earlier") == [
         ("Earlier", "Preface line."),
         ("Revenue", "# Report\n\n## Revenue\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```\n# not a heading\n```"),
@@ -312,7 +331,10 @@ class StandInDoclingDocument:
 
 def test_docling_pages_become_page_and_section_documents():
     document = StandInDoclingDocument(
-        {1: "# Annual Report\n\n## Revenue\n\nRevenue rose.", 2: "| Year | Revenue |\n|---|---|\n| 2024 | 12 M |\n\n## Outlook\n\nA new plant."}
+        {
+            1: "# Annual Report\n\n## Revenue\n\nRevenue rose.",
+            2: "| Year | Revenue |\n|---|---|\n| 2024 | 12 M |\n\n## Outlook\n\nA new plant.",
+        }
     )
     documents = docling_documents("r.pdf", document, "pdf")
     summary = [(d.metadata["page"], d.metadata.get("section"), d.page_content) for d in documents]

@@ -163,7 +163,9 @@ def test_sitemap_start_url_yields_its_pages(site: Website) -> None:
     report = crawler().crawl(site.url("/sitemap.xml"))
     assert paths(report) == {"/a", "/b", "/docs/guide"}
     assert report.failures == []
-    assert all(d.metadata["depth"] == 0 and d.metadata["linked_from"] == site.url("/sitemap.xml") for d in report.documents)
+    assert all(
+        d.metadata["depth"] == 0 and d.metadata["linked_from"] == site.url("/sitemap.xml") for d in report.documents
+    )
     assert site.hits("/c") == 0  # depth 0: the sitemap's pages only
 
 
@@ -375,7 +377,10 @@ async def test_the_documents_of_one_page_stream_together() -> None:
     tasks = [asyncio.ensure_future(sink.documents(pdf_pages)), asyncio.ensure_future(sink.documents(html))]
     received = [(await queue.get()).reference for _ in range(4)]
     await asyncio.gather(*tasks)
-    assert received in (["http://x.org/r.pdf"] * 3 + ["http://x.org/a"], ["http://x.org/a"] + ["http://x.org/r.pdf"] * 3)
+    assert received in (
+        ["http://x.org/r.pdf"] * 3 + ["http://x.org/a"],
+        ["http://x.org/a"] + ["http://x.org/r.pdf"] * 3,
+    )
     assert sink.stats.documents == 4
 
 
@@ -470,23 +475,40 @@ def firecrawl_server() -> LocalServer:
         if "missing" in url:
             data = {"markdown": "", "metadata": {"sourceURL": url, "statusCode": 404, "error": "Not Found"}}
         else:
-            data = {"markdown": "# Vents\n\nHot water on the seabed.", "metadata": {"title": "Vents", "sourceURL": url, "url": url, "statusCode": 200}}
+            data = {
+                "markdown": "# Vents\n\nHot water on the seabed.",
+                "metadata": {"title": "Vents", "sourceURL": url, "url": url, "statusCode": 200},
+            }
         return Reply(json.dumps({"success": True, "data": data}), content_type="application/json")
 
     def crawl(request: Request) -> Reply:
-        return Reply(json.dumps({"success": True, "id": "job-1", "url": "https://api.firecrawl.dev/v1/crawl/job-1"}), content_type="application/json")
+        return Reply(
+            json.dumps({"success": True, "id": "job-1", "url": "https://api.firecrawl.dev/v1/crawl/job-1"}),
+            content_type="application/json",
+        )
 
     def status(request: Request) -> Reply:
         state["polls"] += 1
         if "skip=2" in request.path:
-            payload = {"status": "completed", "data": [{"markdown": "Page three.", "metadata": {"title": "3", "sourceURL": "https://example.org/3", "statusCode": 200}}]}
+            payload = {
+                "status": "completed",
+                "data": [
+                    {
+                        "markdown": "Page three.",
+                        "metadata": {"title": "3", "sourceURL": "https://example.org/3", "statusCode": 200},
+                    }
+                ],
+            }
         elif state["polls"] == 1:
             payload = {"status": "scraping", "total": 3, "completed": 1, "data": []}
         else:
             payload = {
                 "status": "completed",
                 "data": [
-                    {"markdown": "Page one.", "metadata": {"title": "1", "sourceURL": "https://example.org/", "statusCode": 200}},
+                    {
+                        "markdown": "Page one.",
+                        "metadata": {"title": "1", "sourceURL": "https://example.org/", "statusCode": 200},
+                    },
                     {"markdown": "", "metadata": {"sourceURL": "https://example.org/gone", "statusCode": 410}},
                 ],
                 "next": "https://api.firecrawl.dev/v1/crawl/job-1?skip=2",
@@ -528,7 +550,11 @@ def test_firecrawl_crawl_job_is_polled_and_paged(monkeypatch: pytest.MonkeyPatch
 
 def test_firecrawl_api_errors_are_failures(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FIRECRAWL_API_KEY", "fc-test-key")
-    routes = {"/v1/scrape": Reply(json.dumps({"success": False, "error": "Insufficient credits"}), status=402, content_type="application/json")}
+    routes = {
+        "/v1/scrape": Reply(
+            json.dumps({"success": False, "error": "Insufficient credits"}), status=402, content_type="application/json"
+        )
+    }
     with LocalServer(routes) as api:
         report = FireCrawlCrawler(api_url=api.base).crawl(["https://example.org/", "ftp://example.org/x"])
         assert len(api.requests) == 1  # the ftp URL never reaches the service
@@ -555,7 +581,12 @@ def jina_server() -> LocalServer:
             data = {"title": "", "url": target, "content": "", "warning": "Target URL returned error 404: Not Found"}
             return Reply(json.dumps({"code": 200, "status": 20000, "data": data}), content_type="application/json")
         if "application/json" in request.headers.get("accept", ""):
-            data = {"title": "Tides", "url": target, "content": "# Tides\n\nThe sea rises twice a day.", "description": "About tides"}
+            data = {
+                "title": "Tides",
+                "url": target,
+                "content": "# Tides\n\nThe sea rises twice a day.",
+                "description": "About tides",
+            }
             return Reply(json.dumps({"code": 200, "status": 20000, "data": data}), content_type="application/json")
         return Reply(
             f"Title: Tides\n\nURL Source: {target}\n\nMarkdown Content:\n# Tides\n\nThe sea rises twice a day.\n",

@@ -27,7 +27,9 @@ CHROMIUM = os.environ.get("DEEPSEARCHER_TEST_CHROMIUM", "/usr/bin/chromium")
 import playwright.sync_api as playwright_api  # noqa: E402 - dev extra
 
 if not os.path.exists(CHROMIUM):  # `make test` installs it; never silently skip the browser test
-    raise RuntimeError(f"No Chromium at {CHROMIUM}: install Debian's chromium package (make browser) or set DEEPSEARCHER_TEST_CHROMIUM.")
+    raise RuntimeError(
+        f"No Chromium at {CHROMIUM}: install Debian's chromium package (make browser) or set DEEPSEARCHER_TEST_CHROMIUM."  # noqa: E501 - a literal read better whole
+    )
 
 from deepsearcher.config import Configuration  # noqa: E402
 from deepsearcher.server.app import create_app  # noqa: E402
@@ -39,11 +41,20 @@ SUB_QUERIES = "Break the question below"
 JUDGE = "Does the passage below contain"
 REFLECT = "These queries were already searched"
 ANSWER = "Answer the question using only the numbered sources"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 SCREENSHOT = Path(os.environ.get("DEEPSEARCHER_SCREENSHOT_DIR", "/tmp")) / "deepsearcher-web-page.png"
 
 
-def make_config(tmp_path: Path, milvus_uri: str, llm: dict[str, Any], server_settings: dict[str, Any] | None = None) -> Configuration:
+def make_config(
+    tmp_path: Path, milvus_uri: str, llm: dict[str, Any], server_settings: dict[str, Any] | None = None
+) -> Configuration:
     settings = {
         "provide_settings": {"llm": llm, "vector_db": {"provider": "Milvus", "config": {"uri": milvus_uri}}},
         "server": {"data_dir": str(tmp_path / "data"), **(server_settings or {})},
@@ -67,7 +78,10 @@ def page(browser) -> Iterator[Any]:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" and "401" not in message.text else None)
+    page.on(
+        "console",
+        lambda message: errors.append(message.text) if message.type == "error" and "401" not in message.text else None,
+    )
     page.set_default_timeout(30_000)
     yield page
     context.close()
@@ -123,7 +137,12 @@ def test_upload_ask_and_read_the_cited_source(server, tmp_path: Path, milvus_uri
         page.wait_for_selector("#answer button.cite", timeout=60_000)
 
         kinds = page.eval_on_selector_all("#steps .step", "nodes => nodes.map(n => n.dataset.kind)")
-        assert kinds[:2] == ["collections", "sub_queries"] and "search" in kinds and "judge" in kinds and kinds[-1] == "answer"
+        assert (
+            kinds[:2] == ["collections", "sub_queries"]
+            and "search" in kinds
+            and "judge" in kinds
+            and kinds[-1] == "answer"
+        )
         steps = page.inner_text("#steps")
         assert "Who built the first compiler?" in steps and "science" in steps
         assert page.inner_text("#run-status") == "done"
@@ -145,7 +164,9 @@ def test_upload_ask_and_read_the_cited_source(server, tmp_path: Path, milvus_uri
         panel.wait_for(state="visible")
         assert page.inner_text("#source-panel-name") == "Grace Hopper"
         assert page.inner_text("#source-panel-reference") == "upload://science/records.jsonl"
-        assert "Grace Hopper built the first compiler, the A-0 system, in 1952." in page.inner_text("#source-panel-text")
+        assert "Grace Hopper built the first compiler, the A-0 system, in 1952." in page.inner_text(
+            "#source-panel-text"
+        )
         page.screenshot(path=str(SCREENSHOT), full_page=True)
         page.keyboard.press("Escape")
         panel.wait_for(state="hidden")

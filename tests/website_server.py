@@ -14,7 +14,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Union
 from urllib.parse import urlsplit
 
 
@@ -43,7 +42,7 @@ class Reply:
 
 
 # A route keyed "*" answers every path that has no route of its own.
-Route = Union[Reply, Callable[[Request], Reply]]
+Route = Reply | Callable[[Request], Reply]
 
 
 class LocalServer:
@@ -107,7 +106,9 @@ class LocalServer:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name=f"test-http-{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name=f"test-http-{self.port}", daemon=True
+        )
 
     @property
     def base(self) -> str:
@@ -141,7 +142,7 @@ NAV = '<nav class="menu"><a href="/">Home</a> | <a href="/a">Currents</a> | <a h
 FOOTER = "<footer><p>Copyright 2024 Ocean Facts Ltd. All rights reserved. Privacy policy. Terms of use.</p></footer>"
 COOKIE_BANNER = (
     '<div id="cookie-banner" class="cookie-consent"><p>We use cookies to improve your experience. '
-    '<button>Accept all cookies</button></p></div>'
+    "<button>Accept all cookies</button></p></div>"
 )
 
 
@@ -212,10 +213,25 @@ def website_routes(base: str, other_site: str, pdf: bytes) -> dict[str, Route]:
     html = "text/html; charset=utf-8"
     return {
         "/robots.txt": Reply("User-agent: *\nDisallow: /private/\n", content_type="text/plain"),
-        "/": Reply(page("Ocean Facts home", text("the ocean"), [
-            "/a", "/b", "/article", "/a#top", "/b/", "/private/secret", f"{other_site}/page",
-            "/logo.png", "/docs/guide", "/old-page", "mailto:editor@example.org",
-        ])),
+        "/": Reply(
+            page(
+                "Ocean Facts home",
+                text("the ocean"),
+                [
+                    "/a",
+                    "/b",
+                    "/article",
+                    "/a#top",
+                    "/b/",
+                    "/private/secret",
+                    f"{other_site}/page",
+                    "/logo.png",
+                    "/docs/guide",
+                    "/old-page",
+                    "mailto:editor@example.org",
+                ],
+            )
+        ),
         "/a": Reply(page("Page A", text("ocean currents"), ["/b", "/c", "/"])),
         "/b": Reply(page("Page B", text("tides"), ["/a"])),
         "/c": Reply(page("Page C", text("salinity"), ["/d"])),
@@ -227,7 +243,7 @@ def website_routes(base: str, other_site: str, pdf: bytes) -> dict[str, Route]:
             "<!DOCTYPE html><html><head><title>Deep Sea Vents | Ocean Facts</title></head><body>"
             f"{NAV}{COOKIE_BANNER}<main><article><h1>Hydrothermal vents</h1><p>{ARTICLE_MAIN}</p>"
             f"<h2>Life around vents</h2><p>{ARTICLE_SECOND}</p>"
-            "<p>The first vent community was discovered in 1977 near the Galapagos Islands by the submersible Alvin.</p>"
+            "<p>The first vent community was discovered in 1977 near the Galapagos Islands by the submersible Alvin.</p>"  # noqa: E501 - a literal read better whole
             f"</article></main>{FOOTER}</body></html>",
             content_type=html,
         ),
@@ -271,8 +287,10 @@ def website_routes(base: str, other_site: str, pdf: bytes) -> dict[str, Route]:
             "</sitemapindex>",
             content_type="application/xml",
         ),
-        "/feed.xml": Reply('<?xml version="1.0"?><rss version="2.0"><channel><title>x</title></channel></rss>',
-                           content_type="application/xml"),
+        "/feed.xml": Reply(
+            '<?xml version="1.0"?><rss version="2.0"><channel><title>x</title></channel></rss>',
+            content_type="application/xml",
+        ),
     }
 
 
@@ -280,8 +298,12 @@ class Website:
     """The fixture site on one LocalServer plus a second server that is another site."""
 
     def __init__(self, pdf: bytes) -> None:
-        self.other = LocalServer({"/page": Reply(page("Other site", text("another site"), [])),
-                                  "/robots.txt": Reply("", status=404, content_type="text/plain")})
+        self.other = LocalServer(
+            {
+                "/page": Reply(page("Other site", text("another site"), [])),
+                "/robots.txt": Reply("", status=404, content_type="text/plain"),
+            }
+        )
         self.server = LocalServer()
         self.server.routes.update(website_routes(self.server.base, self.other.base, pdf))
 
