@@ -5,8 +5,9 @@ the session once, on first use, behind the loading spinner, and runs mean-pooled
 over length-sorted batches (see `_batching`). With int8 MatMuls activations are quantised
 per call, per tensor, so a vector would depend on the other texts of its batch; the
 default batch of one text per call avoids that (a text always gets the same vector:
-re-ingestion and query/document matches stay exact) and costs nothing here: inside a
-length-sorted window there is no padding.
+re-ingestion and query/document matches stay exact). It has a price: batches of 8 run
+10-15 % faster on 2 cores, but their vectors drift from the text's own (cosine down to
+0.98; 92 % of top-5 neighbours kept on 2Wiki; `benchmarks/ingest.py` prints both).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from deepsearcher.config.optional import require
 from deepsearcher.embedding._batching import encode_sorted
 from deepsearcher.embedding.base import PrefixedEmbedding, model_loading
 
-#: Texts per forward pass. One per call: no padding at all and batch-independent int8 vectors;
-#: measured as fast as 8 (and faster than 16 or 64) on 2 CPU cores (benchmarks/ingest.py).
+#: Texts per forward pass. One per call: no padding at all and batch-independent int8 vectors,
+#: for 10-15 % less speed than 8 (see the module docstring; `batch_size=` trades it back).
 DEFAULT_BATCH_SIZE = 1
 
 
