@@ -17,22 +17,12 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-#: Modules of the embedding providers that compute on this machine (a remote one is never
-#: called ahead: that would be a request, and perhaps a bill, for nothing).
-LOCAL_EMBEDDING_MODULES = frozenset(
-    {
-        "deepsearcher.embedding.minilm_embedding",
-        "deepsearcher.embedding.onnx_embedding",
-        "deepsearcher.embedding.sentence_transformer_embedding",
-    }
-)
-
 
 def warm_up_in_background(components: Any) -> list[threading.Thread]:
     """Start the loads `components` will need for searching; returns the threads started."""
     jobs: list[tuple[str, Callable[[], object]]] = []
     model = components.embedding_model
-    if type(model).__module__ in LOCAL_EMBEDDING_MODULES:
+    if model.runs_locally:  # a remote one is never called ahead: a request, maybe a bill, for nothing
         jobs.append(("embedding model", lambda: model.embed_query("warm-up")))
     # Milvus Lite tokenises in this process; a Milvus server does it on its own side.
     if "milvus_lite" in sys.modules and importlib.util.find_spec("jieba") is not None:

@@ -30,6 +30,8 @@ class BaseEmbedding(ABC):
 
     #: A stable name stored with each collection so another model is refused later.
     model_name: str = ""
+    #: Computes on this machine: calling it ahead of need (a warm-up) costs no request or bill.
+    runs_locally: bool = False
 
     @abstractmethod
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
@@ -65,6 +67,7 @@ class PrefixedEmbedding(BaseEmbedding):
 
     query_prefix: str = ""
     document_prefix: str = ""
+    runs_locally = True
 
     @abstractmethod
     def _encode(self, texts: list[str]) -> list[list[float]]:
@@ -82,6 +85,10 @@ class DelegatingEmbedding(BaseEmbedding):
     bundled model on either runtime, a renamed model): every call goes to `inner`."""
 
     inner: BaseEmbedding
+
+    @property
+    def runs_locally(self) -> bool:  # type: ignore[override]  # what the wrapped provider is
+        return self.inner.runs_locally
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return self.inner.embed_documents(texts)

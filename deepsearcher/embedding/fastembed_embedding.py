@@ -23,6 +23,8 @@ class FastEmbedEmbedding(BaseEmbedding):
     prefixes the model was trained with.
     """
 
+    runs_locally = True
+
     def __init__(
         self,
         model: str = DEFAULT_MODEL,
