@@ -26,8 +26,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from deepsearcher.app.collections import require_collections
-from deepsearcher.types.errors import DeepSearcherError, MissingDependencyError, report
+from deepsearcher.app import collections, searching
+from deepsearcher.app.components import Components
+from deepsearcher.app.loading import LoadRequest, load
+from deepsearcher.app.querying import QueryRequest, ask, plan_query
+from deepsearcher.app.searching import SearchRequest
+from deepsearcher.types.errors import MissingDependencyError, report
+from deepsearcher.utils.sync_bridge import run_sync
 
 logger = logging.getLogger(__name__)
 
@@ -88,34 +93,21 @@ def _source_dict(source: Any) -> dict[str, Any]:
 
 
 class DeepSearcherTools:
-    """The work behind each tool, synchronous and independent of the MCP SDK (easy to test)."""
+    """The work behind each tool, synchronous and independent of the MCP SDK (easy to test).
+
+    It holds the server's components and runs the same use cases (deepsearcher/app) as the CLI
+    and the REST API, so a tool answers what `deepsearcher search` or `POST /v1/query` would.
+    """
+
+    def __init__(self, components: Components) -> None:
+        self.components = components
 
     def search(self, query: str, collection: str | None = None, top_k: int = 5) -> dict[str, Any]:
-        """Retrieval only (no LLM): the `top_k` passages of `collection` (default: the configured
-        default collection) that best match `query`, each with its text, source reference, title and score."""
-        from deepsearcher import configuration
-        from deepsearcher.online_query import naive_retrieve
-
-        if not query.strip():
-            raise DeepSearcherError("query is empty.")
-        if top_k < 1 or top_k > 100:
-            raise DeepSearcherError(f"top_k must be between 1 and 100, got {top_k}.")
-        name = collection or configuration.vector_db.default_collection
-        require_collections(configuration.vector_db, [name])
-        results = naive_retrieve(query, collection=name, top_k=top_k)
-        return {
-            "collection": name,
-            "results": [
-                {
-                    "rank": rank,
-                    "text": r.text,
-                    "reference": r.reference,
-                    "title": r.title,
-                    "score": r.score,
-                }
-                for rank, r in enumerate(results, 1)
-            ],
-        }
+        """Retrieval only (no LLM): the `top_k` passages that best match `query`, in `collection` (default:
+        every loaded collection), each with the passage of its chunk that matches, its full text, source
+        reference, title, collection and score."""
+        request = SearchRequest(query, [collection] if collection else None, top_k)
+        return searching.search(self.components, request).to_dict()
 
     def deep_search(
         self,
@@ -123,20 +115,18 @@ class DeepSearcherTools:
         agent: str | None = None,
         max_iter: int | None = None,
         collections: list[str] | None = None,
+        options: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Research `question` over the loaded documents with an LLM agent and return a cited answer.
 
         agent (default: the server's query_settings.agent, else auto): auto (a router picks), deep
         (decompose, search, judge, reflect), chain (multi-hop follow-up questions), naive (one retrieval,
-        one answer), or another registered agent. max_iter caps research rounds.
+        one answer), or another registered agent. max_iter caps research rounds; options sets the agent's
+        other options by name (each agent's options, defaults and bounds are in its schema).
         collections limits the search (default: the agent picks). The answer cites sources as [n];
         `sources` lists them with index, reference, title, text and whether they were cited."""
-        from deepsearcher import configuration
-        from deepsearcher.app.querying import QueryRequest, ask, plan_query
-        from deepsearcher.llm._sync import run_sync
-
-        request = QueryRequest(question, agent, collections or None, max_iter)
-        result = run_sync(ask(plan_query(configuration.current(), request, no_llm_hint=NO_LLM_HINT)))
+        request = QueryRequest(question, agent, collections or None, max_iter, options=dict(options or {}))
+        result = run_sync(ask(plan_query(self.components, request, no_llm_hint=NO_LLM_HINT)))
         usage = result.usage.to_dict()
         return {
             "question": result.question,
@@ -150,21 +140,9 @@ class DeepSearcherTools:
 
     def list_collections(self) -> dict[str, Any]:
         """The collections in the store: name, description, embedding dimension and model, number of sources."""
-        from deepsearcher import configuration
-
-        db = configuration.vector_db
         return {
-            "default_collection": db.default_collection,
-            "collections": [
-                {
-                    "name": info.collection_name,
-                    "description": info.description or "",
-                    "dim": info.dim,
-                    "embedding_model": info.embedding_model,
-                    "sources": len(db.list_sources(info.collection_name)),
-                }
-                for info in db.list_collections()
-            ],
+            "default_collection": self.components.vector_db.default_collection,
+            "collections": [row.to_dict() for row in collections.list_collections(self.components)],
         }
 
     def load(
@@ -179,10 +157,7 @@ class DeepSearcherTools:
         with `description` for the router). Local paths must lie inside the server's allowed roots.
         Unchanged sources are skipped; every failed input is listed with its reason.
         max_depth/max_pages bound crawling from URLs."""
-        from deepsearcher import configuration
-        from deepsearcher.app.loading import LoadRequest, load
-
-        components = configuration.current()
+        components = self.components
         request = LoadRequest(inputs, collection, description, max_depth=max_depth, max_pages=max_pages)
         summary = load(components, request, roots=allowed_roots(components.config))
         data = summary.to_dict()
@@ -210,8 +185,8 @@ def _agent_choices(tool: Callable[..., Any]) -> None:
     tool.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
 
 
-def build_server(tools: DeepSearcherTools | None = None) -> Any:
-    """The MCP server with DeepSearcher's tools; call after `init_config`.
+def build_server(tools: DeepSearcherTools) -> Any:
+    """The MCP server with DeepSearcher's tools.
 
     Each tool is the method of `tools` of the same name: its signature is the tool's input
     schema and its docstring the description clients see.
@@ -219,7 +194,6 @@ def build_server(tools: DeepSearcherTools | None = None) -> Any:
     import anyio
 
     MCPServer, ToolError = _sdk()
-    tools = tools or DeepSearcherTools()
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
 
     def expose(method: Callable[..., dict[str, Any]]) -> None:
@@ -241,23 +215,21 @@ def build_server(tools: DeepSearcherTools | None = None) -> Any:
 
 
 def run_stdio(config_path: str | os.PathLike[str] | None = None) -> None:
-    """Initialise DeepSearcher from `config_path` and serve MCP over stdin/stdout until EOF."""
-    from deepsearcher import configuration
+    """Build the components of `config_path` and serve MCP over stdin/stdout until EOF."""
+    from deepsearcher.app.components import build_components
     from deepsearcher.config import Configuration
 
     _sdk()  # fail before loading models when the SDK is missing
     # Anything a library prints while the models load must not corrupt the protocol.
     with contextlib.redirect_stdout(sys.stderr):
-        configuration.init_config(Configuration(config_path))
-        allowed_roots(configuration.config)  # a wrong server.allowed_roots fails now, not at the first load
-        server = build_server()
+        components = build_components(Configuration(config_path))
+        allowed_roots(components.config)  # a wrong server.allowed_roots fails now, not at the first load
+        server = build_server(DeepSearcherTools(components))
     logger.info("DeepSearcher MCP server ready on stdio")
     try:
         server.run("stdio")
     finally:
-        vector_db = configuration.vector_db
-        if vector_db is not None and hasattr(vector_db, "close"):
-            try:
-                vector_db.close()
-            except Exception:  # noqa: BLE001 - the server is stopping; closing must not mask why
-                logger.warning("closing the vector store failed", exc_info=True)
+        try:
+            components.close()
+        except Exception:  # noqa: BLE001 - the server is stopping; closing must not mask why
+            logger.warning("closing the vector store failed", exc_info=True)

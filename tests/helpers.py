@@ -24,3 +24,11 @@ def write_config(path: Path, milvus_uri: str, extra: str = "") -> Path:
         encoding="utf-8",
     )
     return path
+
+
+def components_for(config_path: Path | str | None, **kwargs: object):  # noqa: ANN201 - Components
+    """What a front-end builds at start for `config_path` (`deepsearcher mcp -c`, a CLI command)."""
+    from deepsearcher.app.components import build_components
+    from deepsearcher.config import Configuration
+
+    return build_components(Configuration(config_path), **kwargs)  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import make_docs
+from helpers import components_for, make_docs
 from typer.testing import CliRunner
 
 from deepsearcher import configuration
@@ -62,7 +62,7 @@ def config_file(tmp_path: Path, milvus_uri: str, llm) -> Path:
 
 def test_a_plugin_agent_reaches_every_front_end(plugin: None, config_file: Path, tmp_path: Path, llm) -> None:
     from deepsearcher.evaluation.runner import build_specs, eval_agents
-    from deepsearcher.mcp_server import build_server
+    from deepsearcher.mcp_server import DeepSearcherTools, build_server
     from deepsearcher.server.routes_v1 import QueryRequest
 
     assert catalog.agent_names() == ["auto", "deep", "chain", "echo", "naive"]
@@ -77,6 +77,7 @@ def test_a_plugin_agent_reaches_every_front_end(plugin: None, config_file: Path,
     docs = make_docs(tmp_path / "docs")
     loaded = runner.invoke(app, ["load", str(docs), "--collection", "science", "-c", str(config_file)])
     assert loaded.exit_code == 0, loaded.output
+    components = components_for(config_file)
     try:
         # query_settings.agent: echo is the default, with no --agent given
         result = runner.invoke(
@@ -85,15 +86,15 @@ def test_a_plugin_agent_reaches_every_front_end(plugin: None, config_file: Path,
         assert result.exit_code == 0, result.output
         data = json.loads(result.stdout)
         assert data["agent"] == "EchoAgent" and "Hopper" in data["answer"] and llm.call_count == 0
-        assert configuration.agents["echo"].top_k == 10  # built from query_settings like the built-in agents
+        assert components.agents["echo"].top_k == 10  # built from its options schema like the built-in agents
 
-        server = build_server()
+        server = build_server(DeepSearcherTools(components))
         tools = {tool.name: tool for tool in _list_tools(server)}
         deep_search = tools["deep_search"]
         schema = getattr(deep_search, "input_schema", None) or deep_search.inputSchema  # mcp 2.x / 1.x
         assert "echo" in json.dumps(schema["properties"]["agent"])
     finally:
-        configuration.vector_db.close()
+        components.close()
 
 
 def _list_tools(server) -> list:

@@ -1,9 +1,11 @@
 """The import graph of `deepsearcher`: no cycles, and no import that points up a layer.
 
 Layers, top to bottom (an import may point down or stay in its layer, never up):
-front-ends (cli, server, mcp_server, testing) → services (configuration, online_query,
-offline_loading, evaluation, app) → agent → providers (llm, embedding, vector_db, loader)
-→ transport (retry policy, HTTP, AWS and watsonx clients) → types, config, utils. The
+DeepSearcher's module-level API (compat, and its old names configuration and online_query)
+→ front-ends (cli, server, mcp_server, testing) → services (app, evaluation, offline_loading's
+pipeline) → agent → providers (llm, embedding, vector_db, loader) → transport (retry policy,
+HTTP, AWS and watsonx clients) → types, config, utils. Nothing below the compatibility layer
+imports it, nor reads components from a module global: they are passed in. The
 providers are siblings that never import one another: what two of them share lives in
 transport. Every import counts, also those inside functions and under
 TYPE_CHECKING: a lazy import hides a dependency from the interpreter, not from the design.
@@ -29,8 +31,6 @@ LAYERS = {
     "vector_db": 2,
     "loader": 2,
     "agent": 3,
-    "configuration": 4,
-    "online_query": 4,
     "offline_loading": 4,
     "evaluation": 4,
     "app": 4,
@@ -38,7 +38,12 @@ LAYERS = {
     "server": 5,
     "mcp_server": 5,
     "testing": 5,
+    "compat": 6,
+    "configuration": 6,
+    "online_query": 6,
 }
+#: DeepSearcher's module-level API and its old import paths: only they may import one another.
+COMPAT = ("deepsearcher.compat", "deepsearcher.configuration", "deepsearcher.online_query")
 PROVIDERS = ("llm", "embedding", "vector_db", "loader")
 
 
@@ -148,3 +153,68 @@ def test_the_checker_sees_a_cycle_and_an_upward_import() -> None:
     edges = graph()  # lazy imports are seen too
     assert "deepsearcher.llm.errors" in edges["deepsearcher.agent.rag_router"]
     assert "deepsearcher.server.routes_v1" in edges["deepsearcher.server.app"]
+
+
+def is_compat(module: str) -> bool:
+    return any(module == name or module.startswith(name + ".") for name in COMPAT)
+
+
+def test_nothing_inside_imports_the_compatibility_layer() -> None:
+    """The CLI, server, MCP, services and agents take a `Components`; none reaches for
+    DeepSearcher's process-wide one (`deepsearcher.configuration` and friends)."""
+    inside = sorted(
+        f"{name} -> {target}"
+        for name, targets in graph().items()
+        for target in targets
+        if is_compat(target) and not is_compat(name)
+    )
+    assert inside == []
+
+
+def test_offline_loading_reaches_the_compat_api_only_lazily() -> None:
+    """`deepsearcher.offline_loading` keeps DeepSearcher's names through a module `__getattr__`,
+    so importing the pipeline (`deepsearcher.offline_loading.pipeline`) never loads the compat layer."""
+    import deepsearcher.offline_loading as package
+    from deepsearcher.compat import offline_loading
+
+    path = PACKAGE_DIR / "offline_loading" / "__init__.py"
+    assert not {target for target in imports(path) if is_compat(target)}  # the __getattr__ alone reaches it
+    assert package.load_from_local_files is offline_loading.load_from_local_files
+
+
+#: What a module-level cache of components would be called (the compat layer's own names among them).
+COMPONENT_NAMES = {
+    "llm",
+    "embedding_model",
+    "vector_db",
+    "file_loader",
+    "web_crawler",
+    "default_searcher",
+    "naive_rag",
+    "components",
+    "current",
+    "built",
+    "builder",
+    "cached_retriever",
+    "retriever",
+}
+
+
+def test_no_module_keeps_components_in_a_global() -> None:
+    """Outside the compat layer no module assigns a Components (or a builder) at module level."""
+    offenders = []
+    for path in PACKAGE_DIR.rglob("*.py"):
+        name = module_name(path)
+        if is_compat(name):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            value = getattr(node, "value", None)
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(value, ast.Call):
+                called = ast.unparse(value.func)
+                if called.endswith(("ComponentBuilder", "build_components", "Components")):
+                    offenders.append(f"{name}: {ast.unparse(node)}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Global):
+                offenders.extend(f"{name}: global {held}" for held in node.names if held.strip("_") in COMPONENT_NAMES)
+    assert offenders == []

@@ -13,7 +13,6 @@ import pytest
 from helpers import make_docs, write_config
 from typer.testing import CliRunner
 
-from deepsearcher import configuration
 from deepsearcher.cli.main import app
 
 runner = CliRunner()
@@ -22,8 +21,6 @@ runner = CliRunner()
 @pytest.fixture
 def config_file(tmp_path: Path, milvus_uri: str) -> Path:
     yield write_config(tmp_path / "config.yaml", milvus_uri)
-    if configuration.vector_db is not None:
-        configuration.vector_db.close()  # release the Lite file for the next test
 
 
 def invoke(*args: str):
@@ -53,7 +50,10 @@ def test_load_search_collections_delete(tmp_path: Path, config_file: Path) -> No
         "search", "first compiler", "--collection", "science_notes", "--top-k", "2", "-c", str(config_file), "--json"
     )
     assert found.exit_code == 0, found.output
-    hits = json.loads(found.stdout)
+    response = json.loads(found.stdout)
+    assert response["collections"] == ["science_notes"] and len(response["results"]) == 2
+    hits = response["results"]
+    assert hits[0]["rank"] == 1 and hits[0]["collection"] == "science_notes" and "compiler" in hits[0]["passage"]
     assert hits[0]["rank"] == 1 and "Grace Hopper" in hits[0]["text"]
     assert hits[0]["reference"].endswith("records.jsonl")
 

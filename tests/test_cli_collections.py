@@ -13,7 +13,6 @@ import pytest
 from helpers import write_config
 from typer.testing import CliRunner
 
-from deepsearcher import configuration
 from deepsearcher.cli.main import app
 from deepsearcher.embedding.minilm_embedding import DIMENSION
 from deepsearcher.vector_db.milvus import Milvus
@@ -22,9 +21,7 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def config_file(tmp_path: Path, milvus_uri: str, request: pytest.FixtureRequest) -> Path:
-    # release the Lite file for the next test (the CLI's store stays open after each command)
-    request.addfinalizer(lambda: configuration.vector_db is not None and configuration.vector_db.close())
+def config_file(tmp_path: Path, milvus_uri: str) -> Path:
     return write_config(tmp_path / "config.yaml", milvus_uri)
 
 

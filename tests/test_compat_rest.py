@@ -13,7 +13,6 @@ import yaml
 from helpers import make_docs
 from website_server import LocalServer, Reply
 
-from deepsearcher import configuration
 from deepsearcher.config import Configuration
 from deepsearcher.server.app import create_app
 from deepsearcher.server.runner import ServerThread
@@ -49,7 +48,6 @@ def keyed(tmp_path_factory: pytest.TempPathFactory, llm) -> Any:
     with start(base, llm, {"api_keys": keys}) as running:
         running.base = base
         yield running
-    configuration.vector_db.close()
 
 
 def client(server: Any, key: str | None) -> httpx.Client:
@@ -126,5 +124,6 @@ def test_without_keys_a_loopback_server_may_switch(tmp_path: Path, llm) -> None:
             }
             switched = local.post("/set-provider-config/", json=body)
             assert switched.status_code == 200, switched.text
-            assert configuration.config.get_provider_config("llm")["config"]["model"] == "loopback-model"
-    configuration.vector_db.close()
+            state = running.app.state.deepsearcher
+            assert state.config.get_provider_config("llm")["config"]["model"] == "loopback-model"
+            assert state.current().llm.model == "loopback-model"  # the app's own components switched

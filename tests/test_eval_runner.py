@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import write_config
+from helpers import components_for, write_config
 from typer.testing import CliRunner
 
-from deepsearcher import configuration
 from deepsearcher.cli.main import app
 
 runner = CliRunner()
@@ -61,9 +60,7 @@ def make_dataset(folder: Path) -> Path:
 @pytest.fixture
 def config_file(tmp_path: Path, milvus_uri: str, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # naive evaluation needs no LLM
-    yield write_config(tmp_path / "config.yaml", milvus_uri)
-    if configuration.vector_db is not None:
-        configuration.vector_db.close()  # release the Lite file for the next test
+    return write_config(tmp_path / "config.yaml", milvus_uri)
 
 
 def invoke(*args: str):
@@ -83,12 +80,20 @@ def is_png(path: Path) -> bool:
     return path.is_file() and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 1000
 
 
-def test_naive_eval_end_to_end(tmp_path: Path, config_file: Path) -> None:
+def test_naive_eval_end_to_end(tmp_path: Path, config_file: Path, milvus_uri: str) -> None:
     data = make_dataset(tmp_path / "tiny_qa")
     out = tmp_path / "out"
     result = invoke(str(data), "--agent", "naive", "--top-k", "1,2,6", "--output", str(out), "-c", str(config_file))
     assert result.exit_code == 0, result.output
-    assert configuration.llm is None  # it really ran without an LLM
+    assert "Evaluation store:" in result.output  # its own store, beside the configured one
+    own, user = (
+        Path(milvus_uri).with_name(Path(milvus_uri).stem + "-eval.db"),
+        components_for(config_file, skip=("llm",)),
+    )
+    try:
+        assert own.exists() and not [info.collection_name for info in user.vector_db.list_collections()]
+    finally:
+        user.close()
 
     rows = read_rows(out / "results.jsonl")
     assert [(r["id"], r["agent"], r["max_iter"]) for r in rows] == [
@@ -253,23 +258,19 @@ def test_agents_record_usage_and_survive_a_failing_question(
             f'      api_key: "test"\n      base_url: "{server.url}/v1"\n      max_retries: 0\n'
         )
         config_file = write_config(tmp_path / "config.yaml", milvus_uri, extra=llm)
-        try:
-            result = invoke(
-                str(data),
-                "--agent",
-                "deep,chain",
-                "--max-iter",
-                "1,2",
-                "--top-k",
-                "1,5",
-                "--output",
-                str(out),
-                "-c",
-                str(config_file),
-            )
-        finally:
-            if configuration.vector_db is not None:
-                configuration.vector_db.close()
+        result = invoke(
+            str(data),
+            "--agent",
+            "deep,chain",
+            "--max-iter",
+            "1,2",
+            "--top-k",
+            "1,5",
+            "--output",
+            str(out),
+            "-c",
+            str(config_file),
+        )
         calls_seen = server.call_count
 
     assert result.exit_code == 0, result.output

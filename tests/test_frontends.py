@@ -17,10 +17,9 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from helpers import make_docs
+from helpers import components_for, make_docs
 from typer.testing import CliRunner
 
-from deepsearcher import configuration
 from deepsearcher.cli.main import app
 from deepsearcher.config import Configuration
 from deepsearcher.mcp_server import DeepSearcherTools
@@ -71,7 +70,11 @@ def rest(config_path: Path) -> Any:
     with ServerThread(create_app(Configuration(config_path))) as running:
         with httpx.Client(base_url=running.url, timeout=120) as client:
             yield client
-    configuration.vector_db.close()
+
+
+def mcp_tools(config_path: Path) -> DeepSearcherTools:
+    """What `deepsearcher mcp -c` serves: the tools over the components it builds at start."""
+    return DeepSearcherTools(components_for(config_path))
 
 
 def ask_cli(config_path: Path, rest: Any, collections: list[str]) -> dict[str, Any]:
@@ -92,9 +95,8 @@ def ask_rest(config_path: Path, rest: Any, collections: list[str]) -> dict[str, 
 
 
 def ask_mcp(config_path: Path, rest: Any, collections: list[str]) -> dict[str, Any]:
-    configuration.init_config(Configuration(config_path))  # what `deepsearcher mcp -c` does at start
     try:
-        return DeepSearcherTools().deep_search(QUESTION, collections=collections)
+        return mcp_tools(config_path).deep_search(QUESTION, collections=collections)
     except DeepSearcherError as exc:
         raise Refused(exc.exit_code, str(exc)) from exc
 
@@ -156,9 +158,8 @@ def load_rest(config_path: Path, rest: Any, inputs: list[str], collection: str) 
 
 
 def load_mcp(config_path: Path, rest: Any, inputs: list[str], collection: str) -> dict[str, Any]:
-    configuration.init_config(Configuration(config_path))
     try:
-        return DeepSearcherTools().load(inputs, collection=collection)
+        return mcp_tools(config_path).load(inputs, collection=collection)
     except DeepSearcherError as exc:
         raise Refused(exc.exit_code, str(exc)) from exc
 
@@ -183,8 +184,7 @@ def test_the_same_bad_input_gets_the_same_refusal(front_end: str, config_path: P
         LOADERS[front_end](config_path, rest, [docs, "ftp://example.com/a.txt"], f"refused_{front_end}")
     assert refused.value.code == {"cli": 2, "rest": 400, "mcp": 2}[front_end]
     assert "Only http and https URLs can be loaded" in refused.value.message
-    configuration.init_config(Configuration(config_path))
-    assert not configuration.vector_db.has_collection(f"refused_{front_end}")  # refused before anything was read
+    assert not components_for(config_path).vector_db.has_collection(f"refused_{front_end}")  # nothing was read
 
 
 # ---------------------------------------------------------------------- nothing to search
@@ -205,8 +205,8 @@ def bare_rest(bare_config: Path) -> Any:
 
 def arrange_store(config_path: Path, empty_collections: list[str]) -> None:
     """Exactly `empty_collections` in the store, each created and holding no chunk."""
-    configuration.init_config(Configuration(config_path))
-    store, dim = configuration.vector_db, configuration.embedding_model.dimension
+    components = components_for(config_path, skip=("llm",))
+    store, dim = components.vector_db, components.embedding_model.dimension
     for info in store.list_collections():
         store.clear_db(info.collection_name)
     for name in empty_collections:
@@ -246,7 +246,8 @@ def test_a_key_whose_collections_are_empty_or_missing_gets_the_refusal_too(tmp_p
     path = write_settings(tmp_path, llm, {"agent": "auto"}, api_keys=[reader])
     loaded = runner.invoke(app, ["load", str(make_docs(tmp_path / "docs")), "--collection", "science", "-c", str(path)])
     assert loaded.exit_code == 0, loaded.output
-    configuration.vector_db.init_collection(dim=configuration.embedding_model.dimension, collection="empty_a")
+    components = components_for(path, skip=("llm",))
+    components.vector_db.init_collection(dim=components.embedding_model.dimension, collection="empty_a")
     llm.reset()
     with ServerThread(create_app(Configuration(path))) as running:
         headers = {"Authorization": "Bearer reader-key-0123456789"}
@@ -256,3 +257,96 @@ def test_a_key_whose_collections_are_empty_or_missing_gets_the_refusal_too(tmp_p
     message = response.json()["error"]
     assert "nothing is loaded in collection 'empty_a'" in message and "science" not in message
     assert llm.call_count == 0
+
+
+# ---------------------------------------------------------------------- searching and collections
+
+
+def search_cli(config_path: Path, rest: Any, text: str, collection: str | None) -> dict[str, Any]:
+    args = ["search", text, "-k", "3", "-c", str(config_path), "--json"]
+    result = runner.invoke(app, args + (["--collection", collection] if collection else []))
+    if result.exit_code != 0:
+        raise Refused(result.exit_code, result.output)
+    return json.loads(result.stdout)
+
+
+def search_rest(config_path: Path, rest: Any, text: str, collection: str | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"query": text, "top_k": 3, **({"collections": [collection]} if collection else {})}
+    response = rest.post("/v1/search", json=body)
+    if response.status_code != 200:
+        raise Refused(response.status_code, response.json()["error"])
+    return response.json()
+
+
+def search_mcp(config_path: Path, rest: Any, text: str, collection: str | None) -> dict[str, Any]:
+    try:
+        return mcp_tools(config_path).search(text, collection=collection, top_k=3)
+    except DeepSearcherError as exc:
+        raise Refused(exc.exit_code, str(exc)) from exc
+
+
+SEARCHERS = {"cli": search_cli, "rest": search_rest, "mcp": search_mcp}
+
+
+@pytest.mark.parametrize("collection", [None, "science"])
+def test_the_same_search_finds_the_same_passages(config_path: Path, rest: Any, collection: str | None) -> None:
+    """No collection named means every loaded one, on each front-end; each hit shows its matching passage."""
+    found = {name: searcher(config_path, rest, "first compiler", collection) for name, searcher in SEARCHERS.items()}
+    assert found["cli"] == found["rest"] == found["mcp"]
+    response = found["cli"]
+    assert "science" in response["collections"] and (collection is None or response["collections"] == ["science"])
+    top = response["results"][0]
+    assert top["title"] == "Grace Hopper" and "compiler" in top["passage"].lower()
+    assert [hit["rank"] for hit in response["results"]] == [1, 2, 3]
+
+
+def test_the_same_wrong_collection_is_refused_the_same_way_by_search(config_path: Path, rest: Any) -> None:
+    refusals = {}
+    for name, searcher in SEARCHERS.items():
+        with pytest.raises(Refused) as refused:
+            searcher(config_path, rest, "first compiler", "nowhere")
+        refusals[name] = (refused.value.code, " ".join(refused.value.message.split()))
+    assert {code for code, _ in refusals.values()} <= {1, 404}
+    assert all(
+        "Collection 'nowhere' does not exist" in message and "science" in message for _, message in refusals.values()
+    )
+
+
+def test_the_same_collections_are_listed(config_path: Path, rest: Any) -> None:
+    listed = runner.invoke(app, ["collections", "list", "-c", str(config_path), "--json"])
+    assert listed.exit_code == 0, listed.output
+    cli = json.loads(listed.stdout)
+    assert cli == rest.get("/v1/collections").json() == mcp_tools(config_path).list_collections()["collections"]
+    science = next(row for row in cli if row["name"] == "science")
+    assert science["sources"] == 3 and science["dim"] == 384 and science["description"] == ""
+    assert rest.get("/v1/collections/science").json() == science
+
+
+def test_drop_and_delete_source_go_through_one_use_case(config_path: Path, rest: Any, tmp_path: Path) -> None:
+    """CLI and REST drop and delete through app.collections (MCP has no destructive tools)."""
+    docs = make_docs(tmp_path / "docs")
+    for name in ("drop_cli", "drop_rest"):
+        loaded = runner.invoke(app, ["load", str(docs), "--collection", name, "-c", str(config_path)])
+        assert loaded.exit_code == 0, loaded.output
+    bread = str(docs / "bread.txt")
+    deleted = runner.invoke(app, ["delete", bread, "--collection", "drop_cli", "-c", str(config_path)])
+    assert deleted.exit_code == 0 and "Deleted" in deleted.output
+    response = rest.request("DELETE", "/v1/sources", json={"collection": "drop_rest", "reference": bread})
+    assert response.status_code == 200 and response.json()["deleted"] >= 1
+    sources = {
+        name: [s["reference"] for s in rest.get(f"/v1/collections/{name}/sources").json()]
+        for name in ("drop_cli", "drop_rest")
+    }
+    assert (
+        sources["drop_cli"] == sources["drop_rest"]
+        and bread not in sources["drop_cli"]
+        and len(sources["drop_cli"]) == 2
+    )
+    dropped = runner.invoke(app, ["collections", "drop", "drop_cli", "--yes", "-c", str(config_path)])
+    assert dropped.exit_code == 0, dropped.output
+    assert rest.delete("/v1/collections/drop_rest").json() == {"deleted": "drop_rest"}
+    names = {row["name"] for row in rest.get("/v1/collections").json()}
+    assert not {"drop_cli", "drop_rest"} & names
+    missing = runner.invoke(app, ["collections", "drop", "drop_cli", "--yes", "-c", str(config_path)])
+    assert missing.exit_code == 1 and "does not exist" in missing.output
+    assert rest.delete("/v1/collections/drop_cli").status_code == 404

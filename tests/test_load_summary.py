@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import write_config
+from helpers import components_for, write_config
 from typer.testing import CliRunner
 
-from deepsearcher import configuration
 from deepsearcher.cli.main import app
 
 runner = CliRunner()
@@ -18,9 +17,7 @@ runner = CliRunner()
 
 @pytest.fixture
 def config_file(tmp_path: Path, milvus_uri: str) -> Path:
-    yield write_config(tmp_path / "config.yaml", milvus_uri)
-    if configuration.vector_db is not None:
-        configuration.vector_db.close()
+    return write_config(tmp_path / "config.yaml", milvus_uri)
 
 
 def load(*args: str):
@@ -63,7 +60,8 @@ def test_every_input_is_named_with_its_outcome(tmp_path: Path, config_file: Path
     assert "skipped" in table["binary.dat"] and "unsupported file type '.dat'" in table["binary.dat"]
     assert "skipped" in table["notes.xyz"] and "failed" in table["empty.md"]
 
-    stored = configuration.vector_db.list_sources("deepsearcher")
+    with components_for(config_file, skip=("llm",)).vector_db as store:
+        stored = store.list_sources("deepsearcher")
     assert str(docs / "latin1.txt") in stored
 
 

@@ -10,7 +10,6 @@ from helpers import make_docs, write_config
 from typer.testing import CliRunner
 from website_server import Website, make_pdf
 
-from deepsearcher import configuration
 from deepsearcher.cli.main import app
 
 runner = CliRunner()
@@ -27,8 +26,7 @@ def site():
 
 @pytest.fixture
 def config_file(tmp_path: Path, milvus_uri: str) -> Path:
-    yield write_config(tmp_path / "config.yaml", milvus_uri, extra=CRAWLER)
-    configuration.vector_db.close()
+    return write_config(tmp_path / "config.yaml", milvus_uri, extra=CRAWLER)
 
 
 def load(*args: str):
@@ -56,7 +54,7 @@ def test_urls_and_files_load_together_and_reload_is_idempotent(
     found = runner.invoke(
         app, ["search", "first vent community Galapagos", "--collection", "web", "-c", str(config_file), "--json"]
     )
-    hit = json.loads(found.stdout)[0]
+    hit = json.loads(found.stdout)["results"][0]
     assert hit["reference"] == site.url("/article") and "1977" in hit["text"]
     assert "vent" in hit["metadata"]["title"].lower()  # the page title travels with every chunk
     assert "Copyright 2024" not in hit["text"]  # boilerplate dropped
@@ -110,7 +108,6 @@ def test_a_broken_link_is_named_but_does_not_fail_the_load(site: Website, config
 def test_private_addresses_are_refused_unless_allowed(tmp_path: Path, site: Website, milvus_uri: str) -> None:
     strict = write_config(tmp_path / "strict.yaml", milvus_uri)
     result = load(site.url("/article"), "-c", str(strict))
-    configuration.vector_db.close()
     assert result.exit_code == 1
     failure = json.loads(result.stdout)["failed"][0]
     assert failure["source"].startswith("http://127.0.0.1")

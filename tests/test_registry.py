@@ -77,7 +77,9 @@ def test_entry_point_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 def test_wrong_config_keys_name_the_provider() -> None:
     config = Configuration()
     config.set_provider_config("embedding", "fake_provider_pkg.providers:HashEmbedding", {"colour": "red"})
-    with pytest.raises(Exception, match="provide_settings.embedding.config does not fit provider"):
+    with pytest.raises(
+        ConfigurationError, match=r"provide_settings\.embedding\.config of provider .*unknown option 'colour'"
+    ):
         ModuleFactory(config).create_embedding()
 
 

@@ -20,7 +20,6 @@ import yaml
 from helpers import make_docs
 from website_server import LocalServer, Reply
 
-from deepsearcher import configuration
 from deepsearcher.config import Configuration
 from deepsearcher.server.app import create_app
 from deepsearcher.server.runner import ServerThread
@@ -80,7 +79,6 @@ def server(tmp_path_factory: pytest.TempPathFactory, root: Path, llm) -> Any:
     with ServerThread(create_app(Configuration(path))) as running:
         running.data_dir = base / "data"
         yield running
-    configuration.vector_db.close()
 
 
 def client_for(server: Any, key: str | None = ADMIN) -> httpx.Client:
@@ -561,7 +559,7 @@ def test_compatible_endpoints(admin: httpx.Client, llm: Any, root: Path, science
 # ---------------------------------------------------------------------- errors
 
 
-def test_errors_are_json_without_tracebacks(admin: httpx.Client, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_errors_are_json_without_tracebacks(server: Any, admin: httpx.Client, monkeypatch: pytest.MonkeyPatch) -> None:
     assert_error(admin.post("/v1/query", json={}), 422, "question: Field required")
     assert_error(
         admin.post("/v1/query", content=b"{not json", headers={"content-type": "application/json"}),
@@ -575,6 +573,6 @@ def test_errors_are_json_without_tracebacks(admin: httpx.Client, monkeypatch: py
     def explode(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("secret internal detail")
 
-    monkeypatch.setattr(configuration.vector_db, "list_collections", explode)
+    monkeypatch.setattr(server.app.state.deepsearcher.current().vector_db, "list_collections", explode)
     message = assert_error(admin.get("/v1/collections"), 500, "Internal server error (error id ")
     assert "secret" not in message and "RuntimeError" not in message

@@ -10,7 +10,6 @@ import httpx
 import pytest
 import yaml
 
-from deepsearcher import configuration
 from deepsearcher.config import Configuration
 from deepsearcher.server.app import create_app
 from deepsearcher.server.runner import ServerThread
@@ -35,7 +34,6 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Any:
             httpx.Client(base_url=server.url, timeout=120) as http,
         ):
             yield http
-    configuration.vector_db.close()
 
 
 def test_without_keys_no_header_is_needed(client: httpx.Client) -> None:

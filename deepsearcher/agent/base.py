@@ -6,12 +6,13 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.collection_router import CollectionRouter, nothing_to_search, searchable_collections
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.events import EventCallback, StepEvent
+from deepsearcher.agent.options import AgentOptions, validate_options
 from deepsearcher.agent.result import (
     QueryResult,
     Source,
@@ -19,8 +20,11 @@ from deepsearcher.agent.result import (
     number_sources,
 )
 from deepsearcher.agent.retriever import Retriever
+from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.llm._sync import run_sync
+from deepsearcher.llm.base import BaseLLM
 from deepsearcher.types import RetrievalResult, deduplicate_results
+from deepsearcher.vector_db.base import BaseVectorDB
 
 
 def describe_class(description: str):
@@ -61,10 +65,15 @@ class RAGAgent(BaseAgent):
 
     answer_style = prompts.ANSWER_STYLE_SHORT
     max_sources = 30
-    #: What the registry needs to build and list the agent (see deepsearcher/agent/catalog.py):
-    #: the query_settings keys it is built with, whether max_iter means anything to it, its
-    #: place in the RAGRouter's list (None: the router never picks it), a label for the web page.
-    settings_keys: tuple[str, ...] = ()
+    #: The agent's per-call options with their defaults and bounds (see deepsearcher/agent/options.py):
+    #: built from query_settings, overridden per call, validated the same way by every front-end.
+    Options: ClassVar[type[AgentOptions]] = AgentOptions
+    #: The options' values, also as attributes (DeepSearcher's agents had `self.max_iter`...).
+    options: AgentOptions
+    top_k: int
+    #: What the registry needs to list the agent (see deepsearcher/agent/catalog.py): whether it
+    #: researches in rounds, its place in the RAGRouter's list (None: the router never picks it),
+    #: a label for the web page.
     iterative = False
     route_rank: int | None = None
     routes_agents = False
@@ -72,30 +81,34 @@ class RAGAgent(BaseAgent):
 
     def __init__(
         self,
-        llm: Any,
-        embedding_model: Any,
-        vector_db: Any,
-        top_k: int = 10,
-        **kwargs: Any,
+        llm: BaseLLM,
+        embedding_model: BaseEmbedding,
+        vector_db: BaseVectorDB,
+        **options: Any,
     ) -> None:
+        """`options`: values for the fields of `Options` (None: its default); other keywords are
+        DeepSearcher's switches that have no effect here (route_collection, text_window_splitter)."""
         self.llm = llm
         self.embedding_model = embedding_model
         self.vector_db = vector_db
-        self.top_k = top_k
+        given = {key: value for key, value in options.items() if key in self.Options.model_fields and value is not None}
+        self.options = validate_options(self.Options, given, f"{type(self).__name__} options", ValueError)
+        for key, value in self.options:
+            setattr(self, key, value)
         self.retriever = Retriever(embedding_model, vector_db)
         self.collection_router = CollectionRouter(llm=llm, vector_db=vector_db, dim=embedding_model.dimension)
 
     @classmethod
     def from_settings(
         cls,
-        llm: Any,
-        embedding_model: Any,
-        vector_db: Any,
+        llm: BaseLLM,
+        embedding_model: BaseEmbedding,
+        vector_db: BaseVectorDB,
         settings: Mapping[str, Any],
         agents: Sequence[RAGAgent] = (),
     ) -> RAGAgent:
         """The agent configured by `settings` (query_settings); routers also get the routable `agents`."""
-        options = {key: settings[key] for key in cls.settings_keys if settings.get(key) is not None}
+        options = {key: settings[key] for key in cls.Options.model_fields if settings.get(key) is not None}
         return cls(llm=llm, embedding_model=embedding_model, vector_db=vector_db, **options)
 
     @property
@@ -117,7 +130,10 @@ class RAGAgent(BaseAgent):
         """The caller's collections (within the authorized set, holding documents) or the
         CollectionRouter's choice; never none: the LLM would make an answer up from nothing."""
         if collections:
-            chosen = searchable_collections(self.vector_db, None, ctx.authorized_collections, collections)
+            if ctx.searchable is not None:  # checked by the caller (the query service) already
+                chosen = [name for name in collections if name in ctx.searchable]
+            else:
+                chosen = searchable_collections(self.vector_db, None, ctx.authorized_collections, collections)
             ctx.emit("collections", collections=chosen, routed=False)
             return chosen
         chosen = await self.collection_router.aroute(query, ctx)
@@ -159,10 +175,13 @@ class RAGAgent(BaseAgent):
         authorized_collections: Iterable[str] | None = None,
         collections: list[str] | None = None,
         timeout: float | None = None,
+        searchable: Iterable[str] | None = None,
         **kwargs: Any,
     ) -> QueryResult:
         """`timeout`: the query's overall deadline in seconds; research stops early to answer
-        in time, and a call still running at the deadline raises QueryTimeoutError."""
+        in time, and a call still running at the deadline raises QueryTimeoutError.
+        `searchable`: the collections the caller found loaded and permitted this very query (the
+        query service checks once); None: the agent checks them itself."""
         ctx = RunContext(
             on_event=on_event,
             max_tokens=max_tokens,
@@ -170,6 +189,7 @@ class RAGAgent(BaseAgent):
             authorized_collections=set(authorized_collections) if authorized_collections is not None else None,
             options=self._check_options(kwargs),
         )
+        ctx.searchable = list(searchable) if searchable is not None else None
         output = await self._execute(query, ctx, collections=collections)
         return QueryResult(
             question=query,
@@ -184,12 +204,16 @@ class RAGAgent(BaseAgent):
             stopped_by_deadline=ctx.stopped_by_deadline,
         )
 
+    def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The per-call options a query with `options` runs with; BadInputError naming a wrong one."""
+        return self._check_options(dict(options))
+
     def _check_options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """Per-call options (max_iter, top_k, early_stopping) travel in the RunContext, not on the agent."""
-        for key in kwargs:
-            if key not in ("max_iter", "top_k", "early_stopping"):
-                raise TypeError(f"{self.name}.query() got an unexpected option '{key}'")
-        return {key: value for key, value in kwargs.items() if value is not None}
+        """Per-call options travel in the RunContext, not on the agent: the agent's own, overridden by
+        those given (checked against `Options`; a wrong one is BadInputError naming it)."""
+        given = {key: value for key, value in kwargs.items() if value is not None}
+        checked = validate_options(self.Options, {**self.options.model_dump(), **given}, f"{self.name} options")
+        return checked.model_dump()
 
     def query_result(self, query: str, **kwargs: Any) -> QueryResult:
         """Synchronous `aquery` (also works inside a running event loop, e.g. Jupyter)."""

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from deepsearcher.agent.options import AgentOptions, QueryLimits, unknown_option, validate_options
 from deepsearcher.config.registry import ProviderRegistry
-from deepsearcher.types.errors import BadInputError, DeepSearcherError
+from deepsearcher.types.errors import BadInputError, ConfigurationError, DeepSearcherError
 
 registry = ProviderRegistry("agent", ("deepsearcher.agent",))
 
@@ -29,6 +30,8 @@ class AgentInfo:
     iterative: bool
     routes_agents: bool
     route_rank: int | None
+    #: option name → its JSON schema (type, default, bounds, description), from the agent's `Options`
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -36,7 +39,13 @@ class AgentInfo:
             "label": self.label,
             "description": self.description,
             "iterative": self.iterative,
+            "options": self.options,
         }
+
+
+def _option_schemas(schema: type[AgentOptions]) -> dict[str, dict[str, Any]]:
+    properties = schema.model_json_schema().get("properties", {})
+    return {name: {key: value for key, value in prop.items() if key != "title"} for name, prop in properties.items()}
 
 
 def _order(info: AgentInfo) -> tuple[int, int, str]:
@@ -61,9 +70,43 @@ def agent_infos() -> list[AgentInfo]:
                 iterative=bool(getattr(cls, "iterative", False)),
                 routes_agents=bool(getattr(cls, "routes_agents", False)),
                 route_rank=getattr(cls, "route_rank", None),
+                options=_option_schemas(getattr(cls, "Options", AgentOptions)),
             )
         )
-    return sorted(infos, key=_order)
+    infos.sort(key=_order)
+    routed: dict[str, dict[str, Any]] = {}
+    for info in infos:  # a router takes the options of the agents it routes to, each agent keeping its default
+        if info.route_rank is not None:
+            own = {name: {k: v for k, v in prop.items() if k != "default"} for name, prop in info.options.items()}
+            routed = {**own, **routed}
+    return [replace(info, options=routed) if info.routes_agents else info for info in infos]
+
+
+def option_schema(name: str) -> dict[str, dict[str, Any]]:
+    """The options agent `name` accepts (a router: those of the agents it routes to)."""
+    checked = check_agent(name)
+    return next(info.options for info in agent_infos() if info.name == checked)
+
+
+#: query_settings keys that are not agent options: the query's own limits and the default agent.
+QUERY_LEVEL_KEYS = ("agent", "max_tokens", "timeout")
+
+
+def check_query_settings(settings: Mapping[str, Any]) -> None:
+    """query_settings checked against every agent's options: an unknown key is a ConfigurationError with
+    the closest known one; a value out of an agent's bounds names the agent and the bound."""
+    infos = [info for info in agent_infos() if not info.routes_agents]
+    known = set(QUERY_LEVEL_KEYS) | {name for info in infos for name in info.options}
+    for key, value in settings.items():
+        if key not in known:
+            raise ConfigurationError(unknown_option(key, known, "query_settings"))
+        if value is None or key in QUERY_LEVEL_KEYS:
+            continue
+        for info in infos:
+            if key in info.options:
+                schema = getattr(info.cls, "Options", AgentOptions)
+                validate_options(schema, {key: value}, f"query_settings ({info.name})", ConfigurationError)
+    QueryLimits.check(settings, "query_settings", ConfigurationError)
 
 
 def agent_names() -> list[str]:

@@ -7,6 +7,7 @@ from typing import Any
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import AgentOutput, RAGAgent, describe_class
 from deepsearcher.agent.context import RunContext
+from deepsearcher.agent.options import ChainOptions
 from deepsearcher.config.registry import register_provider
 from deepsearcher.llm.parsing import parse_list, parse_yes_no
 from deepsearcher.types import RetrievalResult, deduplicate_results
@@ -29,7 +30,9 @@ def _indices(text: str) -> list[int]:
     "that answer to ask the next."
 )
 class ChainOfRAG(RAGAgent):
-    settings_keys = ("max_iter", "early_stopping")
+    Options = ChainOptions
+    max_iter: int
+    early_stopping: bool
     iterative = True
     route_rank = 2
     label = "chain of RAG"
@@ -39,14 +42,14 @@ class ChainOfRAG(RAGAgent):
         llm: Any,
         embedding_model: Any,
         vector_db: Any,
-        max_iter: int = 4,
-        early_stopping: bool = False,
-        top_k: int = 10,
+        max_iter: int | None = None,
+        early_stopping: bool | None = None,
+        top_k: int | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(llm, embedding_model, vector_db, top_k=top_k)
-        self.max_iter = max_iter
-        self.early_stopping = early_stopping
+        super().__init__(
+            llm, embedding_model, vector_db, max_iter=max_iter, early_stopping=early_stopping, top_k=top_k, **kwargs
+        )
 
     async def _retrieve(self, query: str, ctx: RunContext, collections: list[str]) -> list[RetrievalResult]:
         max_iter = ctx.option("max_iter", self.max_iter)

@@ -77,7 +77,16 @@ class CollectionRouter:
         return infos
 
     async def aroute(self, query: str, ctx: RunContext) -> list[str]:
-        infos = [info for info in self.candidates(ctx) if self.vector_db.has_documents(info.collection_name)]
+        searchable = ctx.searchable
+        infos = [
+            info
+            for info in self.candidates(ctx)
+            if (
+                info.collection_name in searchable
+                if searchable is not None
+                else self.vector_db.has_documents(info.collection_name)
+            )
+        ]
         if not infos:
             logger.warning("No collection holding documents to search: load some first (deepsearcher load PATH).")
             ctx.emit("collections", collections=[], routed=False)

@@ -59,6 +59,8 @@ class RunContext:
         self.on_event = on_event
         self.max_tokens = max_tokens
         self.authorized_collections = authorized_collections
+        #: collections known to be loaded and permitted for this query (None: not checked yet)
+        self.searchable: list[str] | None = None
         self.usage_by_step: dict[str, StepUsage] = defaultdict(StepUsage)
         self.steps: list[StepEvent] = []
         self.started = time.perf_counter()

@@ -8,6 +8,7 @@ from typing import Any
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import RAGAgent, describe_class
 from deepsearcher.agent.context import RunContext
+from deepsearcher.agent.options import IterativeOptions, TopK
 from deepsearcher.config.registry import register_provider
 from deepsearcher.llm.errors import LLMOutputError
 from deepsearcher.llm.parsing import parse_list, parse_yes_no
@@ -15,6 +16,12 @@ from deepsearcher.types import RetrievalResult
 
 MAX_SUB_QUERIES = 4
 MAX_GAP_QUERIES = 3
+
+
+class DeepSearchOptions(IterativeOptions):
+    """Fewer chunks per search than the others: every chunk found is judged by the LLM."""
+
+    top_k: TopK = 5
 
 
 @register_provider("agent", "deep")
@@ -26,7 +33,8 @@ MAX_GAP_QUERIES = 3
 class DeepSearch(RAGAgent):
     """All searches and judgements of one iteration run concurrently (bounded by the LLM's limit)."""
 
-    settings_keys = ("max_iter",)
+    Options = DeepSearchOptions
+    max_iter: int
     iterative = True
     route_rank = 1
     label = "deep search"
@@ -36,13 +44,12 @@ class DeepSearch(RAGAgent):
         llm: Any,
         embedding_model: Any,
         vector_db: Any,
-        max_iter: int = 3,
-        top_k: int = 5,
+        max_iter: int | None = None,
+        top_k: int | None = None,
         report: bool = False,
         **kwargs: Any,
     ) -> None:
-        super().__init__(llm, embedding_model, vector_db, top_k=top_k)
-        self.max_iter = max_iter
+        super().__init__(llm, embedding_model, vector_db, max_iter=max_iter, top_k=top_k, **kwargs)
         if report:
             self.answer_style = prompts.ANSWER_STYLE_REPORT
 

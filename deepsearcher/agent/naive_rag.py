@@ -16,7 +16,6 @@ from deepsearcher.types import RetrievalResult
     "sits in one place of the documents."
 )
 class NaiveRAG(RAGAgent):
-    settings_keys = ("top_k",)
     label = "naive RAG"
 
     def __init__(
@@ -24,10 +23,10 @@ class NaiveRAG(RAGAgent):
         llm: Any,
         embedding_model: Any,
         vector_db: Any,
-        top_k: int = 10,
+        top_k: int | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(llm, embedding_model, vector_db, top_k=top_k)
+        super().__init__(llm, embedding_model, vector_db, top_k=top_k, **kwargs)
 
     async def _retrieve(self, query: str, ctx: RunContext, collections: list[str]) -> list[RetrievalResult]:
         top_k = ctx.option("top_k", self.top_k)

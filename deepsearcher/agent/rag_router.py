@@ -10,10 +10,12 @@ from deepsearcher.agent import prompts
 from deepsearcher.agent.base import AgentOutput, RAGAgent
 from deepsearcher.agent.collection_router import searchable_collections
 from deepsearcher.agent.context import RunContext
+from deepsearcher.agent.options import unknown_option, validate_options
 from deepsearcher.config.registry import register_provider
 from deepsearcher.llm.errors import LLMOutputError
 from deepsearcher.llm.parsing import parse_number
 from deepsearcher.types import RetrievalResult
+from deepsearcher.types.errors import BadInputError
 
 logger = logging.getLogger("deepsearcher.agent")
 
@@ -53,6 +55,21 @@ class RAGRouter(RAGAgent):
         first = self.rag_agents[0]
         self.vector_db, self.embedding_model = first.vector_db, first.embedding_model
 
+    def _check_options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Options given for the routed agent: each must be one that some agent has, valid for every
+        agent that has it; nothing is filled in (the chosen agent keeps its own defaults)."""
+        given = {key: value for key, value in kwargs.items() if value is not None}
+        known = sorted({name for agent in self.rag_agents for name in agent.Options.model_fields})
+        for key in given:
+            if key not in known:
+                raise BadInputError(unknown_option(key, known, f"{self.name} options"))
+        checked: dict[str, Any] = {}
+        for agent in self.rag_agents:
+            own = {key: value for key, value in given.items() if key in agent.Options.model_fields}
+            valid = validate_options(agent.Options, {**agent.options.model_dump(), **own}, f"{agent.name} options")
+            checked.update({key: getattr(valid, key) for key in own})
+        return checked
+
     async def aroute(self, query: str, ctx: RunContext) -> RAGAgent:
         if len(self.rag_agents) == 1:
             agent = self.rag_agents[0]
@@ -74,7 +91,10 @@ class RAGRouter(RAGAgent):
 
     async def _execute(self, query: str, ctx: RunContext, collections: list[str] | None = None) -> AgentOutput:
         # nothing searchable is refused before the routing call: no LLM call for a query that cannot be answered
-        searchable_collections(self.vector_db, self.embedding_model.dimension, ctx.authorized_collections, collections)
+        if ctx.searchable is None:
+            searchable_collections(
+                self.vector_db, self.embedding_model.dimension, ctx.authorized_collections, collections
+            )
         agent = await self.aroute(query, ctx)
         return await agent._execute(query, ctx, collections=collections)
 

@@ -14,10 +14,12 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from deepsearcher.agent.base import RAGAgent
 from deepsearcher.agent.catalog import check_agent
-from deepsearcher.agent.collection_router import searchable_collections
 from deepsearcher.agent.events import StepEvent
-from deepsearcher.app.collections import require_collections
+from deepsearcher.agent.options import QueryLimits
+from deepsearcher.agent.result import QueryResult
+from deepsearcher.app.collections import searchable_collections
 from deepsearcher.app.components import Components
 from deepsearcher.types.errors import BadInputError, NotReadyError
 
@@ -47,7 +49,9 @@ class QueryRequest:
     max_iter: int | None = None
     max_tokens: int | None = None
     timeout: float | None = None
-    options: dict[str, Any] = field(default_factory=dict)  # other agent arguments (top_k...), passed through
+    options: dict[str, Any] = field(
+        default_factory=dict
+    )  # the agent's other options (top_k...), checked against its schema
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,7 @@ class QueryPlan:
     """A checked request: the agent to run and every argument it gets."""
 
     question: str
-    agent: Any
+    agent: RAGAgent
     kwargs: dict[str, Any]
 
 
@@ -76,40 +80,38 @@ def plan_query(
     """The checked request with its defaults, or the error saying what is wrong (no LLM call yet).
 
     `authorized_collections`: the collections the caller may use (None: all); the agents'
-    routers see only those, and a wrong name lists only those.
+    routers see only those, and a wrong name lists only those. The collections are checked
+    here once (exist, permitted, loaded) and the agent is told so, not asked to check again.
     """
     if not request.question or not request.question.strip():
         raise BadInputError("The question is empty.")
-    name = check_agent(request.agent or components.query_settings.get("agent") or "auto")
-    if request.max_iter is not None and request.max_iter < 1:
-        raise BadInputError(f"max_iter must be at least 1, got {request.max_iter}.")
-    if request.max_tokens is not None and request.max_tokens < 1:
-        raise BadInputError(f"max_tokens must be at least 1, got {request.max_tokens}.")
+    default_agent = components.query_settings.get("agent")
+    name = check_agent(request.agent or (str(default_agent) if default_agent else "auto"))
+    limits = QueryLimits.check({"max_tokens": request.max_tokens, "timeout": request.timeout})
     if components.llm is None:
         reason = f" ({components.llm_error})" if components.llm_error else ""
         raise NotReadyError(f"{NO_LLM}{reason}. {no_llm_hint}".strip())
+    agent = components.agents[name]
+    given = {**request.options, **({"max_iter": request.max_iter} if request.max_iter is not None else {})}
+    options = agent.check_options(given)
     authorized = set(authorized_collections) if authorized_collections is not None else None
-    collections = None
-    if request.collections:
-        visible: Callable[[str], bool] = (lambda _: True) if authorized is None else authorized.__contains__
-        collections = require_collections(components.vector_db, request.collections, visible)
+    collections = list(dict.fromkeys(request.collections)) if request.collections else None
     # every collection empty or out of reach: refused here, before an agent (or its router) calls the LLM
-    searchable_collections(components.vector_db, components.embedding_model.dimension, authorized, collections)
+    searchable = searchable_collections(components, collections, authorized)
     kwargs: dict[str, Any] = {
-        **request.options,
-        "collections": collections,
+        **options,
+        "collections": searchable if collections else None,
         "authorized_collections": authorized,
-        "timeout": query_timeout(components, request.timeout),
+        "searchable": searchable,
+        "timeout": query_timeout(components, limits.timeout),
     }
-    max_tokens = request.max_tokens if request.max_tokens is not None else components.query_settings.get("max_tokens")
+    max_tokens = limits.max_tokens if limits.max_tokens is not None else components.query_settings.get("max_tokens")
     if max_tokens is not None:
         kwargs["max_tokens"] = max_tokens
-    if request.max_iter is not None:
-        kwargs["max_iter"] = request.max_iter
-    return QueryPlan(request.question, components.agents[name], kwargs)
+    return QueryPlan(request.question, agent, kwargs)
 
 
-async def ask(plan: QueryPlan, on_event: Callable[[StepEvent], None] | None = None) -> Any:
+async def ask(plan: QueryPlan, on_event: Callable[[StepEvent], None] | None = None) -> QueryResult:
     """Answer a plan: a QueryResult (answer, sources, usage, steps, time)."""
     return await plan.agent.aquery(plan.question, on_event=on_event, **plan.kwargs)
 

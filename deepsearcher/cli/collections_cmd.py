@@ -22,37 +22,19 @@ collections_app = typer.Typer(help="List or drop collections.", no_args_is_help=
 @collections_app.command("list")
 def list_collections(config: ConfigOption = None, as_json: JsonOption = False) -> None:
     """Collections with their description, embedding model and number of sources."""
-    from deepsearcher import configuration
+    from deepsearcher.app import collections
 
-    setup(config)
+    components = setup(config)
     with handle_errors():
-        infos = configuration.vector_db.list_collections()
-        rows = [(info, len(configuration.vector_db.list_sources(info.collection_name))) for info in infos]
+        rows = collections.list_collections(components)
     if as_json:
-        print_json(
-            [
-                {
-                    "name": i.collection_name,
-                    "description": i.description,
-                    "dim": i.dim,
-                    "embedding_model": i.embedding_model,
-                    "sources": n,
-                }
-                for i, n in rows
-            ]
-        )
+        print_json([row.to_dict() for row in rows])
         return
     table = Table()
     for column in ("name", "description", "embedding model", "dim", "sources"):
         table.add_column(column)
-    for info, sources in rows:
-        table.add_row(
-            info.collection_name,
-            info.description or "",
-            info.embedding_model or "?",
-            str(info.dim or "?"),
-            str(sources),
-        )
+    for row in rows:
+        table.add_row(row.name, row.description, row.embedding_model or "?", str(row.dim or "?"), str(row.sources))
     console.print(table if rows else "No collections yet: run `deepsearcher load PATH`.")
 
 
@@ -67,17 +49,18 @@ def drop_collection(
     config: ConfigOption = None,
 ) -> None:
     """Drop a collection and everything in it."""
-    from deepsearcher import configuration
-    from deepsearcher.app.collections import require_collections
+    from deepsearcher.app import collections
 
     name = _one_name(name, collection)
-    setup(config)
+    components = setup(config)
     with handle_errors():
-        require_collections(configuration.vector_db, [name])
+        summary = collections.describe_collection(components, name)
         if not yes:
-            typer.confirm(f"Drop collection '{name}' and all its chunks?", abort=True)
-        configuration.vector_db.clear_db(name)
-    console.print(f"Dropped '{name}'.")
+            typer.confirm(
+                f"Drop collection '{summary.name}' and all its chunks ({summary.sources} sources)?", abort=True
+            )
+        collections.drop_collection(components, summary.name)
+    console.print(f"Dropped '{summary.name}'.")
 
 
 def _one_name(argument: str | None, option: str | None) -> str:
@@ -102,11 +85,14 @@ def delete(
     config: ConfigOption = None,
 ) -> None:
     """Remove one source's chunks from a collection."""
-    from deepsearcher.offline_loading import delete_source
+    import os
 
-    setup(config)
+    from deepsearcher.app import collections
+
+    components = setup(config)
+    reference = source if "://" in source else os.path.abspath(source)  # a path as the load stored it
     with handle_errors():
-        removed = delete_source(source, collection_name=collection)
+        removed = collections.delete_source(components, collection, reference)
     if removed == 0:
         console.print(f"[yellow]Nothing to delete:[/] no chunks from '{source}'.")
         raise typer.Exit(code=1)

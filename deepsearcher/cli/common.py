@@ -7,13 +7,17 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+import click
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from deepsearcher.types.errors import classify
+
+if TYPE_CHECKING:
+    from deepsearcher.app.components import Components
 
 console = Console()
 err_console = Console(stderr=True)
@@ -84,19 +88,24 @@ def model_spinner(description: str) -> Iterator[None]:
         status.stop()
 
 
-def setup(config_path: Path | None, *, llm: bool = False) -> None:
-    """Initialise DeepSearcher from `config_path` (or the defaults), reporting config errors cleanly.
+def setup(config_path: Path | None, *, llm: bool = False) -> Components:
+    """The components of `config_path` (or the defaults) for this command, config errors reported cleanly.
 
     Models load on first use, not here: commands that never embed never import a model library.
     The LLM is built only for the commands that chat (`llm=True`): its SDK takes ~1 s to import.
     """
-    from deepsearcher import configuration
+    from deepsearcher.app.components import build_components
     from deepsearcher.config import Configuration
     from deepsearcher.embedding.base import set_model_load_notifier
 
     set_model_load_notifier(model_spinner)
     with handle_errors():
-        configuration.init_config(Configuration(config_path), skip=() if llm else ("llm",))
+        components = build_components(Configuration(config_path), skip=() if llm else ("llm",))
+        context = click.get_current_context(silent=True)
+        if context is not None:  # released when the command ends (a test runs many in one process)
+            context.call_on_close(components.close)
+        return components
+    raise AssertionError("not reached: handle_errors exits")
 
 
 class handle_errors:

@@ -22,7 +22,6 @@ from deepsearcher.cli.common import (
     err_console,
     fail,
     handle_errors,
-    setup,
 )
 
 AGENT_HELP = "naive (retrieval only, no LLM) | deep | chain | all, or a comma list such as naive,chain."
@@ -99,17 +98,27 @@ def eval_command(
             help="Keep the rows already in results.jsonl and run only the missing ones.",
         ),
     ] = False,
+    store: Annotated[
+        str,
+        typer.Option(
+            "--store",
+            help="own: a store of its own beside the configured one (never shown among your collections); "
+            "configured: the configured store itself.",
+        ),
+    ] = "own",
     config: ConfigOption = None,
 ) -> None:
     """Evaluate retrieval (Recall@k) and answers (EM, F1) on a QA dataset.
 
     Writes JSONL rows, a summary, a Markdown table and plots."""
-    from deepsearcher import configuration
+    from deepsearcher.app.components import build_components
     from deepsearcher.cli.query_cmd import NO_LLM_HINT
+    from deepsearcher.config import Configuration
     from deepsearcher.evaluation import (
         EvalRunner,
         build_specs,
         collection_name_for,
+        eval_configuration,
         load_dataset,
         summarize,
         write_report,
@@ -123,17 +132,23 @@ def eval_command(
     with handle_errors():
         dataset = load_dataset(dataset_dir)
         passages = dataset.corpus()
+    if store not in ("own", "configured"):
+        fail(f"--store takes own or configured, got '{store}'.", 2)
     needs_llm = any(name != "naive" for name in agents)
-    setup(config, llm=needs_llm)
-    if needs_llm and configuration.llm is None:
+    with handle_errors():
+        configured = Configuration(config)
+        chosen = eval_configuration(configured) if store == "own" else configured
+        components = build_components(chosen, skip=() if needs_llm else ("llm",))
+    if store == "own":
+        uri = chosen.get_provider_config("vector_db")["config"]["uri"]
+        err_console.print(f"[dim]Evaluation store: {uri} (--store configured for your own).[/]", highlight=False)
+    if needs_llm and components.llm is None:
         err_console.print(
-            f"[yellow]{escape(str(configuration.llm_error or NO_LLM_HINT))}[/] (--agent naive needs no LLM.)",
+            f"[yellow]{escape(str(components.llm_error or NO_LLM_HINT))}[/] (--agent naive needs no LLM.)",
             highlight=False,
         )
         raise typer.Exit(code=1)
-    iterations = (
-        _ints("--max-iter", max_iter) if max_iter else [int(configuration.config.query_settings.get("max_iter", 3))]
-    )
+    iterations = _ints("--max-iter", max_iter) if max_iter else [_default_max_iter(components, agents)]
     collection = collection_name_for(dataset)
     output_dir = output or Path("eval_output") / dataset.name
 
@@ -149,7 +164,7 @@ def eval_command(
 
     with handle_errors():
         if skip_load:
-            if not configuration.vector_db.has_collection(collection):
+            if not components.vector_db.has_collection(collection):
                 err_console.print(
                     f"[red]Error:[/] collection '{collection}' does not exist yet: run without --skip-load "
                     "to load the corpus."
@@ -157,10 +172,11 @@ def eval_command(
                 raise typer.Exit(code=1)
             err_console.print(f"Using collection '{collection}' as it is (--skip-load).")
         else:
-            _load(dataset, collection, len(passages))
+            _load(components, dataset, collection, len(passages))
         specs = build_specs(agents, iterations)
         with _EvalProgress(ks) as progress:
             runner = EvalRunner(
+                components,
                 dataset,
                 collection,
                 output_dir,
@@ -201,7 +217,21 @@ def eval_command(
         )
 
 
-def _load(dataset: Any, collection: str, passages: int) -> None:
+def _default_max_iter(components: Any, agents: list[str]) -> int:
+    """query_settings.max_iter, else the default of the first iterative agent asked for (its options schema)."""
+    from deepsearcher.agent.catalog import option_schema
+
+    configured = components.query_settings.get("max_iter")
+    if configured is not None:
+        return int(configured)
+    for name in agents:
+        default = option_schema(name).get("max_iter", {}).get("default")
+        if default is not None:
+            return int(default)
+    return 1  # only naive retrieval: max_iter means nothing to it
+
+
+def _load(components: Any, dataset: Any, collection: str, passages: int) -> None:
     from deepsearcher.evaluation import load_corpus
 
     progress = Progress(
@@ -225,7 +255,7 @@ def _load(dataset: Any, collection: str, passages: int) -> None:
             )
 
     with progress:
-        summary = load_corpus(dataset, collection, on_progress=on_progress)
+        summary = load_corpus(components, dataset, collection, on_progress=on_progress)
     if summary.skipped_unchanged:
         err_console.print(f"Corpus unchanged: collection '{collection}' already holds it ({passages} passages).")
     else:

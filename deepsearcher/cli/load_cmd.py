@@ -70,24 +70,22 @@ def load(
     as_json: JsonOption = False,
 ) -> None:
     """Load documents into the vector store. Unchanged sources are skipped; failures are listed."""
-    from deepsearcher.offline_loading import load_inputs
+    from deepsearcher.app.loading import LoadRequest, load
 
-    setup(config)
-    crawl_kwargs = {"max_depth": max_depth}
-    if max_pages is not None:
-        crawl_kwargs["max_pages"] = max_pages
+    components = setup(config)
+    request = LoadRequest(
+        list(inputs),
+        collection_name,
+        collection_desc,
+        force_new_collection,
+        chunk_size,
+        chunk_overlap,
+        batch_size,
+        max_depth=max_depth,
+        max_pages=max_pages,
+    )
     with handle_errors(), _progress(enabled=not as_json) as on_progress:
-        summary = load_inputs(
-            inputs,
-            collection_name=collection_name,
-            collection_description=collection_desc,
-            force_new_collection=force_new_collection,
-            chunk_size=chunk_size,
-            chunk_overlap=chunk_overlap,
-            batch_size=batch_size,
-            on_progress=on_progress,
-            **crawl_kwargs,
-        )
+        summary = load(components, request, on_progress=on_progress)
     if as_json:
         print_json(summary.to_dict())
     else:

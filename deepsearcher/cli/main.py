@@ -13,6 +13,7 @@ import typer
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from deepsearcher.cli import help_text  # noqa: E402
+from deepsearcher.cli.agents_cmd import agents  # noqa: E402
 from deepsearcher.cli.collections_cmd import collections_app, delete  # noqa: E402
 from deepsearcher.cli.eval_cmd import eval_command  # noqa: E402
 from deepsearcher.cli.load_cmd import load  # noqa: E402
@@ -35,6 +36,7 @@ app.command()(search)
 app.command()(query)
 app.command()(delete)
 app.command()(providers)
+app.command()(agents)
 app.command("eval")(eval_command)
 app.command()(serve)
 app.command("mcp")(mcp_command)

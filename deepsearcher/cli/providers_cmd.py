@@ -23,7 +23,7 @@ FEATURES = ("llm", "embedding", "file_loader", "web_crawler", "vector_db")
 
 def registries() -> dict[str, ProviderRegistry]:
     """The registry of each feature, the same ones the composition root builds from."""
-    from deepsearcher.configuration import _registries
+    from deepsearcher.app.components import registries as _registries
 
     return _registries()
 

@@ -27,26 +27,31 @@ NO_LLM_HINT = (
 
 
 def describe_step(event: Any) -> str | None:
-    """One human line per step event (None for events not worth a line)."""
-    data = event.data
-    kind = event.kind
-    if kind == "route":
-        return f"agent: {data['agent']}" + (" (chosen by the router)" if data.get("routed") else "")
-    if kind == "collections":
-        return f"collections: {', '.join(data['collections']) or '(none)'}"
-    if kind == "sub_queries":
-        return "sub-queries: " + "; ".join(data["queries"])
-    if kind == "search":
-        return f"searched '{data['query']}': {data['retrieved']} found, {data['accepted']} kept"
-    if kind == "reflection":
-        return "reflection: " + ("; ".join(data["queries"]) if data["queries"] else "enough found, stopping")
-    if kind == "intermediate_answer":
-        return f"step {data['iteration']} answer: {data['answer']}"
-    if kind == "deadline_stop":
-        return f"deadline near ({data['elapsed']:g} s of {data['timeout']:g} s): answering from what was found"
-    if kind == "budget_stop":
-        return f"token budget reached ({data['used_tokens']} ≥ {data['max_tokens']}): answering from what was found"
-    return None
+    """One human line per step event (the words the web page shows too); None for answer tokens."""
+    from deepsearcher.agent.events import EventKind, describe
+
+    if event.kind in (EventKind.ANSWER_TOKEN, "result"):
+        return None
+    return describe(event).line()
+
+
+def parse_options(pairs: list[str]) -> dict[str, Any]:
+    """`NAME=VALUE` pairs; a VALUE that reads as JSON (20, true, 0.5, "x") is that value, else the text
+    itself. The agent's schema checks them afterwards, as it checks REST's and MCP's `options`."""
+    import json
+
+    from deepsearcher.types.errors import BadInputError
+
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name.strip():
+            raise BadInputError(f"--option takes NAME=VALUE, got '{pair}'.")
+        try:
+            options[name.strip()] = json.loads(text)
+        except ValueError:
+            options[name.strip()] = text
+    return options
 
 
 def query(
@@ -73,23 +78,31 @@ def query(
             help="Overall deadline in seconds (default: query_settings.timeout, else 300).",
         ),
     ] = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option",
+            "-o",
+            help="An agent option as NAME=VALUE (repeatable), e.g. -o top_k=20; `deepsearcher agents` lists them.",
+        ),
+    ] = None,
     config: ConfigOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Research QUESTION over your collections and print a cited answer."""
     with activity("Preparing", quiet=as_json):
-        from deepsearcher import configuration
         from deepsearcher.agent.catalog import check_agent
         from deepsearcher.app.querying import QueryRequest, plan_query
 
-        if agent is not None:
-            with handle_errors():
-                check_agent(agent)  # a wrong name is refused before any model loads
-        setup(config, llm=True)
         with handle_errors():
-            request = QueryRequest(question, agent, collection, max_iter, max_tokens, timeout)
-            plan = plan_query(configuration.current(), request, no_llm_hint=NO_LLM_HINT)
-        warm_up_in_background(configuration.current())
+            options = parse_options(option or [])
+            if agent is not None:
+                check_agent(agent)  # a wrong name is refused before any model loads
+        components = setup(config, llm=True)
+        with handle_errors():
+            request = QueryRequest(question, agent, collection, max_iter, max_tokens, timeout, options=options)
+            plan = plan_query(components, request, no_llm_hint=NO_LLM_HINT)
+        warm_up_in_background(components)
     with handle_errors():
         result = asyncio.run(_run(plan, live=not as_json))
     if as_json:

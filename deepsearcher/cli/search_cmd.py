@@ -21,35 +21,39 @@ from deepsearcher.cli.common import (
 def search(
     text: Annotated[str, typer.Argument(help="What to look for.")],
     collection: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(
             "--collection",
             "--collection-name",
-            help="Collection to search (default: the configured default).",
+            help="Search only this collection (repeatable; default: every loaded collection).",
         ),
     ] = None,
     top_k: Annotated[int, typer.Option("--top-k", "-k", help="How many chunks to show.")] = 5,
     config: ConfigOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Show the chunks that best match TEXT, with their source and score."""
+    """Show the chunks that best match TEXT, with their source, score and the passage that matches."""
     with activity("Searching", quiet=as_json):
-        from deepsearcher.online_query import naive_retrieve
+        from deepsearcher.app.searching import SearchRequest
+        from deepsearcher.app.searching import search as run_search
 
-        setup(config)
+        components = setup(config)
         with handle_errors():
-            results = naive_retrieve(text, collection=collection, top_k=top_k)
+            response = run_search(components, SearchRequest(text, collection or None, top_k))
     if as_json:
-        print_json([{"rank": rank, **result.to_dict()} for rank, result in enumerate(results, 1)])
+        print_json(response.to_dict())
         return
-    if not results:
-        console.print("No matching chunks.")
+    if not response.hits:
+        console.print(f"No matching chunks in {', '.join(response.collections)}.")
         return
+    several = len(response.collections) > 1
     # The source is the line a reader copies: it goes on its own line, wrapped, never cut,
     # whatever the terminal's width (a table column would be squeezed to "…").
-    for rank, result in enumerate(results, 1):
+    for hit in response.hits:
+        result = hit.result
         title = f"  ({result.title})" if result.title else ""
-        console.print(f"[bold]#{rank}[/]  score {result.score:.4f}", highlight=False)
+        where = f"  in {hit.collection}" if several else ""
+        console.print(f"[bold]#{hit.rank}[/]  score {result.score:.4f}{where}", highlight=False)
         console.print(
             result.reference + title,
             style="cyan",
@@ -57,5 +61,4 @@ def search(
             highlight=False,
             overflow="fold",
         )
-        snippet = result.text if len(result.text) <= 300 else result.text[:300] + "…"
-        console.print(Padding(snippet, (0, 0, 1, 4)), markup=False, highlight=False)
+        console.print(Padding(hit.passage, (0, 0, 1, 4)), markup=False, highlight=False)

@@ -47,10 +47,9 @@ def serve(
             ) from exc
         app = create_app(configuration)
         # Build the components now, so a store in use or a bad model is one clear line
-        # here; the app's startup then reuses them.
-        from deepsearcher import configuration as components
-
-        components.init_config(configuration)
+        # here; the app's startup then uses them.
+        state = app.state.deepsearcher
+        state.components = state.build(configuration)
     except (DeepSearcherError, OSError) as exc:
         err_console.print(
             f"[bold red]Error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True

@@ -14,7 +14,6 @@ from deepsearcher.types.errors import ConfigurationError
 
 FEATURES = ("llm", "embedding", "file_loader", "web_crawler", "vector_db")
 TOP_LEVEL_KEYS = ("provide_settings", "query_settings", "load_settings", "server")
-QUERY_KEYS = ("max_iter", "top_k", "agent", "max_tokens", "early_stopping", "timeout")
 LOAD_KEYS = ("chunk_size", "chunk_overlap", "batch_size", "window_size")
 _ENV_PATTERN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -60,8 +59,8 @@ class Configuration:
         merged = expand_env(merged)
         _validate(merged, source=str(self.config_path or default_config_path()))
         self.provide_settings: dict[str, dict[str, Any]] = merged["provide_settings"]
-        self.query_settings: dict[str, Any] = merged.get("query_settings", {})
-        self.load_settings: dict[str, Any] = merged.get("load_settings", {})
+        self.query_settings: dict[str, Any] = merged.get("query_settings") or {}
+        self.load_settings: dict[str, Any] = merged.get("load_settings") or {}
         self.server_settings: dict[str, Any] = merged.get("server", {}) or {}
 
     def load_config_from_yaml(self, config_path: str) -> dict[str, Any]:
@@ -145,19 +144,16 @@ def _validate(data: dict[str, Any], source: str) -> None:
             raise ConfigurationError(f"'provide_settings.{feature}.provider'{where} must be a provider name (string).")
         if setting.get("config") is not None and not isinstance(setting["config"], dict):
             raise ConfigurationError(f"'provide_settings.{feature}.config'{where} must be a mapping.")
-    _validate_section(data, "query_settings", QUERY_KEYS, where)
+    # query_settings keys and values are the agents' options: checked against their schemas when the
+    # agents are built (deepsearcher/agent/catalog.py check_query_settings), not listed here again
+    if data.get("query_settings") is not None and not isinstance(data["query_settings"], dict):
+        raise ConfigurationError(f"'query_settings'{where} must be a mapping.")
     _validate_section(data, "load_settings", LOAD_KEYS, where)
     load = data.get("load_settings") or {}
     for key in ("chunk_size", "chunk_overlap", "batch_size"):
         if key in load and (not isinstance(load[key], int) or load[key] < (0 if key == "chunk_overlap" else 1)):
             raise ConfigurationError(f"'load_settings.{key}'{where} must be a positive integer, got {load[key]!r}.")
     query = data.get("query_settings") or {}
-    for key in ("max_iter", "top_k", "max_tokens"):
-        if query.get(key) is not None and (not isinstance(query[key], int) or query[key] < 1):
-            raise ConfigurationError(f"'query_settings.{key}'{where} must be an integer >= 1, got {query[key]!r}.")
-    timeout = query.get("timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
-        raise ConfigurationError(f"'query_settings.timeout'{where} must be a number of seconds > 0, got {timeout!r}.")
     if "agent" in query and not isinstance(query["agent"], str):
         # the name itself is checked against the registered agents when they are built
         raise ConfigurationError(f"'query_settings.agent'{where} must be an agent name, got {query['agent']!r}.")

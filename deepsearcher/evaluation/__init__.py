@@ -2,10 +2,11 @@
 
 from deepsearcher.evaluation import EvalRunner, build_specs, load_corpus, load_dataset, summarize
 
+components = build_components(eval_configuration(Configuration()))
 dataset = load_dataset("data/hotpotqa_train100")
 collection = collection_name_for(dataset)
-load_corpus(dataset, collection)
-rows = EvalRunner(dataset, collection, "out/", build_specs(["naive"], [])).run()
+load_corpus(components, dataset, collection)
+rows = EvalRunner(components, dataset, collection, "out/", build_specs(["naive"], [])).run()
 summary = summarize(rows, ks=[2, 5])
 """
 
@@ -40,6 +41,7 @@ from deepsearcher.evaluation.scoring import (
     recall_at_k,
     token_f1,
 )
+from deepsearcher.evaluation.store import eval_configuration, eval_store_path
 
 __all__ = [
     "Dataset",
@@ -51,6 +53,8 @@ __all__ = [
     "all_found",
     "build_specs",
     "eval_agents",
+    "eval_configuration",
+    "eval_store_path",
     "collection_name_for",
     "exact_match",
     "load_corpus",

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from deepsearcher.app import querying
+from deepsearcher.app.components import Components
 from deepsearcher.evaluation.dataset import Dataset, DatasetError, Question
 from deepsearcher.evaluation.scoring import (
     all_found,
@@ -98,24 +99,24 @@ def row_key(row: dict[str, Any]) -> tuple[str, str, int | None]:
 # corpus ---------------------------------------------------------------------------
 
 
-def load_corpus(dataset: Dataset, collection: str, on_progress: ProgressCallback | None = None) -> LoadSummary:
+def load_corpus(
+    components: Components, dataset: Dataset, collection: str, on_progress: ProgressCallback | None = None
+) -> LoadSummary:
     """Load DATASET_DIR/corpus.jsonl into `collection`, one passage per chunk, title in metadata.
 
     An unchanged corpus is skipped by the pipeline (nothing is embedded). The collection
     belongs to the evaluation, so it is rebuilt when it holds other sources (the dataset
     folder moved) or was built with another embedding model.
     """
-    from deepsearcher import configuration
     from deepsearcher.loader.file_loader.jsonl_loader import JsonlLoader
     from deepsearcher.offline_loading.sources import iter_file_sources
 
-    configuration.ensure_initialized()
-    embedding, vector_db = configuration.embedding_model, configuration.vector_db
+    embedding, vector_db = components.embedding_model, components.vector_db
     reference = str(dataset.corpus_path)
     rebuild = _rebuild_reason(vector_db, embedding, collection, reference)
     if rebuild and on_progress is not None:
         on_progress("rebuild", {"collection": collection, "reason": rebuild})
-    settings = configuration.config.load_settings if configuration.config is not None else {}
+    settings = components.load_settings
     pipeline = IngestionPipeline(
         embedding=embedding,
         vector_db=vector_db,
@@ -150,13 +151,9 @@ def _rebuild_reason(vector_db: Any, embedding: Any, collection: str, reference: 
     return None
 
 
-def require_collection(collection: str) -> None:
+def require_collection(components: Components, collection: str) -> None:
     """Fail early (not once per question) when the collection is missing or incompatible."""
-    from deepsearcher import configuration
-    from deepsearcher.agent.retriever import Retriever
-
-    configuration.ensure_initialized()
-    Retriever(configuration.embedding_model, configuration.vector_db).check_collection(collection)
+    components.retriever.check_collection(collection)
 
 
 # results file ---------------------------------------------------------------------
@@ -192,6 +189,7 @@ class EvalRunner:
 
     def __init__(
         self,
+        components: Components,
         dataset: Dataset,
         collection: str,
         output_dir: str | Path,
@@ -208,6 +206,7 @@ class EvalRunner:
             raise DeepSearcherError(f"Every k of --top-k must be at least 1, got {list(ks)}.")
         if limit is not None and limit < 1:
             raise DeepSearcherError(f"--limit must be at least 1, got {limit}.")
+        self.components = components
         self.dataset = dataset
         self.collection = collection
         self.output_dir = Path(output_dir)
@@ -241,7 +240,7 @@ class EvalRunner:
         todo = [(spec, question) for spec, question in plan if (question.id, spec.agent, spec.max_iter) not in done]
         self.on_start(len(plan), len(plan) - len(todo))
         if todo:
-            require_collection(self.collection)
+            require_collection(self.components, self.collection)
             for row in run_sync(self._run_all(todo)):
                 done[row_key(row)] = row
         return [
@@ -311,17 +310,14 @@ class EvalRunner:
         return self._row(spec, question, titles, time.perf_counter() - started, result=result)
 
     async def _naive(self, question: Question) -> list[str]:
-        from deepsearcher.online_query import configured_retriever
-
-        results = await configured_retriever().asearch(question.question, [self.collection], top_k=self.naive_top_k)
+        retriever = self.components.retriever
+        results = await retriever.asearch(question.question, [self.collection], top_k=self.naive_top_k)
         return [result.title or result.reference for result in results]
 
     def _plan(self, spec: RunSpec, question: Question) -> Any:
         """The query service's plan for one question: the spec's agent over the eval collection."""
-        from deepsearcher import configuration
-
         request = querying.QueryRequest(question.question, spec.agent, [self.collection], spec.max_iter)
-        return querying.plan_query(configuration.current(), request)
+        return querying.plan_query(self.components, request)
 
     def _row(
         self,

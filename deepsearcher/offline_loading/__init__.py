@@ -1,184 +1,21 @@
-"""Offline loading: put files and web pages into the vector store.
+"""The ingestion pipeline (sources → chunks → embeddings → store) and, under this old name,
+DeepSearcher's `load_from_local_files` / `load_from_website` API.
 
-`load_from_local_files` and `load_from_website` keep DeepSearcher's names and
-arguments; both return a LoadSummary (DeepSearcher returned None) naming every
-failed input.
+The pipeline lives in the submodules (`pipeline`, `sources`, `summary`, ...). DeepSearcher's
+functions live in `deepsearcher.compat.offline_loading` and are reached here lazily, so the
+package's own modules never import the compatibility layer.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Iterator
 from typing import Any
 
-from deepsearcher.offline_loading.pipeline import IngestionPipeline, ProgressCallback
-from deepsearcher.offline_loading.sources import LoadedSource, iter_file_sources
-from deepsearcher.offline_loading.summary import LoadSummary, SourceFailure
 
-__all__ = [
-    "IngestionPipeline",
-    "LoadSummary",
-    "LoadedSource",
-    "SourceFailure",
-    "configured_pipeline",
-    "delete_source",
-    "iter_file_sources",
-    "load_from_local_files",
-    "load_from_website",
-    "load_inputs",
-    "with_web_sources",
-]
+def __getattr__(name: str) -> Any:
+    from deepsearcher.compat import offline_loading
 
+    try:
+        return getattr(offline_loading, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
-def configured_pipeline(
-    chunk_size: int | None = None,
-    chunk_overlap: int | None = None,
-    batch_size: int | None = None,
-    on_progress: ProgressCallback | None = None,
-) -> IngestionPipeline:
-    """An IngestionPipeline with the configured embedding and store; sizes not given come
-    from `load_settings` of the config."""
-    from deepsearcher import configuration
-    from deepsearcher.app.loading import pipeline_for
-
-    return pipeline_for(configuration.current(), chunk_size, chunk_overlap, batch_size, on_progress)
-
-
-def with_web_sources(
-    file_sources: Iterable[LoadedSource],
-    urls: list[str],
-    crawl_kwargs: dict[str, Any] | None = None,
-) -> Iterator[LoadedSource]:
-    """`file_sources`, then the pages the configured crawler finds from `urls`."""
-    from deepsearcher import configuration
-
-    yield from file_sources
-    if urls:
-        from deepsearcher.offline_loading.web_sources import iter_web_sources
-
-        yield from iter_web_sources(configuration.require_web_crawler(), urls, **(crawl_kwargs or {}))
-
-
-def _load(
-    paths: list[str | os.PathLike[str]],
-    urls: list[str],
-    collection_name: str | None,
-    collection_description: str | None,
-    force_new_collection: bool,
-    chunk_size: int | None,
-    chunk_overlap: int | None,
-    batch_size: int | None,
-    on_progress: ProgressCallback | None,
-    crawl_kwargs: dict[str, Any],
-) -> LoadSummary:
-    """The load service (`deepsearcher.app.loading`) with the configured components."""
-    from deepsearcher import configuration
-    from deepsearcher.app.loading import LoadRequest, load
-
-    crawl = dict(crawl_kwargs)
-    request = LoadRequest(
-        [os.fspath(path) for path in paths] + list(urls),
-        collection_name,
-        collection_description,
-        force_new_collection,
-        chunk_size,
-        chunk_overlap,
-        batch_size,
-        max_depth=crawl.pop("max_depth", None) or 0,
-        max_pages=crawl.pop("max_pages", None),
-        crawl_options=crawl,
-    )
-    return load(configuration.current(), request, on_progress=on_progress)
-
-
-def load_from_local_files(
-    paths_or_directory: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
-    collection_name: str | None = None,
-    collection_description: str | None = None,
-    force_new_collection: bool = False,
-    chunk_size: int | None = None,
-    chunk_overlap: int | None = None,
-    batch_size: int | None = None,
-    on_progress: ProgressCallback | None = None,
-) -> LoadSummary:
-    """Load files and folders (recursively) into `collection_name`; unchanged files are skipped."""
-    paths = [paths_or_directory] if isinstance(paths_or_directory, (str, os.PathLike)) else list(paths_or_directory)
-    return _load(
-        paths,
-        [],
-        collection_name,
-        collection_description,
-        force_new_collection,
-        chunk_size,
-        chunk_overlap,
-        batch_size,
-        on_progress,
-        {},
-    )
-
-
-def load_from_website(
-    urls: str | Iterable[str],
-    collection_name: str | None = None,
-    collection_description: str | None = None,
-    force_new_collection: bool = False,
-    chunk_size: int | None = None,
-    chunk_overlap: int | None = None,
-    batch_size: int | None = None,
-    on_progress: ProgressCallback | None = None,
-    **crawl_kwargs: Any,
-) -> LoadSummary:
-    """Crawl `urls` (see HttpCrawler for depth, page limits and safety) and load the pages."""
-    url_list = [urls] if isinstance(urls, str) else list(urls)
-    return _load(
-        [],
-        url_list,
-        collection_name,
-        collection_description,
-        force_new_collection,
-        chunk_size,
-        chunk_overlap,
-        batch_size,
-        on_progress,
-        crawl_kwargs,
-    )
-
-
-def is_url(text: str) -> bool:
-    return text.startswith(("http://", "https://"))
-
-
-def load_inputs(
-    inputs: Iterable[str],
-    collection_name: str | None = None,
-    collection_description: str | None = None,
-    force_new_collection: bool = False,
-    chunk_size: int | None = None,
-    chunk_overlap: int | None = None,
-    batch_size: int | None = None,
-    on_progress: ProgressCallback | None = None,
-    **crawl_kwargs: Any,
-) -> LoadSummary:
-    """Files, folders and URLs mixed, in one run and one summary (what `deepsearcher load` calls)."""
-    return _load(
-        list(inputs),
-        [],
-        collection_name,
-        collection_description,
-        force_new_collection,
-        chunk_size,
-        chunk_overlap,
-        batch_size,
-        on_progress,
-        crawl_kwargs,
-    )
-
-
-def delete_source(reference: str, collection_name: str | None = None) -> int:
-    """Remove every chunk of one source (file path or URL); returns how many were removed."""
-    from deepsearcher import configuration
-
-    configuration.ensure_initialized()
-    if "://" not in reference:
-        reference = os.path.abspath(reference)
-    return configuration.vector_db.delete_by_reference(collection_name, reference)

@@ -52,34 +52,33 @@ def create_app(config: Configuration | None = None) -> FastAPI:
     """The application for `config` (default: the built-in defaults).
 
     The `server:` section is validated here, so a bad key fails before anything binds;
-    the components (embedding model, store, LLM, crawler) are built by `init_config`
-    when the app starts.
+    the components (embedding model, store, LLM, crawler) are built when the app starts and
+    belong to this app (on `app.state.deepsearcher`): two apps in one process share nothing.
     """
     config = config if config is not None else Configuration()
     state = ServerState(config=config, settings=ServerSettings.from_config(config))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        from deepsearcher import configuration
-
-        await asyncio.to_thread(configuration.init_config, state.config)
-        state.components = configuration.current()
+        if state.components is None:  # `deepsearcher serve` builds them before binding, to fail in one line
+            state.components = await asyncio.to_thread(state.build, state.config)
         state.jobs = JobManager(
             workers=state.settings.job_workers,
             db_path=state.settings.resolved_data_dir() / "jobs.sqlite",
         )
         _stop_jobs_on_sigterm(state.jobs)
         state.ready = True
-        if configuration.llm is None:
+        if state.components.llm is None:
             logger.warning(
                 "No LLM available, /v1/query and /query/ answer 503: %s",
-                configuration.llm_error,
+                state.components.llm_error,
             )
         try:
             yield
         finally:
             state.ready = False
             await asyncio.to_thread(state.jobs.shutdown)
+            await asyncio.to_thread(state.builder.close)
 
     app = FastAPI(
         title="DeepSearcher",
@@ -99,13 +98,13 @@ def create_app(config: Configuration | None = None) -> FastAPI:
 
     @app.get("/health", tags=["meta"], summary="Liveness and readiness (no API key needed).")
     async def health() -> dict[str, Any]:
-        from deepsearcher import configuration
         from deepsearcher.agent.catalog import agent_infos
 
+        components = state.components
         return {
             "status": "ok" if state.ready else "starting",
             "version": deepsearcher.__version__,
-            "llm": configuration.llm is not None if state.ready else None,
+            "llm": components.llm is not None if state.ready and components is not None else None,
             "llm_provider": (state.config.provide_settings.get("llm") or {}).get("provider"),
             "llm_error": state.llm_error,
             "auth": state.settings.auth_enabled,

@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from deepsearcher.loader.file_loader.base import BaseLoader
 from deepsearcher.offline_loading.pipeline import ProgressCallback
 from deepsearcher.offline_loading.sources import LoadedSource
 from deepsearcher.offline_loading.summary import LoadSummary
@@ -543,14 +544,15 @@ def upload_reference(collection: str, filename: str) -> str:
     return f"upload://{collection}/{filename}"
 
 
-def iter_upload_sources(files: list[tuple[str, Path]], collection: str) -> Iterable[LoadedSource]:
+def iter_upload_sources(
+    files: list[tuple[str, Path]], collection: str, file_loader: BaseLoader
+) -> Iterable[LoadedSource]:
     """Load staged uploads, each under `upload://<collection>/<original filename>`."""
-    from deepsearcher import configuration
     from deepsearcher.offline_loading.sources import iter_file_sources
 
     for filename, path in files:
         reference = upload_reference(collection, filename)
-        for source in iter_file_sources([path], configuration.file_loader):
+        for source in iter_file_sources([path], file_loader):
             source.reference = reference
             for document in source.documents:
                 document.metadata["reference"] = reference

@@ -124,8 +124,6 @@ async def set_provider_config(
     request: Request,
     principal: Principal = Depends(require_principal),
 ) -> dict:
-    from deepsearcher import configuration
-
     _require_admin(request, principal)
     state = services.server_state(request)
     async with _switching:
@@ -137,17 +135,15 @@ async def set_provider_config(
         candidate = copy.deepcopy(state.config)
         candidate.set_provider_config(body.feature, body.provider, body.config)
         try:
-            await services.in_thread(configuration.init_config, candidate)
-            optional_error = {
-                "llm": configuration.llm_error,
-                "web_crawler": configuration.web_crawler_error,
-            }.get(body.feature)
+            built = await services.in_thread(state.build, candidate)
+            optional_error = {"llm": built.llm_error, "web_crawler": built.web_crawler_error}.get(body.feature)
             if optional_error is not None:  # asked for explicitly: its failure is this request's failure
                 raise optional_error
         except (DeepSearcherError, OSError) as exc:
-            await services.in_thread(configuration.init_config, state.config)  # back to what worked
+            # back to what worked: the builder reuses every part of the old settings it still has
+            state.components = await services.in_thread(state.build, state.config)
             raise APIError(400, f"Failed to set provider config: {exc}") from exc
-        state.config = candidate
+        state.config, state.components = candidate, built
     return {
         "message": "Provider config set successfully",
         "provider": body.provider,
@@ -246,10 +242,12 @@ async def load_website(
     summary="Answer a question with the auto-routed agent (DeepSearcher's shape).",
 )
 async def perform_query(
+    request: Request,
     original_query: str = Query(..., min_length=1, description="The question."),
-    max_iter: int = Query(3, ge=1, le=20, description="Reflection rounds at most."),
+    max_iter: int | None = Query(None, description="Research rounds at most (default and bounds: the agents')."),
     principal: Principal = Depends(require_principal),
 ) -> dict:
-    plan = await services.plan_query(principal, querying.QueryRequest(original_query, "auto", max_iter=max_iter))
+    query_request = querying.QueryRequest(original_query, "auto", max_iter=max_iter)
+    plan = await services.plan_query(services.server_state(request), principal, query_request)
     result = await querying.ask(plan)
     return {"result": result.answer, "consume_token": result.total_tokens}

@@ -6,8 +6,11 @@ POST   /v1/load                      {inputs, collection?, description?, force_n
 GET    /v1/jobs/{id}                 the job: status, progress, results, error
 POST   /v1/jobs/{id}/resume          run an interrupted job again → 202
 GET    /v1/jobs                      recent jobs (those of the key's collections)
-POST   /v1/query                     {question, agent, max_iter?, collections?, max_tokens?} → QueryResult (or SSE)
+POST   /v1/query                     {question, agent, max_iter?, collections?, max_tokens?, timeout?, options?}
+                                     → QueryResult (or SSE)
+POST   /v1/search                    {query, collections?, top_k?} → {query, collections, results}
 GET    /v1/collections               [{name, description, dim, embedding_model, sources}]
+GET    /v1/collections/{name}        {name, description, dim, embedding_model, sources}
 DELETE /v1/collections/{name}
 GET    /v1/collections/{name}/sources  [{reference, chunks}]
 DELETE /v1/sources                   {collection, reference} → {deleted}
@@ -28,7 +31,8 @@ from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from deepsearcher.agent.catalog import agent_names, check_agent
-from deepsearcher.app import loading, querying
+from deepsearcher.agent.options import QueryLimits
+from deepsearcher.app import collections, loading, querying, searching
 from deepsearcher.server import services
 from deepsearcher.server.auth import Principal, require_principal
 from deepsearcher.server.errors import APIError, JSONSafeResponse, SafeRoute
@@ -196,7 +200,7 @@ async def upload_documents(request: Request, principal: Principal = Depends(requ
         collection_field = form.get("collection")
         description_field = form.get("description")
         collection = services.target_collection(
-            principal, collection_field if isinstance(collection_field, str) else None
+            state, principal, collection_field if isinstance(collection_field, str) else None
         )
         description = description_field if isinstance(description_field, str) else None
         uploads = [(key, value) for key, value in form.multi_items() if isinstance(value, UploadFile)]
@@ -235,8 +239,9 @@ async def upload_documents(request: Request, principal: Principal = Depends(requ
         await form.close()
 
     def work(on_progress: Any) -> Any:
-        return loading.pipeline_for(services.components(), on_progress=on_progress).run(
-            iter_upload_sources(saved, collection),
+        components = state.current()
+        return loading.pipeline_for(components, on_progress=on_progress).run(
+            iter_upload_sources(saved, collection, components.file_loader),
             collection_name=collection,
             collection_description=description or "",
         )
@@ -353,18 +358,21 @@ class QueryRequest(BaseModel):
         description="A registered agent (default: query_settings.agent, else auto: the router picks).",
         json_schema_extra=lambda schema: schema.update(enum=list[Any](agent_names())),
     )
-    max_iter: int | None = Field(None, ge=1, le=20, description="Reflection rounds at most.")
+    max_iter: int | None = Field(
+        None, description="Research rounds at most (the agent's `max_iter` option; bounds: GET /health agents)."
+    )
     collections: list[str] | None = Field(
         None,
         max_length=100,
         description="Search only these (default: the collection router chooses).",
     )
-    max_tokens: int | None = Field(None, ge=1, description="Token budget of the whole query.")
-    timeout: float | None = Field(
-        None,
-        gt=0,
-        le=3600,
-        description="Overall deadline in seconds (default: query_settings.timeout, else 300).",
+    max_tokens: int | None = Field(None, description=QueryLimits.model_fields["max_tokens"].description)
+    timeout: float | None = Field(None, description=QueryLimits.model_fields["timeout"].description)
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        max_length=50,
+        description="The agent's options by name (checked against its schema; GET /health lists them).",
+        examples=[{"top_k": 20}],
     )
 
     @field_validator("agent")
@@ -412,9 +420,10 @@ async def query(
         body.max_iter,
         body.max_tokens,
         body.timeout,
+        options=body.options,
     )
-    plan = await services.plan_query(principal, query_request)
     state = services.server_state(request)
+    plan = await services.plan_query(state, principal, query_request)
     if wants_event_stream(request.headers.get("accept")):
         frames = stream_agent_run(lambda on_event: _noting_llm(state, querying.ask(plan, on_event=on_event)))
         return StreamingResponse(frames, media_type="text/event-stream", headers=SSE_HEADERS)
@@ -422,70 +431,78 @@ async def query(
     return JSONSafeResponse(result.to_dict())
 
 
+# ---------------------------------------------------------------------- search
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=20000, description="What to look for.")
+    collections: list[str] | None = Field(
+        None, max_length=100, description="Search only these (default: every loaded collection the key may use)."
+    )
+    top_k: int = Field(5, ge=1, le=searching.MAX_TOP_K, description="How many chunks.")
+
+
+@router.post("/search", summary="Retrieval only, no LLM: the chunks that best match a query.")
+async def search(
+    body: SearchRequest, request: Request, principal: Principal = Depends(require_principal)
+) -> JSONSafeResponse:
+    collections = principal.require_all(body.collections) if body.collections else None
+    response = await services.in_thread(
+        searching.search,
+        services.components(request),
+        searching.SearchRequest(body.query, collections, body.top_k),
+        principal.authorized_collections,
+    )
+    return JSONSafeResponse(response.to_dict())
+
+
 # ---------------------------------------------------------------------- collections and sources
-
-
-def _collections(principal: Principal) -> list[dict[str, Any]]:
-    vector_db = services.components().vector_db
-    rows = []
-    for info in vector_db.list_collections():
-        if not principal.may_use(info.collection_name):
-            continue
-        rows.append(
-            {
-                "name": info.collection_name,
-                "description": info.description,
-                "dim": info.dim,
-                "embedding_model": info.embedding_model,
-                "sources": len(vector_db.list_sources(info.collection_name)),
-            }
-        )
-    return rows
 
 
 @router.get(
     "/collections",
     summary="Collections this key may use, with their number of sources.",
 )
-async def list_collections(
-    principal: Principal = Depends(require_principal),
+async def list_collections(request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+    rows = await services.in_thread(collections.list_collections, services.components(request), principal.may_use)
+    return JSONSafeResponse([row.to_dict() for row in rows])
+
+
+@router.get("/collections/{name}", summary="One collection: description, embedding model, sources.")
+async def describe_collection(
+    name: str, request: Request, principal: Principal = Depends(require_principal)
 ) -> JSONSafeResponse:
-    return JSONSafeResponse(await services.in_thread(_collections, principal))
-
-
-def _drop(state: ServerState, principal: Principal, name: str) -> dict[str, Any]:
-    name = services.require_existing(principal, name)
-    with state.job_manager().write_lock(name):
-        services.components().vector_db.clear_db(name)
-    return {"deleted": name}
+    name = principal.require(name)
+    summary = await services.in_thread(
+        collections.describe_collection, services.components(request), name, principal.may_use
+    )
+    return JSONSafeResponse(summary.to_dict())
 
 
 @router.delete("/collections/{name}", summary="Drop a collection and everything in it.")
 async def drop_collection(
     name: str, request: Request, principal: Principal = Depends(require_principal)
 ) -> JSONSafeResponse:
-    return JSONSafeResponse(await services.in_thread(_drop, services.server_state(request), principal, name))
-
-
-def _sources(principal: Principal, name: str) -> list[dict[str, Any]]:
-    name = services.require_existing(principal, name)
-    records = services.components().vector_db.list_sources(name)
-    return [
-        {
-            "reference": reference,
-            "chunks": record.chunk_count,
-            "complete": record.complete,
-        }
-        for reference, record in sorted(records.items())
-    ]
+    name = principal.require(name)
+    state = services.server_state(request)
+    await services.in_thread(
+        collections.drop_collection, state.current(), name, principal.may_use, state.job_manager().write_lock
+    )
+    return JSONSafeResponse({"deleted": name})
 
 
 @router.get(
     "/collections/{name}/sources",
     summary="The sources (files, pages, uploads) in a collection.",
 )
-async def list_sources(name: str, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
-    return JSONSafeResponse(await services.in_thread(_sources, principal, name))
+async def list_sources(
+    name: str, request: Request, principal: Principal = Depends(require_principal)
+) -> JSONSafeResponse:
+    name = principal.require(name)
+    rows = await services.in_thread(collections.list_sources, services.components(request), name, principal.may_use)
+    return JSONSafeResponse([row.to_dict() for row in rows])
 
 
 class DeleteSourceRequest(BaseModel):
@@ -495,23 +512,25 @@ class DeleteSourceRequest(BaseModel):
     reference: str = Field(min_length=1, description="As listed by GET /v1/collections/{name}/sources.")
 
 
-def _delete_source(state: ServerState, principal: Principal, collection: str, reference: str) -> dict[str, Any]:
-    name = services.require_existing(principal, collection)
-    with state.job_manager().write_lock(name):
-        removed = services.components().vector_db.delete_by_reference(name, reference)
-    if removed == 0:
-        raise APIError(
-            404,
-            f"No source '{reference}' in collection '{name}' (see GET /v1/collections/{name}/sources).",
-        )
-    return {"deleted": removed}
-
-
 @router.delete("/sources", summary="Remove one source's chunks from a collection.")
 async def delete_source(
     body: DeleteSourceRequest,
     request: Request,
     principal: Principal = Depends(require_principal),
 ) -> JSONSafeResponse:
+    name = principal.require(body.collection)
     state = services.server_state(request)
-    return JSONSafeResponse(await services.in_thread(_delete_source, state, principal, body.collection, body.reference))
+    removed = await services.in_thread(
+        collections.delete_source,
+        state.current(),
+        name,
+        body.reference,
+        principal.may_use,
+        state.job_manager().write_lock,
+    )
+    if removed == 0:
+        raise APIError(
+            404,
+            f"No source '{body.reference}' in collection '{name}' (see GET /v1/collections/{name}/sources).",
+        )
+    return JSONSafeResponse({"deleted": removed})

@@ -39,6 +39,11 @@ class ServerThread:
         self._thread: threading.Thread | None = None
 
     @property
+    def app(self) -> Any:
+        """The application being served (its components are on `app.state.deepsearcher`)."""
+        return self.config.app
+
+    @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 

@@ -15,7 +15,6 @@ from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
 from deepsearcher.app import Components, loading, querying
-from deepsearcher.app.collections import require_collections
 from deepsearcher.app.loading import LoadPlan, LoadRequest
 from deepsearcher.app.querying import QueryPlan, QueryRequest
 from deepsearcher.offline_loading.pipeline import ProgressCallback
@@ -24,7 +23,6 @@ from deepsearcher.server.auth import Principal
 from deepsearcher.server.jobs import Job
 from deepsearcher.server.paths import NO_ROOTS
 from deepsearcher.server.state import ServerState
-from deepsearcher.types.errors import NotReadyError
 
 T = TypeVar("T")
 
@@ -37,27 +35,16 @@ async def in_thread(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return await run_in_threadpool(function, *args, **kwargs)
 
 
-def components() -> Components:
-    """The process's current Components (one reference, swapped whole by init_config)."""
-    from deepsearcher import configuration
-
-    if configuration.config is None:
-        raise NotReadyError("The server is still starting.")
-    return configuration.current()
+def components(request: Request) -> Components:
+    """The app's current Components (one reference, swapped whole by /set-provider-config/)."""
+    return server_state(request).current()
 
 
-def target_collection(principal: Principal, name: str | None) -> str:
+def target_collection(state: ServerState, principal: Principal, name: str | None) -> str:
     """The named collection (or the configured default), checked against the key."""
     if name is None or not name.strip():
-        name = components().vector_db.default_collection
+        name = state.current().vector_db.default_collection
     return principal.require(name)
-
-
-def require_existing(principal: Principal, name: str) -> str:
-    """Blocking: `name` normalized when the key may use it (403) and it exists (404)."""
-    name = principal.require(name)
-    require_collections(components().vector_db, [name], principal.may_use)
-    return name
 
 
 # ---------------------------------------------------------------------- loading
@@ -66,9 +53,9 @@ def require_existing(principal: Principal, name: str) -> str:
 def plan_load(state: ServerState, principal: Principal, request: LoadRequest) -> LoadPlan:
     """The load service's checks (inputs, path rules under server.allowed_roots, crawl bounds, a
     crawler for URLs) on a request whose collection the key may write, before any job exists."""
-    collection = target_collection(principal, request.collection)
+    collection = target_collection(state, principal, request.collection)
     plan = loading.plan_load(
-        components(),
+        state.current(),
         replace(request, collection=collection),
         list(state.settings.allowed_roots),
         NO_ROOTS,
@@ -114,7 +101,7 @@ def load_work(
     )
 
     def work(on_progress: ProgressCallback) -> LoadSummary:
-        return loading.run_load(components(), plan, on_progress)
+        return loading.run_load(state.current(), plan, on_progress)
 
     return work
 
@@ -125,14 +112,14 @@ def load_work(
 NO_LLM_HINT = "Configure one under provide_settings.llm in the config file given to `deepsearcher serve --config`."
 
 
-async def plan_query(principal: Principal, request: QueryRequest) -> QueryPlan:
+async def plan_query(state: ServerState, principal: Principal, request: QueryRequest) -> QueryPlan:
     """The query service's checks and defaults for this key: collections it may not use are 403,
     missing ones 404 (listing those it may see), no LLM 503; blocking store calls run in a thread."""
     if request.collections:
         request = replace(request, collections=principal.require_all(request.collections))
     return await in_thread(
         querying.plan_query,
-        components(),
+        state.current(),
         request,
         principal.authorized_collections,
         no_llm_hint=NO_LLM_HINT,

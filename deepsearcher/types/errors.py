@@ -71,6 +71,11 @@ class ConfigurationError(DeepSearcherError, ValueError):
     http_status = 400
 
 
+class UnknownOptionError(ConfigurationError):
+    """An option name or value a schema refuses (a typo in a config file or a request): reported at
+    once, never taken for a missing optional part such as "no LLM key yet"."""
+
+
 class MissingAPIKeyError(ConfigurationError):
     """A provider (LLM, embedding, crawler, loader) needs an API key and none was configured
     or found in the environment. The default message names the variable and the config key:

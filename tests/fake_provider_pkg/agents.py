@@ -11,7 +11,6 @@ class EchoAgent(RAGAgent):
     """Answers with the best passage as it is, without asking the LLM."""
 
     __description__ = "Quotes the single best passage."
-    settings_keys = ("top_k",)
     label = "echo the best passage"
 
     async def _retrieve(self, query: str, ctx: RunContext, collections: list[str]) -> list[RetrievalResult]:

@@ -919,55 +919,18 @@
     $("answer").classList.remove("streaming");
   }
 
-  const STEP_LABELS = {
-    route: "Agent",
-    collections: "Collections",
-    sub_queries: "Sub-questions",
-    search: "Search",
-    judge: "Judged",
-    reflection: "Reflection",
-    intermediate_answer: "Hop answer",
-    budget_stop: "Budget",
-    answer: "Answer",
-  };
-
+  /** How a step reads comes with it from the server (deepsearcher/agent/events.py), the words the CLI prints. */
   function describeStep(step) {
-    switch (step.kind) {
-      case "route":
-        return { text: step.agent + (step.routed ? " (chosen by the router)" : "") };
-      case "collections": {
-        const names = step.collections || [];
-        return { text: (names.length ? names.join(", ") : "none found") + (step.routed ? " (chosen by the router)" : "") };
-      }
-      case "sub_queries":
-        return { text: plural((step.queries || []).length, "question") + " to research", list: step.queries || [] };
-      case "search": {
-        const where = step.collections && step.collections.length ? " in " + step.collections.join(", ") : "";
-        return { quote: step.query, text: where + ": " + step.retrieved + " found, " + step.accepted + " kept" };
-      }
-      case "judge":
-        return { text: plural(step.judged || 0, "passage") + " read, " + (step.accepted || 0) + " relevant" + (step.unparseable ? ", " + step.unparseable + " unclear" : "") };
-      case "reflection":
-        return (step.queries || []).length
-          ? { text: "searching further for", list: step.queries }
-          : { text: "enough found, stopping" };
-      case "intermediate_answer":
-        return { quote: step.query, text: "→ " + step.answer };
-      case "budget_stop":
-        return { text: "token budget reached (" + step.used_tokens + " ≥ " + step.max_tokens + "): answering from what was found" };
-      case "answer":
-        return { text: "written from " + plural(step.sources || 0, "source") };
-      default:
-        return { text: JSON.stringify(step) };
-    }
+    const view = step.view || {};
+    return { label: view.label || step.kind, text: view.text || "", quote: view.quote || "", list: view.items || [] };
   }
 
   function addStep(step) {
     const item = el("li", "step step-" + step.kind);
     item.dataset.kind = step.kind;
-    item.appendChild(el("span", "step-kind", STEP_LABELS[step.kind] || step.kind));
-    const body = el("span", "step-text");
     const info = describeStep(step);
+    item.appendChild(el("span", "step-kind", info.label));
+    const body = el("span", "step-text");
     if (info.quote) body.appendChild(el("q", "", info.quote));
     if (info.text) body.appendChild(document.createTextNode((info.quote ? " " : "") + info.text));
     if (info.list && info.list.length) {
