@@ -22,10 +22,11 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from deepsearcher.config import Configuration
 from deepsearcher.config.registry import ProviderRegistry, UnknownProviderError
+from deepsearcher.config.settings import Settings
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.llm.base import BaseLLM
 from deepsearcher.loader.file_loader.base import BaseLoader
@@ -72,11 +73,11 @@ class Components:
     agents: Mapping[str, RAGAgent] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
-    def query_settings(self) -> Mapping[str, Any]:
+    def query_settings(self) -> Settings:
         return self.config.query_settings
 
     @property
-    def load_settings(self) -> Mapping[str, Any]:
+    def load_settings(self) -> Settings:
         return self.config.load_settings
 
     @cached_property

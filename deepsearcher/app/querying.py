@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from deepsearcher.agent.base import RAGAgent
 from deepsearcher.agent.catalog import check_agent
@@ -49,7 +48,7 @@ class QueryRequest:
     max_iter: int | None = None
     max_tokens: int | None = None
     timeout: float | None = None
-    options: dict[str, Any] = field(
+    options: dict[str, object] = field(
         default_factory=dict
     )  # the agent's other options (top_k...), checked against its schema
 
@@ -60,7 +59,24 @@ class QueryPlan:
 
     question: str
     agent: RAGAgent
-    kwargs: dict[str, Any]
+    options: dict[str, object]  # the agent's options, checked against its schema
+    timeout: float
+    max_tokens: int | None = None
+    collections: list[str] | None = None  # the caller's, checked; None: the agent's router chooses
+    authorized: set[str] | None = None
+    searchable: list[str] = field(default_factory=list)
+
+    @property
+    def kwargs(self) -> dict[str, object]:
+        """Everything `aquery` gets besides the question."""
+        return {
+            **self.options,
+            "collections": self.collections,
+            "authorized_collections": self.authorized,
+            "searchable": self.searchable,
+            "timeout": self.timeout,
+            **({"max_tokens": self.max_tokens} if self.max_tokens is not None else {}),
+        }
 
 
 def query_timeout(components: Components, given: float | None = None) -> float:
@@ -98,22 +114,31 @@ def plan_query(
     collections = list(dict.fromkeys(request.collections)) if request.collections else None
     # every collection empty or out of reach: refused here, before an agent (or its router) calls the LLM
     searchable = searchable_collections(components, collections, authorized)
-    kwargs: dict[str, Any] = {
-        **options,
-        "collections": searchable if collections else None,
-        "authorized_collections": authorized,
-        "searchable": searchable,
-        "timeout": query_timeout(components, limits.timeout),
-    }
-    max_tokens = limits.max_tokens if limits.max_tokens is not None else components.query_settings.get("max_tokens")
-    if max_tokens is not None:
-        kwargs["max_tokens"] = max_tokens
-    return QueryPlan(request.question, agent, kwargs)
+    configured_budget = components.query_settings.get("max_tokens")
+    return QueryPlan(
+        request.question,
+        agent,
+        options,
+        timeout=query_timeout(components, limits.timeout),
+        max_tokens=limits.max_tokens if limits.max_tokens is not None else configured_budget,
+        collections=searchable if collections else None,
+        authorized=authorized,
+        searchable=searchable,
+    )
 
 
 async def ask(plan: QueryPlan, on_event: Callable[[StepEvent], None] | None = None) -> QueryResult:
     """Answer a plan: a QueryResult (answer, sources, usage, steps, time)."""
-    return await plan.agent.aquery(plan.question, on_event=on_event, **plan.kwargs)
+    return await plan.agent.aquery(
+        plan.question,
+        on_event=on_event,
+        max_tokens=plan.max_tokens,
+        authorized_collections=plan.authorized,
+        collections=plan.collections,
+        timeout=plan.timeout,
+        searchable=plan.searchable,
+        **plan.options,
+    )
 
 
 def ask_events(plan: QueryPlan) -> AsyncIterator[StepEvent]:

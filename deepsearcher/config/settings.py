@@ -12,6 +12,9 @@ import yaml
 
 from deepsearcher.types.errors import ConfigurationError
 
+#: A settings section as read from YAML: its values are whatever the file holds, checked by their users.
+Settings = dict[str, Any]
+
 FEATURES = ("llm", "embedding", "file_loader", "web_crawler", "vector_db")
 TOP_LEVEL_KEYS = ("provide_settings", "query_settings", "load_settings", "server")
 LOAD_KEYS = ("chunk_size", "chunk_overlap", "batch_size", "window_size")
@@ -59,8 +62,8 @@ class Configuration:
         merged = expand_env(merged)
         _validate(merged, source=str(self.config_path or default_config_path()))
         self.provide_settings: dict[str, dict[str, Any]] = merged["provide_settings"]
-        self.query_settings: dict[str, Any] = merged.get("query_settings") or {}
-        self.load_settings: dict[str, Any] = merged.get("load_settings") or {}
+        self.query_settings: Settings = merged.get("query_settings") or {}
+        self.load_settings: Settings = merged.get("load_settings") or {}
         self.server_settings: dict[str, Any] = merged.get("server", {}) or {}
 
     def load_config_from_yaml(self, config_path: str) -> dict[str, Any]:
