@@ -17,6 +17,7 @@ from deepsearcher.compat import configuration
 from deepsearcher.offline_loading.pipeline import IngestionPipeline, ProgressCallback
 from deepsearcher.offline_loading.sources import LoadedSource, iter_file_sources
 from deepsearcher.offline_loading.summary import LoadSummary, SourceFailure
+from deepsearcher.types.errors import BadInputError
 
 __all__ = [
     "IngestionPipeline",
@@ -57,35 +58,6 @@ def with_web_sources(
         yield from iter_web_sources(configuration.current().require_web_crawler(), urls, **(crawl_kwargs or {}))
 
 
-def _load(
-    paths: list[str | os.PathLike[str]],
-    urls: list[str],
-    collection_name: str | None,
-    collection_description: str | None,
-    force_new_collection: bool,
-    chunk_size: int | None,
-    chunk_overlap: int | None,
-    batch_size: int | None,
-    on_progress: ProgressCallback | None,
-    crawl_kwargs: dict[str, Any],
-) -> LoadSummary:
-    """The load service (`deepsearcher.app.loading`) with the configured components."""
-    crawl = dict(crawl_kwargs)
-    request = LoadRequest(
-        [os.fspath(path) for path in paths] + list(urls),
-        collection_name,
-        collection_description,
-        force_new_collection,
-        chunk_size,
-        chunk_overlap,
-        batch_size,
-        max_depth=crawl.pop("max_depth", None) or 0,
-        max_pages=crawl.pop("max_pages", None),
-        crawl_options=crawl,
-    )
-    return load(configuration.current(), request, on_progress=on_progress)
-
-
 def load_from_local_files(
     paths_or_directory: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     collection_name: str | None = None,
@@ -98,18 +70,9 @@ def load_from_local_files(
 ) -> LoadSummary:
     """Load files and folders (recursively) into `collection_name`; unchanged files are skipped."""
     paths = [paths_or_directory] if isinstance(paths_or_directory, (str, os.PathLike)) else list(paths_or_directory)
-    return _load(
-        paths,
-        [],
-        collection_name,
-        collection_description,
-        force_new_collection,
-        chunk_size,
-        chunk_overlap,
-        batch_size,
-        on_progress,
-        {},
-    )
+    sizes = {"chunk_size": chunk_size, "chunk_overlap": chunk_overlap, "batch_size": batch_size}
+    inputs = [os.fspath(path) for path in paths]
+    return load_inputs(inputs, collection_name, collection_description, force_new_collection, on_progress, **sizes)
 
 
 def load_from_website(
@@ -125,17 +88,13 @@ def load_from_website(
 ) -> LoadSummary:
     """Crawl `urls` (see HttpCrawler for depth, page limits and safety) and load the pages."""
     url_list = [urls] if isinstance(urls, str) else list(urls)
-    return _load(
-        [],
-        url_list,
-        collection_name,
-        collection_description,
-        force_new_collection,
-        chunk_size,
-        chunk_overlap,
-        batch_size,
-        on_progress,
-        crawl_kwargs,
+    if any(not is_url(url) for url in url_list):
+        raise BadInputError(
+            f"load_from_website takes http(s) URLs, got {url_list}; load files with load_from_local_files."
+        )
+    crawl_kwargs.update(chunk_size=chunk_size, chunk_overlap=chunk_overlap, batch_size=batch_size)
+    return load_inputs(
+        url_list, collection_name, collection_description, force_new_collection, on_progress, **crawl_kwargs
     )
 
 
@@ -148,25 +107,25 @@ def load_inputs(
     collection_name: str | None = None,
     collection_description: str | None = None,
     force_new_collection: bool = False,
-    chunk_size: int | None = None,
-    chunk_overlap: int | None = None,
-    batch_size: int | None = None,
     on_progress: ProgressCallback | None = None,
-    **crawl_kwargs: Any,
+    **options: Any,
 ) -> LoadSummary:
-    """Files, folders and URLs mixed, in one run and one summary (what `deepsearcher load` calls)."""
-    return _load(
+    """Files, folders and URLs mixed, in one run and one summary: the load use case
+    (`deepsearcher.app.loading`) with the components of the last `init_config`.
+
+    `options`: chunk_size, chunk_overlap, batch_size, max_depth, max_pages, and the crawler's own."""
+    sizes = {key: options.pop(key, None) for key in ("chunk_size", "chunk_overlap", "batch_size")}
+    request = LoadRequest(
         list(inputs),
-        [],
         collection_name,
         collection_description,
         force_new_collection,
-        chunk_size,
-        chunk_overlap,
-        batch_size,
-        on_progress,
-        crawl_kwargs,
+        **sizes,
+        max_depth=options.pop("max_depth", None) or 0,
+        max_pages=options.pop("max_pages", None),
+        crawl_options=options,
     )
+    return load(configuration.current(), request, on_progress=on_progress)
 
 
 def delete_source(reference: str, collection_name: str | None = None) -> int:

@@ -18,4 +18,3 @@ def __getattr__(name: str) -> Any:
         return getattr(offline_loading, name)
     except AttributeError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
