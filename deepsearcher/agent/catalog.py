@@ -89,7 +89,7 @@ def option_schema(name: str) -> dict[str, dict[str, Any]]:
 
 
 #: query_settings keys that are not agent options: the query's own limits and the default agent.
-QUERY_LEVEL_KEYS = ("agent", "max_tokens", "timeout")
+QUERY_LEVEL_KEYS = ("agent", "max_tokens", "timeout", "relevance_floor")
 
 
 def check_query_settings(settings: Mapping[str, Any]) -> None:

@@ -109,6 +109,12 @@ class QueryLimits(BaseModel):
         le=86400,
         description="Overall deadline in seconds (default: query_settings.timeout, else 300).",
     )
+    relevance_floor: float | None = Field(
+        None,
+        ge=-1,
+        le=1,
+        description="Cosine similarity under which a search hit is marked weak (default: the model's measured one).",
+    )
 
     @classmethod
     def check(

@@ -10,6 +10,8 @@ often in the middle of a 1,500-character chunk.
 
 from __future__ import annotations
 
+import logging
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -28,7 +30,7 @@ PASSAGE_CHARS = 300
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_SENTENCE_END = re.compile(r"(?<=[.!?;:。！？；])\s+|\n+")
+_SENTENCE_END = re.compile(r"(?<=[。！？；])|(?<=[.!?;:])\s+|\n+")
 _STOPWORDS = frozenset(
     "a an the and or of to in on at for by with from is are was were be been it its this that these those "
     "what which who whom whose how why when where do does did my your our their me i you we they".split()
@@ -53,18 +55,27 @@ class SearchRequest:
 
 @dataclass(frozen=True)
 class SearchHit:
-    """One chunk found, with the part of it that matches best."""
+    """One chunk found, with the part of it that matches best and how close its meaning is.
+
+    `similarity` is the cosine of the query's and the chunk's own vectors, whatever the ranker's
+    fused `score` is; `weak` marks a hit below the model's relevance floor: the best a store holds
+    for a question it has nothing about still comes first, and the reader is told so.
+    """
 
     rank: int
     collection: str
     result: RetrievalResult
     passage: str
+    similarity: float | None = None
+    weak: bool = False
 
     def to_dict(self) -> dict[str, object]:
         return {
             "rank": self.rank,
             "collection": self.collection,
             "score": self.result.score,
+            "similarity": None if self.similarity is None else round(self.similarity, 4),
+            "weak": self.weak,
             "reference": self.result.reference,
             "title": self.result.title,
             "passage": self.passage,
@@ -109,23 +120,79 @@ def search(components: Components, request: SearchRequest, authorized: Iterable[
     found.sort(key=lambda item: item[1].score, reverse=True)
     where = {id(result): collection for collection, result in found}
     unique = deduplicate_results(result for _, result in found)[: request.top_k]
+    similarities = _similarities(components, vector, unique)
+    floor = relevance_floor(components)
     hits = [
-        SearchHit(rank, where[id(result)], result, best_passage(result.text, request.query))
-        for rank, result in enumerate(unique, 1)
+        SearchHit(
+            rank,
+            where[id(result)],
+            result,
+            best_passage(result.text, request.query),
+            similarity,
+            floor is not None and similarity < floor,
+        )
+        for rank, (result, similarity) in enumerate(zip(unique, similarities, strict=True), 1)
     ]
     return SearchResponse(request.query, collections, hits)
 
 
+def _similarities(components: Components, query: list[float], results: list[RetrievalResult]) -> list[float]:
+    """Cosine of the query's vector and each result's (the stored one when the store gave it back,
+    else the chunk embedded again, all in one call)."""
+    vectors: list[list[float] | None] = [_vector(result) for result in results]
+    missing = [index for index, found in enumerate(vectors) if found is None]
+    if missing:
+        embedded = components.embedding_model.embed_documents([results[index].text for index in missing])
+        for index, vector in zip(missing, embedded, strict=True):
+            vectors[index] = vector
+    return [_cosine(query, vector or []) for vector in vectors]
+
+
+def _vector(result: RetrievalResult) -> list[float] | None:
+    embedding = result.embedding
+    if embedding is None or isinstance(embedding, (str, bytes)):
+        return None
+    values = [float(value) for value in embedding]
+    return values or None
+
+
+def _cosine(first: list[float], second: list[float]) -> float:
+    dot = sum(a * b for a, b in zip(first, second, strict=False))
+    norms = math.sqrt(sum(a * a for a in first)) * math.sqrt(sum(b * b for b in second))
+    return dot / norms if norms else 0.0
+
+
+#: Below these cosines a hit is marked weak, per bundled model (benchmarks/weak_matches.py measured
+#: them: the similarity under which few answerable questions' best hits fall, and most of those
+#: the corpus cannot answer). A model not listed gets no mark unless query_settings.relevance_floor sets one.
+RELEVANCE_FLOORS: dict[str, float] = {"all-MiniLM-L6-v2": 0.40, "multilingual-e5-small": 0.845}
+
+
+def relevance_floor(components: Components) -> float | None:
+    """query_settings.relevance_floor, else the measured floor of the configured model, else None."""
+    configured = components.query_settings.get("relevance_floor")
+    if configured is not None:
+        return float(configured)
+    return RELEVANCE_FLOORS.get(components.embedding_model.model_name or "")
+
+
 def _terms(text: str) -> set[str]:
-    """Words worth matching: lowercase words without stopwords; CJK text as single characters
-    (a word boundary does not exist there)."""
+    """Words worth matching: lowercase words without stopwords; CJK runs cut into words by jieba
+    (there is no space between words to cut at), one-character words left out."""
     terms: set[str] = set()
     for word in _WORD.findall(text.lower()):
         if _CJK.search(word):
-            terms.update(char for char in word if _CJK.match(char))
+            terms.update(part for part in _cjk_words(word) if len(part) > 1)
         elif word not in _STOPWORDS and len(word) > 1:
             terms.add(word)
     return terms
+
+
+def _cjk_words(text: str) -> list[str]:
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)  # it logs the dictionary loading to stderr at DEBUG
+    return list(jieba.lcut_for_search(text))
 
 
 def best_passage(text: str, query: str, width: int = PASSAGE_CHARS) -> str:

@@ -53,7 +53,9 @@ def search(
         result = hit.result
         title = f"  ({result.title})" if result.title else ""
         where = f"  in {hit.collection}" if several else ""
-        console.print(f"[bold]#{hit.rank}[/]  score {result.score:.4f}{where}", highlight=False)
+        similar = f"  similarity {hit.similarity:.2f}" if hit.similarity is not None else ""
+        weak = "  [yellow]weak match[/]" if hit.weak else ""
+        console.print(f"[bold]#{hit.rank}[/]  score {result.score:.4f}{similar}{where}{weak}", highlight=False)
         console.print(
             result.reference + title,
             style="cyan",
@@ -62,3 +64,9 @@ def search(
             overflow="fold",
         )
         console.print(Padding(hit.passage, (0, 0, 1, 4)), markup=False, highlight=False)
+    if all(hit.weak for hit in response.hits):
+        console.print(
+            "[yellow]Only weak matches:[/] nothing loaded seems to be about this; the passages above are "
+            "merely the closest.",
+            highlight=False,
+        )
