@@ -208,3 +208,21 @@ def test_a_provider_option_is_checked_before_anything_is_built(tmp_path: Path) -
     with pytest.raises(ConfigurationError, match=r"rrf_k: Input should be a valid integer"):
         check_configuration(config({"rrf_k": "many"}))
     check_configuration(config({"hybrid": False, "uri": str(tmp_path / "m.db")}))
+
+
+def test_an_llm_config_key_is_an_option_or_a_request_parameter_of_the_api(tmp_path: Path) -> None:
+    """OpenAI-family providers pass what the SDK's create() takes; anything else is refused by name
+    (a vendor's own parameter goes under extra_body), before the SDK is ever called."""
+    from deepsearcher.app.components import check_configuration
+
+    def config(llm: dict[str, Any]) -> Configuration:
+        path = tmp_path / "config.yaml"
+        path.write_text(yaml.safe_dump({"provide_settings": {"llm": {"provider": "OpenAI", "config": llm}}}))
+        return Configuration(path)
+
+    check_configuration(config({"model": "m", "temperature": 0, "max_concurrency": 1, "extra_body": {"num_ctx": 8}}))
+    with pytest.raises(ConfigurationError, match=r"unknown option 'temprature'\. Did you mean 'temperature'\?"):
+        check_configuration(config({"temprature": 0.2}))
+    with pytest.raises(ConfigurationError, match=r"unknown option 'bogus_option'"):
+        check_configuration(config({"bogus_option": 1}))
+    check_configuration(config({"bogus_option": 1}), skip=("llm",))  # a command not using the LLM: no SDK import

@@ -151,16 +151,18 @@ def create_provider(config: Configuration, feature: str, **overrides: object) ->
         raise DeepSearcherError(f"provide_settings.{feature}.config does not fit provider '{provider}': {exc}") from exc
 
 
-def check_configuration(configuration: Configuration) -> None:
+def check_configuration(configuration: Configuration, skip: Collection[str] = ()) -> None:
     """Every provider name and option, the default agent and query_settings checked against their
-    schemas, before anything is built: a typo fails in milliseconds, not after a model load."""
+    schemas, before anything is built: a typo fails in milliseconds, not after a model load. A part
+    in `skip` has its names checked, not what its SDK would take (importing the SDK costs a second)."""
     from deepsearcher.agent.catalog import check_agent, check_query_settings
     from deepsearcher.app.provider_options import check_provider_config
 
     for feature in registries():
         setting = configuration.get_provider_config(feature)
         cls = provider_class(configuration, feature)
-        check_provider_config(cls, feature, setting["provider"], setting.get("config") or {})
+        config = setting.get("config") or {}
+        check_provider_config(cls, feature, setting["provider"], config, deep=feature not in skip)
     agent = configuration.query_settings.get("agent")
     if agent is not None:
         check_agent(str(agent), "query_settings.agent", ConfigurationError)
@@ -189,7 +191,7 @@ class ComponentBuilder:
         ("llm", "web_crawler") are left unbuilt (the LLM's SDK alone takes ~1 s to import),
         their provider names still checked."""
         with self._lock:
-            check_configuration(configuration)
+            check_configuration(configuration, skip)
             embedding = self._part(configuration, "embedding")
             file_loader = self._part(configuration, "file_loader")
             vector_db = self._part(configuration, "vector_db")

@@ -67,6 +67,11 @@ def provider_options(cls: type) -> tuple[type[BaseModel], bool]:
     return model, open_ended
 
 
+def _request_parameters(cls: type) -> frozenset[str] | None:
+    listing = getattr(cls, "request_parameters", None)
+    return frozenset(listing()) if callable(listing) else None
+
+
 def _constructors(cls: type) -> list[type]:
     """The classes whose `__init__` a call to `cls(...)` reaches through `**kwargs`, nearest first."""
     return [owner for owner in cls.__mro__ if "__init__" in vars(owner) and owner is not object]
@@ -83,20 +88,30 @@ def _checkable(hint: Any) -> Any:
     return hint
 
 
-def check_provider_config(cls: type, feature: str, provider: str, config: Mapping[str, object]) -> None:
+def check_provider_config(
+    cls: type, feature: str, provider: str, config: Mapping[str, object], *, deep: bool = True
+) -> None:
     """Refuse a config with an unknown option (naming the closest one), a missing required one, or a
-    value of the wrong type, before the provider is built; a provider's extra keywords pass."""
+    value of the wrong type, before the provider is built; a provider's extra keywords pass.
+
+    A provider that lists what it passes on (`request_parameters()`, e.g. the OpenAI SDK's arguments)
+    has every key checked against that list too; `deep=False` skips asking it (it may import an SDK)."""
     model, open_ended = provider_options(cls)
-    known = [name for name in model.model_fields]
+    passed_on = _request_parameters(cls) if deep and open_ended else None
+    if passed_on is not None:
+        open_ended = False
+    known = [name for name in model.model_fields] + sorted(passed_on or ())
     where = f"provide_settings.{feature}.config of provider '{provider}'"
     for key in config:
-        if key in model.model_fields:
+        if key in model.model_fields or (passed_on is not None and key in passed_on):
             continue
         close = difflib.get_close_matches(str(key), known, n=1, cutoff=TYPO_RATIO if open_ended else 0.6)
         if open_ended and not close:
             continue  # passed on (an LLM's request parameter, a client option)
         hint = f" Did you mean '{close[0]}'?" if close else ""
-        raise UnknownOptionError(f"{where}: unknown option '{key}'.{hint} Its options: {', '.join(known) or 'none'}.")
+        own = ", ".join(model.model_fields) or "none"
+        also = " (and the API's request parameters: temperature, top_p, max_tokens, extra_body...)" if passed_on else ""
+        raise UnknownOptionError(f"{where}: unknown option '{key}'.{hint} Its options: {own}{also}.")
     try:
         model.model_validate(dict(config))
     except ValidationError as exc:

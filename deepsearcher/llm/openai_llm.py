@@ -116,6 +116,17 @@ class OpenAI(BaseLLM):
     # ------------------------------------------------------------------ configuration hooks
 
     @classmethod
+    def request_parameters(cls) -> frozenset[str]:
+        """The keys a config may send with every request: what the SDK's `chat.completions.create`
+        takes (a vendor's own go under `extra_body`) and the client's options; any other key is a typo."""
+        import inspect
+
+        from openai.resources.chat.completions import AsyncCompletions
+
+        taken = set(inspect.signature(AsyncCompletions.create).parameters) - {"self", "model", "messages", "stream"}
+        return frozenset(taken | set(CLIENT_OPTIONS))
+
+    @classmethod
     def name_for_class(cls) -> str:
         return cls.provider_name or cls.__name__
 
