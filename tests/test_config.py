@@ -127,3 +127,32 @@ def test_set_and_get_provider_config() -> None:
     assert config.get_provider_config("llm") == {"provider": "Ollama", "config": {"model": "qwen3:8b"}}
     with pytest.raises(ConfigurationError, match="Unknown feature 'search'"):
         config.set_provider_config("search", "X", {})
+
+
+def test_an_unset_variable_is_an_error_naming_it_and_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DS_UNSET_DIR", raising=False)
+    text = 'provide_settings:\n  vector_db:\n    config:\n      uri: "${DS_UNSET_DIR}/milvus.db"\n'
+    with pytest.raises(
+        ConfigurationError, match=r"DS_UNSET_DIR in 'provide_settings\.vector_db\.config\.uri' is not set"
+    ):
+        Configuration(write(tmp_path, text))
+    alone = "provide_settings:\n  llm:\n    config:\n      model: ${DS_UNSET_DIR}\n"
+    with pytest.raises(ConfigurationError, match=r"DS_UNSET_DIR.*:-default"):
+        Configuration(write(tmp_path, alone))
+    monkeypatch.setenv("DS_EMPTY", "")
+    fallback = (
+        'provide_settings:\n  llm:\n    config:\n      model: "${DS_EMPTY:-qwen}"\n      base_url: "x${DS_EMPTY}"\n'
+    )
+    config = Configuration(write(tmp_path, fallback))
+    assert config.get_provider_config("llm")["config"]["model"] == "qwen"  # empty takes the default, as in sh
+    assert config.get_provider_config("llm")["config"]["base_url"] == "x"  # set but empty, no default: empty
+
+
+def test_a_binary_config_file_is_one_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    with pytest.raises(ConfigurationError, match="is not a text file"):
+        Configuration(path)
+    path.write_bytes(b"provide_settings: {}\n\x00\x01")
+    with pytest.raises(ConfigurationError, match="NUL bytes"):
+        Configuration(path)

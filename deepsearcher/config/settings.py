@@ -25,15 +25,32 @@ def default_config_path() -> Path:
     return Path(__file__).with_name("default_config.yaml")
 
 
-def expand_env(value: Any) -> Any:
-    """Replace ${VAR} and ${VAR:-default} in every string of a nested structure."""
+def expand_env(value: Any, where: str = "") -> Any:
+    """Replace ${VAR} and ${VAR:-default} in every string of a nested structure.
+
+    An unset ${VAR} without a default is an error naming it and the key: read as "",
+    `uri: "${DATA}/milvus.db"` would quietly become `/milvus.db` at the filesystem root.
+    `${VAR:-default}` takes the default when VAR is unset or empty, as in a shell."""
     if isinstance(value, str):
-        return _ENV_PATTERN.sub(lambda m: os.environ.get(m.group(1), m.group(2) or ""), value)
+        return _ENV_PATTERN.sub(lambda match: _variable(match, where), value)
     if isinstance(value, dict):
-        return {key: expand_env(item) for key, item in value.items()}
+        return {key: expand_env(item, f"{where}.{key}" if where else str(key)) for key, item in value.items()}
     if isinstance(value, list):
-        return [expand_env(item) for item in value]
+        return [expand_env(item, f"{where}[{index}]") for index, item in enumerate(value)]
     return value
+
+
+def _variable(match: re.Match[str], where: str) -> str:
+    name, default = match.group(1), match.group(2)
+    value = os.environ.get(name)
+    if value or (value is not None and default is None):
+        return value
+    if default is not None:
+        return default
+    place = f" in '{where}'" if where else ""
+    raise ConfigurationError(
+        f"The environment variable {name}{place} is not set. Set it, or write ${{{name}:-default}} to give a default."
+    )
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -41,6 +58,13 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigurationError(f"Cannot read config file {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigurationError(
+            f"Config file {path} is not a text file (byte 0x{exc.object[exc.start]:02x} at offset {exc.start} is not "
+            "UTF-8): give the YAML config file, not a binary or another encoding."
+        ) from None
+    if "\x00" in text:
+        raise ConfigurationError(f"Config file {path} is not a text file (it holds NUL bytes): give the YAML file.")
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
@@ -79,7 +103,7 @@ class Configuration:
             )
         self.provide_settings[feature] = {
             "provider": provider,
-            "config": expand_env(copy.deepcopy(provider_configs)),
+            "config": expand_env(copy.deepcopy(provider_configs), f"provide_settings.{feature}.config"),
         }
 
     def get_provider_config(self, feature: str) -> dict[str, Any]:
