@@ -10,9 +10,14 @@ follows our own writes, so it asks for Strong consistency.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
+
+from deepsearcher.types.errors import VectorStoreError
+
+logger = logging.getLogger(__name__)
 
 META_COLLECTION = "_deepsearcher_collections"
 NAME, DESCRIPTION, MODEL, DIM, VECTOR = (
@@ -35,13 +40,29 @@ class MetaTable:
         self._pm = pymilvus
         self._op = op
         self._ready = False
+        self._damaged = False
 
     def _exists(self) -> bool:
         if self._ready:
             return True
+        if self._damaged:
+            return False
         with self._op("has_collection", META_COLLECTION):
             if not self._client.has_collection(META_COLLECTION):
                 return False
+        with self._op("describe_collection", META_COLLECTION):
+            fields = {field["name"] for field in self._client.describe_collection(META_COLLECTION).get("fields", [])}
+        if not {NAME, DESCRIPTION, MODEL, DIM} <= fields:
+            # Something else wrote a collection under this name (older versions let a load do it): reading it
+            # would fail every listing. The collections stay usable, without what the table would have said.
+            self._damaged = True
+            logger.warning(
+                "DeepSearcher's metadata collection '%s' does not hold its own fields (something else created it); "
+                "collection descriptions and models are not read from it. Drop it to repair: it is rebuilt as "
+                "collections are loaded again.",
+                META_COLLECTION,
+            )
+            return False
         with self._op("load_collection", META_COLLECTION):
             self._client.load_collection(META_COLLECTION)
         self._ready = True
@@ -80,6 +101,11 @@ class MetaTable:
     def write(self, name: str, description: str | None, embedding_model: str | None, dim: int | None) -> None:
         """Record (or replace) the row of collection `name`."""
         if not self._exists():
+            if self._damaged:
+                raise VectorStoreError(
+                    f"Cannot record collection '{name}': DeepSearcher's metadata collection '{META_COLLECTION}' was "
+                    "created by something else. Drop that collection (it is rebuilt), then load again."
+                )
             self._create()
         row = {
             NAME: name,

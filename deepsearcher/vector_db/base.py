@@ -34,9 +34,21 @@ SEARCH_MODES = ("dense", "sparse", "hybrid")
 _VALID_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,254}$")
 
 
+#: Names DeepSearcher keeps for its own collections (metadata, capability probes): no user data goes there.
+RESERVED_PREFIX = "_deepsearcher_"
+
+
 def normalize_collection_name(name: str) -> str:
-    """Spaces and hyphens become underscores; anything else invalid is an error naming the rule."""
+    """Spaces and hyphens become underscores; anything else invalid is an error naming the rule.
+
+    Every name a user gives (CLI, REST, MCP, the Python API, a config) passes through here, so the
+    reserved names are refused here once, below every front-end."""
     normalized = name.strip().replace(" ", "_").replace("-", "_")
+    if normalized.lower().startswith(RESERVED_PREFIX):
+        raise ConfigurationError(
+            f"Invalid collection name '{name}': names starting with '{RESERVED_PREFIX}' are reserved for "
+            "DeepSearcher's own metadata; pick another name."
+        )
     if not _VALID_NAME.match(normalized):
         raise ConfigurationError(
             f"Invalid collection name '{name}': use letters, digits and underscores, "
