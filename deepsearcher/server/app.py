@@ -22,6 +22,8 @@ import deepsearcher
 from deepsearcher.config import Configuration
 from deepsearcher.server.errors import install_error_handlers
 from deepsearcher.server.jobs import JobManager
+from deepsearcher.server.limits import BodyLimit
+from deepsearcher.server.security import OriginGuard
 from deepsearcher.server.settings import ServerSettings
 from deepsearcher.server.state import ServerState
 
@@ -89,6 +91,8 @@ def create_app(config: Configuration | None = None) -> FastAPI:
     )
     app.state.deepsearcher = state
     install_error_handlers(app)
+    app.add_middleware(BodyLimit, limit=state.settings.max_request_bytes)
+    app.add_middleware(OriginGuard, settings=state.settings)  # outermost: a foreign page gets nothing else
 
     from deepsearcher.server.routes_compat import router as compat_router
     from deepsearcher.server.routes_v1 import router as v1_router

@@ -35,6 +35,7 @@ from deepsearcher.server.errors import (
     SafeRoute,
     error_response,
 )
+from deepsearcher.server.limits import MAX_INPUTS, Description, Name, PathText, UrlText
 from deepsearcher.server.paths import check_url
 from deepsearcher.server.settings import is_loopback
 from deepsearcher.types.errors import DeepSearcherError
@@ -52,37 +53,40 @@ router = APIRouter(
 class LoadFilesRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    paths: str | list[str] = Field(
+    paths: PathText | list[PathText] = Field(
         description="Files or folders on the server, under server.allowed_roots.",
         examples=[["/srv/docs/handbook.pdf"]],
     )
-    collection_name: str | None = Field(None, description="Target collection (default: the configured default).")
-    collection_description: str | None = Field(None, description="What the collection holds (the router reads it).")
+    collection_name: Name | None = Field(None, description="Target collection (default: the configured default).")
+    collection_description: Description | None = Field(
+        None, description="What the collection holds (the router reads it)."
+    )
     batch_size: int | None = Field(None, ge=1, le=4096, description="Chunks embedded per batch.")
 
 
 class LoadWebsiteRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    urls: str | list[str] = Field(description="http(s) URLs to crawl.", examples=[["https://example.com/docs"]])
-    collection_name: str | None = None
-    collection_description: str | None = None
+    urls: UrlText | list[UrlText] = Field(description="http(s) URLs to crawl.", examples=[["https://example.com/docs"]])
+    collection_name: Name | None = None
+    collection_description: Description | None = None
     batch_size: int | None = Field(None, ge=1, le=4096)
 
 
 class ProviderConfigRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    feature: str = Field(
+    feature: Name = Field(
         description="llm, embedding, file_loader, web_crawler or vector_db.",
         examples=["llm"],
     )
-    provider: str = Field(
+    provider: Name = Field(
         description="A provider name (see `deepsearcher providers`).",
         examples=["OpenAI"],
     )
     config: dict[str, Any] = Field(
         default_factory=dict,
+        max_length=100,
         description="The provider's settings.",
         examples=[{"model": "gpt-4o-mini"}],
     )
@@ -152,7 +156,10 @@ async def set_provider_config(
 
 
 def _as_list(value: str | list[str]) -> list[str]:
-    return [value] if isinstance(value, str) else list(value)
+    items = [value] if isinstance(value, str) else list(value)
+    if len(items) > MAX_INPUTS:
+        raise APIError(400, f"{len(items)} inputs in one request; at most {MAX_INPUTS}: name their folder instead.")
+    return items
 
 
 def _loaded_response(job: dict, what: str) -> JSONResponse:
@@ -202,7 +209,7 @@ async def load_files(
         body.collection_description,
         batch_size=body.batch_size,
     )
-    plan = services.plan_load(state, principal, load_request)
+    plan = await services.in_thread(services.plan_load, state, principal, load_request)  # resolves paths: blocks
     if plan.urls:
         return error_response(400, "/load-files/ takes server paths; load URLs with /load-website/.")
     job = services.submit_load(state, principal, "load-files", plan)
@@ -228,12 +235,8 @@ async def load_website(
         body.collection_description,
         batch_size=body.batch_size,
     )
-    job = services.submit_load(
-        state,
-        principal,
-        "load-website",
-        services.plan_load(state, principal, load_request),
-    )
+    plan = await services.in_thread(services.plan_load, state, principal, load_request)
+    job = services.submit_load(state, principal, "load-website", plan)
     return _loaded_response(await state.job_manager().wait(job.id), "Website")
 
 

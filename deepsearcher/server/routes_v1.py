@@ -42,6 +42,7 @@ from deepsearcher.server.jobs import (
     remove_dir,
     upload_reference,
 )
+from deepsearcher.server.limits import MAX_INPUTS, Description, Name, PathText
 from deepsearcher.server.sse import SSE_HEADERS, stream_agent_run, wants_event_stream
 from deepsearcher.server.state import ServerState
 from deepsearcher.types.errors import ProviderError
@@ -264,14 +265,14 @@ async def upload_documents(request: Request, principal: Principal = Depends(requ
 class LoadRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    inputs: list[str] = Field(
+    inputs: list[PathText] = Field(
         min_length=1,
-        max_length=1000,
+        max_length=MAX_INPUTS,
         description="Server paths (under server.allowed_roots) and http(s) URLs.",
         examples=[["/srv/docs", "https://example.com/handbook"]],
     )
-    collection: str | None = Field(None, description="Target collection (default: the configured default).")
-    description: str | None = Field(None, description="What the collection holds (the router reads it).")
+    collection: Name | None = Field(None, description="Target collection (default: the configured default).")
+    description: Description | None = Field(None, description="What the collection holds (the router reads it).")
     force_new_collection: bool = Field(False, description="Drop and recreate the collection first.")
     max_depth: int | None = Field(None, ge=0, le=10, description="Follow links this many levels from each URL.")
     max_pages: int | None = Field(None, ge=1, le=10000, description="Stop crawling after this many pages.")
@@ -294,7 +295,8 @@ async def load(
         max_depth=body.max_depth or 0,
         max_pages=body.max_pages,
     )
-    job = services.submit_load(state, principal, "load", services.plan_load(state, principal, load_request))
+    plan = await services.in_thread(services.plan_load, state, principal, load_request)  # resolves paths: blocks
+    job = services.submit_load(state, principal, "load", plan)
     return _accepted(job)
 
 
@@ -353,7 +355,7 @@ class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=20000)
-    agent: str | None = Field(
+    agent: Name | None = Field(
         None,
         description="A registered agent (default: query_settings.agent, else auto: the router picks).",
         json_schema_extra=lambda schema: schema.update(enum=list[Any](agent_names())),
@@ -361,7 +363,7 @@ class QueryRequest(BaseModel):
     max_iter: int | None = Field(
         None, description="Research rounds at most (the agent's `max_iter` option; bounds: GET /health agents)."
     )
-    collections: list[str] | None = Field(
+    collections: list[Name] | None = Field(
         None,
         max_length=100,
         description="Search only these (default: the collection router chooses).",
@@ -438,7 +440,7 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=20000, description="What to look for.")
-    collections: list[str] | None = Field(
+    collections: list[Name] | None = Field(
         None, max_length=100, description="Search only these (default: every loaded collection the key may use)."
     )
     top_k: int = Field(5, ge=1, le=searching.MAX_TOP_K, description="How many chunks.")
@@ -508,8 +510,8 @@ async def list_sources(
 class DeleteSourceRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    collection: str
-    reference: str = Field(min_length=1, description="As listed by GET /v1/collections/{name}/sources.")
+    collection: Name
+    reference: PathText = Field(min_length=1, description="As listed by GET /v1/collections/{name}/sources.")
 
 
 @router.delete("/sources", summary="Remove one source's chunks from a collection.")

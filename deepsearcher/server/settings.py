@@ -11,6 +11,9 @@ server:
   max_upload_files: 20           # per upload request
   data_dir: /var/lib/deepsearcher  # uploads are staged here while they load
   job_workers: 2                 # load jobs running at once (one per collection at a time)
+  max_request_bytes: 1048576     # a JSON request body at most (uploads have their own limits)
+  allowed_hosts: [docs.internal] # Host names a keyless server answers besides localhost/127.0.0.1/[::1]
+  allowed_origins: []            # other web origins whose pages may POST/DELETE here
 """
 
 from __future__ import annotations
@@ -31,11 +34,15 @@ SERVER_KEYS = (
     "max_upload_files",
     "data_dir",
     "job_workers",
+    "max_request_bytes",
+    "allowed_hosts",
+    "allowed_origins",
 )
 API_KEY_KEYS = ("key", "collections", "name")
 DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 DEFAULT_MAX_UPLOAD_FILES = 20
 DEFAULT_JOB_WORKERS = 2
+DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
 MIN_KEY_LENGTH = 8
 
 
@@ -61,6 +68,11 @@ class ServerSettings:
     max_upload_files: int = DEFAULT_MAX_UPLOAD_FILES
     data_dir: Path | None = None
     job_workers: int = DEFAULT_JOB_WORKERS
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    #: Host names a keyless server answers besides its loopback names (a reverse proxy's, say).
+    allowed_hosts: list[str] = field(default_factory=list)
+    #: Web origins besides the server's own whose pages may change things (POST, DELETE).
+    allowed_origins: list[str] = field(default_factory=list)
 
     @property
     def auth_enabled(self) -> bool:
@@ -91,6 +103,9 @@ class ServerSettings:
         settings.max_upload_bytes = _positive_int(values, "max_upload_bytes", DEFAULT_MAX_UPLOAD_BYTES)
         settings.max_upload_files = _positive_int(values, "max_upload_files", DEFAULT_MAX_UPLOAD_FILES)
         settings.job_workers = _positive_int(values, "job_workers", DEFAULT_JOB_WORKERS)
+        settings.max_request_bytes = _positive_int(values, "max_request_bytes", DEFAULT_MAX_REQUEST_BYTES)
+        settings.allowed_hosts = [host.lower() for host in _strings(values, "allowed_hosts")]
+        settings.allowed_origins = [origin.lower().rstrip("/") for origin in _strings(values, "allowed_origins")]
         data_dir = values.get("data_dir")
         if data_dir is not None:
             if not isinstance(data_dir, str) or not data_dir.strip():
@@ -101,6 +116,15 @@ class ServerSettings:
     @classmethod
     def from_config(cls, config: Any) -> ServerSettings:
         return cls.from_mapping(getattr(config, "server_settings", None) or {})
+
+
+def _strings(values: dict[str, Any], key: str) -> list[str]:
+    entries = values.get(key) or []
+    if isinstance(entries, str):
+        entries = [entries]
+    if not isinstance(entries, list) or not all(isinstance(entry, str) and entry.strip() for entry in entries):
+        raise ConfigurationError(f"'server.{key}' must be a list of names, got {entries!r}.")
+    return [entry.strip() for entry in entries]
 
 
 def _positive_int(values: dict[str, Any], key: str, default: int) -> int:

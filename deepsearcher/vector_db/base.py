@@ -44,6 +44,8 @@ def normalize_collection_name(name: str) -> str:
     Every name a user gives (CLI, REST, MCP, the Python API, a config) passes through here, so the
     reserved names are refused here once, below every front-end."""
     normalized = name.strip().replace(" ", "_").replace("-", "_")
+    if len(name) > 300:  # never echo a huge name back
+        name = f"{name[:60]}…({len(name)} characters)"
     if normalized.lower().startswith(RESERVED_PREFIX):
         raise ConfigurationError(
             f"Invalid collection name '{name}': names starting with '{RESERVED_PREFIX}' are reserved for "

@@ -1,0 +1,110 @@
+"""What a web page on another site may do to a server on this machine: nothing.
+
+A keyless server trusts whoever reaches it, which on loopback should be only this machine's own
+programs. Two browser tricks reach it from any web page, and both are refused here (as Jupyter
+and the local LLM servers do):
+- DNS rebinding: a page on `attacker.example` re-points its own name at 127.0.0.1 and talks to
+  the server as "same origin". Its requests carry `Host: attacker.example`, so a keyless server
+  answers only the Host names it is known by: localhost, loopback addresses, the address it is
+  bound to, and `server.allowed_hosts`.
+- Cross-site requests (CSRF): a page may POST a form or a fetch to http://127.0.0.1:8000. Browsers
+  say where it comes from (`Origin`, `Sec-Fetch-Site`), so a state-changing request (anything but
+  GET, HEAD, OPTIONS) from another origin is refused, with or without API keys; programs such as
+  curl or an SDK send neither header and are not affected.
+Both answer 403 with a message that says which setting would allow it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from urllib.parse import urlsplit
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from deepsearcher.server.settings import ServerSettings, is_loopback
+
+__all__ = ["OriginGuard"]
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class OriginGuard:
+    """Pure ASGI middleware applying the Host and Origin rules of the module docstring."""
+
+    def __init__(self, app: ASGIApp, settings: ServerSettings) -> None:
+        self.app = app
+        self.settings = settings
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
+        reason = self.refusal(scope, headers)
+        if reason is None:
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps({"error": reason}).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 403,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    def refusal(self, scope: Scope, headers: dict[str, str]) -> str | None:
+        """Why this request is refused, or None."""
+        host = headers.get("host", "")
+        if not self.settings.auth_enabled and not self.host_allowed(host, scope):
+            return (
+                f"This server does not answer to the host name '{_hostname(host)[:100]}': a keyless server "
+                "answers only its loopback names (a page elsewhere could otherwise reach it by DNS rebinding). "
+                "Add the name to server.allowed_hosts, or configure server.api_keys."
+            )
+        if scope.get("method", "GET") in SAFE_METHODS:
+            return None
+        origin = headers.get("origin")
+        if origin is not None and origin != "null" and self.origin_allowed(origin, host):
+            return None
+        fetch_site = headers.get("sec-fetch-site")
+        if origin is None and fetch_site in (None, "same-origin", "none"):
+            return None  # not a browser, or the browser says the request is the server's own page
+        where = origin if origin not in (None, "null") else f"a {fetch_site or 'sandboxed'} page"
+        return (
+            f"Refused a {scope.get('method')} request from {where[:100]}: only this server's own web page may "
+            "change things from a browser. Add the page's origin to server.allowed_origins to allow it."
+        )
+
+    def host_allowed(self, host: str, scope: Scope) -> bool:
+        name = _hostname(host)
+        if not name:
+            return True  # HTTP/1.0 without Host: no browser sends that
+        if is_loopback(name) or name in self.settings.allowed_hosts:
+            return True
+        bound = scope.get("server")
+        return bool(bound) and _same_address(name, str(bound[0]))
+
+    def origin_allowed(self, origin: str, host: str) -> bool:
+        parts = urlsplit(origin)
+        origin = origin.lower().rstrip("/")
+        if origin in self.settings.allowed_origins:
+            return True
+        return bool(parts.hostname) and (parts.netloc.lower() == host.lower())  # the page this server served
+
+
+def _hostname(host: str) -> str:
+    """'localhost' of 'localhost:8000', '::1' of '[::1]:8000'."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _same_address(name: str, bound: str) -> bool:
+    try:
+        return ipaddress.ip_address(name) == ipaddress.ip_address(bound)
+    except ValueError:
+        return name == bound.lower()
