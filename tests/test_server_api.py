@@ -72,6 +72,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, root: Path, llm) -> Any:
             "max_upload_files": MAX_FILES,
             "max_upload_bytes": MAX_BYTES,
             "data_dir": str(base / "data"),
+            "max_key_failures": 0,  # these tests send wrong keys on purpose (the brake: test_server_abuse.py)
         },
     }
     path = base / "config.yaml"

@@ -7,8 +7,6 @@ page in Chromium, which must keep working).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import httpx
 import pytest
 import yaml

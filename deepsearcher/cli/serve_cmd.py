@@ -61,4 +61,6 @@ def serve(
         highlight=False,
         soft_wrap=True,
     )
-    uvicorn.run(app, host=host, port=port, log_level=log_level.lower())
+    from deepsearcher.server.protocol import uvicorn_options
+
+    uvicorn.run(app, host=host, port=port, log_level=log_level.lower(), **uvicorn_options(app))

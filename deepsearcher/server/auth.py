@@ -10,6 +10,7 @@ never routed to.
 from __future__ import annotations
 
 import hmac
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -96,6 +97,24 @@ async def require_principal(
                 f"This server listens on {listener[0]} without API keys; add server.api_keys to the config "
                 "file or listen on 127.0.0.1.",
             )
-    principal = authenticate(settings, request.headers.get("authorization"))
+    throttle = request.app.state.deepsearcher.throttle
+    client = request.client.host if request.client else "unknown"
+    authorization = request.headers.get("authorization")
+    if settings.auth_enabled:
+        wait = throttle.wait(client)
+        if wait > 0:
+            raise APIError(
+                429,
+                f"Too many wrong API keys from {client}: try again in {math.ceil(wait)} s.",
+                {"Retry-After": str(math.ceil(wait))},
+            )
+    try:
+        principal = authenticate(settings, authorization)
+    except APIError:
+        if authorization:  # a key was given, and it is wrong (no key at all is no guess)
+            throttle.failed(client)
+        raise
+    if settings.auth_enabled:
+        throttle.succeeded(client)
     request.state.principal = principal
     return principal

@@ -24,6 +24,8 @@ class ServerThread:
     ) -> None:
         import uvicorn
 
+        from deepsearcher.server.protocol import uvicorn_options
+
         self.config = uvicorn.Config(
             app,
             host=host,
@@ -31,6 +33,7 @@ class ServerThread:
             log_level=log_level,
             lifespan="on",
             timeout_graceful_shutdown=10,
+            **uvicorn_options(app),
         )
         self.server = uvicorn.Server(self.config)
         self.host = host

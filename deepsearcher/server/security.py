@@ -85,7 +85,7 @@ class OriginGuard:
         if is_loopback(name) or name in self.settings.allowed_hosts:
             return True
         bound = scope.get("server")
-        return bool(bound) and _same_address(name, str(bound[0]))
+        return bound is not None and _same_address(name, str(bound[0]))
 
     def origin_allowed(self, origin: str, host: str) -> bool:
         parts = urlsplit(origin)

@@ -12,6 +12,8 @@ server:
   data_dir: /var/lib/deepsearcher  # uploads are staged here while they load
   job_workers: 2                 # load jobs running at once (one per collection at a time)
   max_request_bytes: 1048576     # a JSON request body at most (uploads have their own limits)
+  header_timeout: 10             # seconds a client has to send a request's headers
+  max_key_failures: 10           # wrong API keys per client per minute before it waits (0: no brake)
   allowed_hosts: [docs.internal] # Host names a keyless server answers besides localhost/127.0.0.1/[::1]
   allowed_origins: []            # other web origins whose pages may POST/DELETE here
 """
@@ -35,6 +37,8 @@ SERVER_KEYS = (
     "data_dir",
     "job_workers",
     "max_request_bytes",
+    "header_timeout",
+    "max_key_failures",
     "allowed_hosts",
     "allowed_origins",
 )
@@ -43,6 +47,8 @@ DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 DEFAULT_MAX_UPLOAD_FILES = 20
 DEFAULT_JOB_WORKERS = 2
 DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
+DEFAULT_HEADER_TIMEOUT = 10.0
+DEFAULT_MAX_KEY_FAILURES = 10
 MIN_KEY_LENGTH = 8
 
 
@@ -69,6 +75,10 @@ class ServerSettings:
     data_dir: Path | None = None
     job_workers: int = DEFAULT_JOB_WORKERS
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    #: Seconds a client has to send a request's headers (slow or idle connections are closed after).
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT
+    #: Wrong API keys a client may send within a minute before it must wait (0: no brake).
+    max_key_failures: int = DEFAULT_MAX_KEY_FAILURES
     #: Host names a keyless server answers besides its loopback names (a reverse proxy's, say).
     allowed_hosts: list[str] = field(default_factory=list)
     #: Web origins besides the server's own whose pages may change things (POST, DELETE).
@@ -104,6 +114,14 @@ class ServerSettings:
         settings.max_upload_files = _positive_int(values, "max_upload_files", DEFAULT_MAX_UPLOAD_FILES)
         settings.job_workers = _positive_int(values, "job_workers", DEFAULT_JOB_WORKERS)
         settings.max_request_bytes = _positive_int(values, "max_request_bytes", DEFAULT_MAX_REQUEST_BYTES)
+        timeout = values.get("header_timeout", DEFAULT_HEADER_TIMEOUT)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 3600:
+            raise ConfigurationError(f"'server.header_timeout' must be seconds between 0 and 3600, got {timeout!r}.")
+        settings.header_timeout = float(timeout)
+        failures = values.get("max_key_failures", DEFAULT_MAX_KEY_FAILURES)
+        if isinstance(failures, bool) or not isinstance(failures, int) or failures < 0:
+            raise ConfigurationError(f"'server.max_key_failures' must be an integer >= 0, got {failures!r}.")
+        settings.max_key_failures = failures
         settings.allowed_hosts = [host.lower() for host in _strings(values, "allowed_hosts")]
         settings.allowed_origins = [origin.lower().rstrip("/") for origin in _strings(values, "allowed_origins")]
         data_dir = values.get("data_dir")

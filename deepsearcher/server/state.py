@@ -9,6 +9,7 @@ from deepsearcher.app.components import ComponentBuilder, Components
 from deepsearcher.config import Configuration
 from deepsearcher.server.jobs import JobManager
 from deepsearcher.server.settings import ServerSettings
+from deepsearcher.server.throttle import KeyGuessThrottle
 from deepsearcher.types.errors import NotReadyError
 
 __all__ = ["ServerState"]
@@ -29,8 +30,12 @@ class ServerState:
     ready: bool = False
     components: Components | None = None
     builder: ComponentBuilder = field(default_factory=ComponentBuilder)
+    throttle: KeyGuessThrottle = field(init=False)
     #: The last query's LLM failure (None after a query whose LLM calls worked), shown by /health.
     llm_error: str | None = None
+
+    def __post_init__(self) -> None:
+        self.throttle = KeyGuessThrottle(max_failures=self.settings.max_key_failures)
 
     def current(self) -> Components:
         """The components requests use now."""
