@@ -31,6 +31,7 @@ from deepsearcher.app.components import Components
 from deepsearcher.app.loading import LoadRequest, load
 from deepsearcher.app.querying import QueryRequest, ask, plan_query
 from deepsearcher.app.searching import SearchRequest
+from deepsearcher.mcp_wire import serve_stdio
 from deepsearcher.types.errors import MissingDependencyError, report
 from deepsearcher.utils.sync_bridge import run_sync
 
@@ -199,9 +200,11 @@ def build_server(tools: DeepSearcherTools) -> Any:
     def expose(method: Callable[..., dict[str, Any]]) -> None:
         @functools.wraps(method)
         async def tool(*args: Any, **kwargs: Any) -> dict[str, Any]:
-            # Embedding, the store and the agents block: run them off the protocol's loop.
+            # Embedding, the store and the agents block: run them off the protocol's loop. When the client
+            # goes away (stdin closed) the call is abandoned, not waited for (see mcp_wire.serve_stdio).
             try:
-                return await anyio.to_thread.run_sync(functools.partial(method, *args, **kwargs))
+                call = functools.partial(method, *args, **kwargs)
+                return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
             except Exception as exc:  # noqa: BLE001 - every failure becomes a tool error (unexpected ones logged)
                 raise ToolError(report(exc, logger, f"tool {method.__name__}").message) from exc
 
@@ -227,7 +230,7 @@ def run_stdio(config_path: str | os.PathLike[str] | None = None) -> None:
         server = build_server(DeepSearcherTools(components))
     logger.info("DeepSearcher MCP server ready on stdio")
     try:
-        server.run("stdio")
+        serve_stdio(server)
     finally:
         try:
             components.close()

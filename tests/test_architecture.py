@@ -37,6 +37,7 @@ LAYERS = {
     "cli": 5,
     "server": 5,
     "mcp_server": 5,
+    "mcp_wire": 5,
     "testing": 5,
     "compat": 6,
     "configuration": 6,

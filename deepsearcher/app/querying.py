@@ -20,6 +20,7 @@ from deepsearcher.agent.options import QueryLimits
 from deepsearcher.agent.result import QueryResult
 from deepsearcher.app.collections import searchable_collections
 from deepsearcher.app.components import Components
+from deepsearcher.app.searching import MAX_QUERY_CHARS
 from deepsearcher.types.errors import BadInputError, NotReadyError
 
 __all__ = [
@@ -101,6 +102,8 @@ def plan_query(
     """
     if not request.question or not request.question.strip():
         raise BadInputError("The question is empty.")
+    if len(request.question) > MAX_QUERY_CHARS:
+        raise BadInputError(f"The question is {len(request.question)} characters long; at most {MAX_QUERY_CHARS}.")
     default_agent = components.query_settings.get("agent")
     name = check_agent(request.agent or (str(default_agent) if default_agent else "auto"))
     limits = QueryLimits.check({"max_tokens": request.max_tokens, "timeout": request.timeout})

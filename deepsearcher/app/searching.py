@@ -25,6 +25,8 @@ __all__ = ["MAX_TOP_K", "SearchHit", "SearchRequest", "SearchResponse", "best_pa
 
 #: The most hits one search may ask for (every front-end takes this bound).
 MAX_TOP_K = 100
+#: The longest search text or question (a page of text; embedding models read far less).
+MAX_QUERY_CHARS = 20_000
 #: Characters of a hit's passage.
 PASSAGE_CHARS = 300
 
@@ -48,6 +50,8 @@ class SearchRequest:
     def checked(self) -> SearchRequest:
         if not self.query or not self.query.strip():
             raise BadInputError("The search text is empty.")
+        if len(self.query) > MAX_QUERY_CHARS:
+            raise BadInputError(f"The search text is {len(self.query)} characters long; at most {MAX_QUERY_CHARS}.")
         if not 1 <= int(self.top_k) <= MAX_TOP_K:
             raise BadInputError(f"top_k must be between 1 and {MAX_TOP_K}, got {self.top_k}.")
         return self
