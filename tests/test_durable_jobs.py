@@ -162,3 +162,49 @@ def test_sigterm_stops_the_job_at_a_batch_boundary_and_a_restart_resumes_it(tmp_
         assert httpx.post(f"{again.url}/v1/jobs/{job_id}/resume").status_code == 409
     finally:
         again.stop()
+
+
+def test_an_upload_killed_with_the_server_resumes_from_its_staged_files(tmp_path: Path) -> None:
+    """SIGKILL mid-job: the staged upload stays in data/uploads/<id>/ and the restarted server resumes it."""
+    import signal
+
+    import httpx
+
+    root = tmp_path / "root"
+    root.mkdir()
+    # ~7,000 chunks, 28 batches: the job is still running when the first batch is reported
+    text = "\n\n".join(f"Paragraph {i} is about item {i} and says a little more to fill it." for i in range(20_000))
+    server = serve_process(tmp_path, root).start()
+    try:
+        accepted = httpx.post(
+            server.url + "/v1/documents", files={"files": ("big.txt", text.encode())}, data={"collection": "kb"}
+        )
+        assert accepted.status_code == 202, accepted.text
+        job_id = accepted.json()["job_id"]
+        deadline = time.monotonic() + 30
+        while httpx.get(f"{server.url}/v1/jobs/{job_id}").json()["progress"].get("chunks_embedded", 0) < 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        server.process.send_signal(signal.SIGKILL)
+        server.process.wait(15)
+    finally:
+        server.stop()
+    assert "succeeded" not in (tmp_path / "data" / "jobs.sqlite").read_bytes().decode("latin-1")  # killed mid-job
+    staged = list((tmp_path / "data" / "uploads").glob("*/big.txt"))
+    assert len(staged) == 1  # still there after the kill
+
+    again = serve_process(tmp_path, root, port=server.port).start()
+    try:
+        job = httpx.get(f"{again.url}/v1/jobs/{job_id}").json()
+        assert job["status"] == "interrupted" and job["resumable"], job
+        assert httpx.post(f"{again.url}/v1/jobs/{job_id}/resume").status_code == 202
+        deadline = time.monotonic() + 60
+        while (job := httpx.get(f"{again.url}/v1/jobs/{job_id}").json())["status"] in ("queued", "running"):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert job["status"] == "succeeded", job
+        sources = httpx.get(f"{again.url}/v1/collections/kb/sources").json()
+        assert [(s["reference"], s["complete"]) for s in sources] == [("upload://kb/big.txt", True)]
+        assert not staged[0].exists()  # cleaned up once done
+    finally:
+        again.stop()

@@ -234,7 +234,7 @@ class JobManager:
         )
         return job
 
-    def resume(self, job_id: str, work: Work) -> Job:
+    def resume(self, job_id: str, work: Work, cleanup: Callable[[], None] | None = None) -> Job:
         """Run an interrupted job again under its own id (the pipeline keeps what is stored)."""
         with self._lock:
             job = self._jobs.get(job_id)
@@ -253,7 +253,7 @@ class JobManager:
                 None,
             )
         self._save(job)
-        self._enqueue(job, work, None)
+        self._enqueue(job, work, cleanup)
         logger.info("job %s resumed", job.id)
         return job
 

@@ -38,7 +38,6 @@ from deepsearcher.server.auth import Principal, require_principal
 from deepsearcher.server.errors import APIError, JSONSafeResponse, SafeRoute
 from deepsearcher.server.jobs import (
     JobNotResumable,
-    iter_upload_sources,
     remove_dir,
     upload_reference,
 )
@@ -239,22 +238,16 @@ async def upload_documents(request: Request, principal: Principal = Depends(requ
     finally:
         await form.close()
 
-    def work(on_progress: Any) -> Any:
-        components = state.current()
-        return loading.pipeline_for(components, on_progress=on_progress).run(
-            iter_upload_sources(saved, collection, components.file_loader),
-            collection_name=collection,
-            collection_description=description or "",
-        )
-
+    spec = services.upload_spec(folder, saved, description)
     inputs = [upload_reference(collection, filename) for filename, _ in saved]
     job = state.job_manager().submit(
         "upload",
         collection,
         inputs,
-        work,
+        services.upload_work(state, collection, spec),
         owner=principal.label,
         cleanup=remove_dir(folder),
+        spec=spec,  # the staged files stay until the job is done, so a job killed with the server resumes
     )
     return _accepted(job)
 
@@ -331,12 +324,20 @@ async def resume_job(
         raise APIError(403, f"This API key may not use collection '{job['collection']}'.")
     spec = manager.spec(job_id)
     if spec is None:
-        raise APIError(
-            409,
-            f"Job {job_id} cannot be resumed (an upload's staged files are gone): upload the files again.",
-        )
+        raise APIError(409, f"Job {job_id} cannot be resumed: it recorded nothing to run again; load it anew.")
     try:
-        resumed = manager.resume(job_id, services.load_work(state, job["collection"], spec, resuming=True))
+        if spec.get("kind") == "upload":
+            missing = services.missing_uploads(spec)
+            if missing:
+                raise APIError(
+                    409,
+                    f"Job {job_id} cannot be resumed: its staged files are gone ({', '.join(missing[:3])}): "
+                    "upload the files again.",
+                )
+            work, cleanup = services.upload_work(state, job["collection"], spec), remove_dir(Path(spec["folder"]))
+        else:
+            work, cleanup = services.load_work(state, job["collection"], spec, resuming=True), None
+        resumed = manager.resume(job_id, work, cleanup)
     except JobNotResumable as exc:
         raise APIError(409, str(exc)) from None
     return _accepted(resumed)

@@ -20,7 +20,7 @@ from deepsearcher.app.querying import QueryPlan, QueryRequest
 from deepsearcher.offline_loading.pipeline import ProgressCallback
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.server.auth import Principal
-from deepsearcher.server.jobs import Job
+from deepsearcher.server.jobs import Job, iter_upload_sources
 from deepsearcher.server.paths import NO_ROOTS
 from deepsearcher.server.state import ServerState
 
@@ -102,6 +102,36 @@ def load_work(
 
     def work(on_progress: ProgressCallback) -> LoadSummary:
         return loading.run_load(state.current(), plan, on_progress)
+
+    return work
+
+
+def upload_spec(folder: Path, saved: list[tuple[str, Path]], description: str | None) -> dict[str, Any]:
+    """What an upload job records to run again: its staging folder and files, kept until it is done."""
+    return {
+        "kind": "upload",
+        "folder": str(folder),
+        "files": [[filename, str(path)] for filename, path in saved],
+        "description": description,
+    }
+
+
+def missing_uploads(spec: dict[str, Any]) -> list[str]:
+    """The staged files of an upload job that are no longer there."""
+    return [filename for filename, path in spec["files"] if not Path(path).is_file()]
+
+
+def upload_work(state: ServerState, collection: str, spec: dict[str, Any]) -> Callable[[ProgressCallback], LoadSummary]:
+    """The work of an upload job: its staged files, each under `upload://<collection>/<name>`."""
+    saved = [(filename, Path(path)) for filename, path in spec["files"]]
+
+    def work(on_progress: ProgressCallback) -> LoadSummary:
+        components = state.current()
+        return loading.pipeline_for(components, on_progress=on_progress).run(
+            iter_upload_sources(saved, collection, components.file_loader),
+            collection_name=collection,
+            collection_description=spec.get("description") or "",
+        )
 
     return work
 
