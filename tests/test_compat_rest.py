@@ -127,3 +127,10 @@ def test_without_keys_a_loopback_server_may_switch(tmp_path: Path, llm) -> None:
             state = running.app.state.deepsearcher
             assert state.config.get_provider_config("llm")["config"]["model"] == "loopback-model"
             assert state.current().llm.model == "loopback-model"  # the app's own components switched
+            # a password inside a URL is not echoed back either
+            with_password = llm.base_url.replace("http://", "http://bob:hunter2@") + "?api_key=abc"
+            body["config"] = {**body["config"], "base_url": with_password}
+            echoed = local.post("/set-provider-config/", json=body)
+            assert echoed.status_code == 200, echoed.text
+            assert "hunter2" not in echoed.text and "abc" not in echoed.text
+            assert echoed.json()["config"]["base_url"].startswith("http://bob:***@")

@@ -90,3 +90,24 @@ def test_too_many_inputs_are_refused_by_count(tmp_path: Path, count: int) -> Non
         assert response.status_code == 400 and "at most 1000" in response.json()["error"]
         v1 = client.post("/v1/load", json={"inputs": [str(tmp_path)] * count})
         assert v1.status_code == 422
+
+
+def test_a_hard_link_inside_an_allowed_root_is_not_read(tmp_path: Path) -> None:
+    """A hard link is a second name of a file: under a root, it may name a file outside it."""
+    import os
+
+    from deepsearcher.app.path_rules import PathRefusedError, iter_allowed_file_sources, resolve_allowed
+    from deepsearcher.loader.file_loader import FileLoader
+
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    secret = outside / "secret.txt"
+    secret.write_text("the secret", encoding="utf-8")
+    os.link(secret, root / "link.txt")
+    (root / "plain.txt").write_text("fine", encoding="utf-8")
+    with pytest.raises(PathRefusedError, match="2 hard links"):
+        resolve_allowed(str(root / "link.txt"), [root])
+    sources = {Path(s.reference).name: s for s in iter_allowed_file_sources([root], FileLoader(), [root])}
+    assert "hard links" in (sources["link.txt"].error or "") and not sources["link.txt"].documents
+    assert sources["plain.txt"].error is None and sources["plain.txt"].documents

@@ -300,7 +300,12 @@ def test_private_addresses_are_refused_by_default(site: Website) -> None:
 
 @pytest.mark.parametrize("allow", [False, True])
 def test_cloud_metadata_refused_without_any_request(allow: bool) -> None:
-    urls = ["http://169.254.169.254/latest/meta-data/", "http://[fd00:ec2::254]/", "http://metadata.google.internal/"]
+    urls = [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[fd00:ec2::254]/",
+        "http://metadata.google.internal/",
+        "http://[2002:a9fe:a9fe::]/latest/meta-data/",
+    ]
     started = time.monotonic()
     report = HttpCrawler(allow_private_network=allow, timeout=5).crawl(urls)
     assert time.monotonic() - started < 1
@@ -431,6 +436,14 @@ def test_patterns_glob_and_regex() -> None:
         ("240.0.0.1", "a reserved address"),
         ("::1", "a loopback address"),
         ("::ffff:127.0.0.1", "a loopback address"),
+        # IPv6 forms that carry an IPv4 address, routed to it: 6to4, NAT64, IPv4-compatible, Teredo's client
+        ("2002:a9fe:a9fe::", "a cloud metadata address"),
+        ("2002:7f00:1::", "a loopback address"),
+        ("64:ff9b::a9fe:a9fe", "a cloud metadata address"),
+        ("64:ff9b::a00:1", "a private address"),
+        ("::7f00:1", "a loopback address"),
+        ("2001:0:4136:e378:8000:63bf:f5ff:fefe", "a private address"),
+        ("2002:0808:0808::1", None),
         ("fd00:ec2::254", "a cloud metadata address"),
         ("100.64.0.1", "a non-public address"),
         ("93.184.216.34", None),

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
@@ -93,12 +94,31 @@ class ProviderConfigRequest(BaseModel):
 
 
 def redacted(value: Any) -> Any:
-    """`value` with every credential-like entry replaced, for echoing settings back."""
+    """`value` with every credential-like entry replaced, for echoing settings back: keys named like
+    secrets, and in URLs a password (`http://user:pass@host`) or a secret-named query parameter."""
     if isinstance(value, dict):
-        return {k: "***" if any(m in str(k).lower() for m in SECRET_MARKERS) else redacted(v) for k, v in value.items()}
+        return {k: "***" if _secret_name(k) else redacted(v) for k, v in value.items()}
     if isinstance(value, list):
         return [redacted(item) for item in value]
+    if isinstance(value, str) and "://" in value:
+        return _redacted_url(value)
     return value
+
+
+def _secret_name(name: object) -> bool:
+    return any(marker in str(name).lower() for marker in SECRET_MARKERS)
+
+
+def _redacted_url(url: str) -> str:
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
+    query = urlencode(
+        [(key, "***" if _secret_name(key) else item) for key, item in parse_qsl(parts.query, keep_blank_values=True)],
+        safe="*",
+    )
+    return urlunsplit(parts._replace(netloc=netloc, query=query if parts.query else ""))
 
 
 def _require_admin(request: Request, principal: Principal) -> None:

@@ -37,10 +37,32 @@ class ResolutionError(DeepSearcherError):
         self.reason = f"DNS lookup failed for {host} ({reason})"
 
 
+NAT64 = ipaddress.ip_network("64:ff9b::/96")
+IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries and reaches: mapped (::ffff:a.b.c.d), 6to4 (2002::/16),
+    Teredo (2001::/32, its client's), NAT64 (64:ff9b::/96) and the old IPv4-compatible form (::a.b.c.d)."""
+    found = [address for address in (ip.ipv4_mapped, ip.sixtofour) if address is not None]
+    if ip.teredo is not None:
+        found.extend(ip.teredo)
+    if ip in NAT64 or (ip in IPV4_COMPATIBLE and int(ip) > 1):
+        found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    return found
+
+
 def address_kind(ip: IPAddress) -> str | None:
     """Why `ip` is not a public address (e.g. "a loopback address"), or None when it is public."""
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        for inner in embedded_ipv4(ip):
+            kind = address_kind(inner)
+            if kind is not None:
+                return kind  # what the IPv4 address it carries is: where the packets would go
+    return _own_kind(ip)
+
+
+def _own_kind(ip: IPAddress) -> str | None:
     if ip in METADATA_ADDRESSES:
         return "a cloud metadata address"
     if ip.is_loopback:
@@ -61,8 +83,8 @@ def address_kind(ip: IPAddress) -> str | None:
 
 
 def is_metadata(ip: IPAddress) -> bool:
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address) and any(inner in METADATA_ADDRESSES for inner in embedded_ipv4(ip)):
+        return True
     return ip in METADATA_ADDRESSES
 
 
