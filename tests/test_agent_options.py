@@ -205,6 +205,9 @@ def test_a_provider_option_is_checked_before_anything_is_built(tmp_path: Path) -
 
     with pytest.raises(ConfigurationError, match=r"unknown option 'hybird'.*Did you mean 'hybrid'"):
         check_configuration(config({"hybird": False}))
+    with pytest.raises(ConfigurationError, match=r"unknown option 'bogus_option'"):
+        check_configuration(config({"bogus_option": 1}))  # not one of pymilvus' connection options either
+    check_configuration(config({"secure": False}))  # one of them: passed on
     with pytest.raises(ConfigurationError, match=r"rrf_k: Input should be a valid integer"):
         check_configuration(config({"rrf_k": "many"}))
     check_configuration(config({"hybrid": False, "uri": str(tmp_path / "m.db")}))

@@ -105,12 +105,12 @@ def check_provider_config(
     for key in config:
         if key in model.model_fields or (passed_on is not None and key in passed_on):
             continue
-        close = difflib.get_close_matches(str(key), known, n=1, cutoff=TYPO_RATIO if open_ended else 0.6)
+        close = difflib.get_close_matches(str(key), known, n=1, cutoff=TYPO_RATIO if open_ended else 0.75)
         if open_ended and not close:
             continue  # passed on (an LLM's request parameter, a client option)
         hint = f" Did you mean '{close[0]}'?" if close else ""
         own = ", ".join(model.model_fields) or "none"
-        also = " (and the API's request parameters: temperature, top_p, max_tokens, extra_body...)" if passed_on else ""
+        also = f" (and the {len(passed_on)} parameters it passes on to its SDK)" if passed_on else ""
         raise UnknownOptionError(f"{where}: unknown option '{key}'.{hint} Its options: {own}{also}.")
     try:
         model.model_validate(dict(config))

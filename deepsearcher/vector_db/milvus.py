@@ -225,6 +225,29 @@ class Milvus(BaseVectorDB):
     setting managed on MuSiQue.
     """
 
+    #: pymilvus connection options a config may pass through (TLS, keep-alive, gRPC tuning).
+    CONNECTION_OPTIONS = frozenset(
+        {
+            "timeout",
+            "secure",
+            "server_pem_path",
+            "server_name",
+            "client_pem_path",
+            "client_key_path",
+            "ca_pem_path",
+            "keep_alive",
+            "grpc_options",
+            "alias",
+            "db_name",
+        }
+    )
+
+    @classmethod
+    def request_parameters(cls) -> frozenset[str]:
+        """What `**kwargs` may hold: the connection options pymilvus takes; any other key is a typo
+        (checked before the store is built, see deepsearcher/app/provider_options.py)."""
+        return cls.CONNECTION_OPTIONS
+
     def __init__(
         self,
         default_collection: str = "deepsearcher",
