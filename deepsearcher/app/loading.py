@@ -42,6 +42,8 @@ __all__ = [
 
 #: Crawl depth a request may ask for (each level multiplies the pages fetched).
 MAX_DEPTH = 10
+#: Paths and URLs one request from a remote client (REST, MCP) may name: a folder names many files.
+MAX_INPUTS = 1000
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,8 @@ def plan_load(
     inputs = [item.strip() for item in request.inputs if item and item.strip()]
     if not inputs:
         raise BadInputError("No input given: name files, folders or http(s) URLs to load.")
+    if roots is not None and len(inputs) > MAX_INPUTS:
+        raise BadInputError(f"{len(inputs)} inputs in one request; at most {MAX_INPUTS}: name their folder instead.")
     crawl = _crawl_settings(request)
     paths, urls = split_inputs(inputs, roots, no_roots)
     if urls and components.web_crawler is None:

@@ -15,6 +15,7 @@ from pydantic import Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from deepsearcher.app.loading import MAX_INPUTS
 from deepsearcher.app.path_rules import MAX_PATH_CHARS
 from deepsearcher.server.settings import DEFAULT_MAX_REQUEST_BYTES
 
@@ -28,8 +29,6 @@ __all__ = [
     "UrlText",
 ]
 
-#: Paths and URLs one load request may name.
-MAX_INPUTS = 1000
 
 Name = Annotated[str, Field(max_length=255)]
 Description = Annotated[str, Field(max_length=10_000)]
