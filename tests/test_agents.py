@@ -4,6 +4,7 @@ scripted OpenAI-compatible server on 127.0.0.1. Nothing inside the agents is moc
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from deepsearcher.offline_loading.pipeline import IngestionPipeline
 from deepsearcher.offline_loading.sources import iter_file_sources
 from deepsearcher.testing import scripted_llm_fixture
 from deepsearcher.types import Chunk
-from deepsearcher.types.errors import NoSearchableDataError
+from deepsearcher.types.errors import CollectionNotFoundError, NoSearchableDataError
 from deepsearcher.vector_db.milvus import Milvus
 
 server = scripted_llm_fixture(name="server", fallback="NO")
@@ -284,3 +285,33 @@ def test_citation_mapping() -> None:
     assert [s.cited for s in sources] == [True, True]
     fresh = [Source(1, "a.md", "x")]
     assert apply_citations("Nothing cited.", fresh) == "Nothing cited." and not fresh[0].cited
+
+
+def test_the_first_search_costs_are_paid_while_the_first_llm_call_is_in_flight(server, store, embedding) -> None:
+    """The store's one-off first-search work (Milvus Lite: ~0.5 s) starts as soon as the collections
+    are chosen, in its own thread, so it overlaps the sub-query call instead of following it."""
+    script_deep_search(server)
+    server.latency = 0.2
+    threads: list[str] = []
+    search = store.search_data
+
+    def recording_search(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return search(*args, **kwargs)
+
+    store.search_data = recording_search
+    agent = DeepSearch(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store, max_iter=1)
+    result = agent.query_result(QUESTION, collections=["science"])
+    assert threads[0] == "deepsearcher-warm-up"
+    assert threads.count("deepsearcher-warm-up") == 1
+    assert result.usage_by_step["judge"].calls >= 1
+    agent.query_result(QUESTION, collections=["science"])
+    assert threads.count("deepsearcher-warm-up") == 1  # once per collection and retriever
+
+
+def test_a_failed_warm_up_leaves_the_error_to_the_real_search(server, store, embedding) -> None:
+    script_deep_search(server)
+    agent = DeepSearch(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store, max_iter=1)
+    store.clear_db("science")
+    with pytest.raises(CollectionNotFoundError, match="Collection 'science' does not exist"):
+        agent.query_result(QUESTION, collections=["science"])

@@ -122,6 +122,7 @@ class RAGAgent(BaseAgent):
 
     async def _execute(self, query: str, ctx: RunContext, collections: list[str] | None = None) -> AgentOutput:
         selected = await self._collections(query, ctx, collections)
+        self.retriever.start_warm_up(selected)
         results = await self._retrieve(query, ctx, selected)
         answer, sources = await self._answer(query, results, ctx)
         return AgentOutput(answer=answer, sources=sources, results=results, agent=self.name)
@@ -246,6 +247,7 @@ class RAGAgent(BaseAgent):
                 options=self._check_options(kwargs),
             )
             selected = await self._collections(query, ctx, collections)
+            self.retriever.start_warm_up(selected)
             results = await self._retrieve(query, ctx, selected)
             return (
                 results,

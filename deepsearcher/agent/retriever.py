@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Iterable
+from concurrent.futures import Future
 
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.types import (
@@ -29,6 +31,8 @@ class Retriever:
         self.embedding_model = embedding_model
         self.vector_db = vector_db
         self._checked: set[str] = set()
+        self._warming: Future[None] | None = None
+        self._warmed: set[str] = set()
 
     def check_collection(self, collection: str) -> None:
         """Refuse a collection built with another embedding model or dimension."""
@@ -70,6 +74,31 @@ class Retriever:
         results.sort(key=lambda result: result.score, reverse=True)
         return deduplicate_results(results)
 
+    def start_warm_up(self, collections: Iterable[str]) -> None:
+        """Pay a store's one-off first-search costs now, in a thread, while the agent's first
+        LLM call is in flight: Milvus Lite spends ~0.5 s on its first search in a process
+        (pymilvus imports scipy, the server loads its index), which would otherwise sit on
+        the critical path between the sub-query call and the judge calls."""
+        pending = [name for name in collections if name not in self._warmed]
+        if not pending or (self._warming is not None and not self._warming.done()):
+            return
+        self._warmed.update(pending)
+        future: Future[None] = Future()
+        self._warming = future
+
+        def warm() -> None:
+            try:
+                self.search("warm up", pending, top_k=1)
+            except Exception as error:  # the real search meets it again and reports it
+                logger.debug("Warm-up search of %s failed (the first search will report it): %s", pending, error)
+                self._warmed.difference_update(pending)
+            future.set_result(None)
+
+        threading.Thread(target=warm, name="deepsearcher-warm-up", daemon=True).start()
+
     async def asearch(self, query: str, collections: Iterable[str], top_k: int = 10) -> list[RetrievalResult]:
-        """`search` off the event loop, so many searches of one agent step overlap."""
+        """`search` off the event loop, so many searches of one agent step overlap (after a
+        warm-up in progress, so they do not all pay the first search's costs at once)."""
+        if self._warming is not None and not self._warming.done():
+            await asyncio.wrap_future(self._warming)
         return await asyncio.to_thread(self.search, query, list(collections), top_k)
