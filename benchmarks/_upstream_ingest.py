@@ -49,7 +49,7 @@ def build_embedding(variant: str, model_dir: str):
 def main() -> None:
     corpus, variant, model_dir = sys.argv[1:4]
     from deepsearcher import configuration
-    from deepsearcher.loader.file_loader import JsonFileLoader
+    from deepsearcher.loader.file_loader import JsonFileLoader, PDFLoader
     from deepsearcher.offline_loading import load_from_local_files
     from deepsearcher.vector_db import Milvus
 
@@ -58,7 +58,10 @@ def main() -> None:
     load_seconds = time.perf_counter() - started
     with tempfile.TemporaryDirectory() as folder:
         configuration.vector_db = Milvus(uri=f"{folder}/milvus.db", default_collection="bench")
-        configuration.file_loader = JsonFileLoader(text_key="text")
+        # A folder of a user's documents (benchmarks/real_corpus.py): upstream's default loader
+        # (PDFLoader reads .pdf, .md and .txt); one JSONL corpus: its JSON loader.
+        folder_input = not corpus.endswith(".jsonl")
+        configuration.file_loader = PDFLoader() if folder_input else JsonFileLoader(text_key="text")
         started = time.perf_counter()
         load_from_local_files(corpus, collection_name="bench", force_new_collection=True, batch_size=256)
         seconds = time.perf_counter() - started

@@ -1,0 +1,323 @@
+"""A real user's own documents, side by side: load, re-load, search, query, list.
+
+    python benchmarks/real_corpus.py [--man 150] [--html 60] [--markdown 40] [--text 30] [--bare 20]
+        [--workdir DIR] [--upstream-python /work/venvs/upstream/bin/python] [--no-upstream]
+
+1. corpus: a deterministic mixed folder built from this machine's own documentation (man
+   pages of section 1 rendered to text, /usr/share/doc HTML, Markdown, text, extension-less
+   files such as `copyright`, and every PDF under /usr/share/doc), first N of each kind in
+   sorted order; its manifest (files and bytes per kind, a digest of names and contents).
+2. raw limit: the bundled model alone on the very chunk texts the pipeline embeds, best of a
+   window x batch-size sweep on each backend (benchmarks/ingest.py's workers).
+3. ours: `deepsearcher load FOLDER --json` as a user runs it (its own process: wall, peak RSS),
+   then the unchanged re-load, then a re-load after one file changed (what was re-embedded),
+   then `search`, `query --agent naive` against the scripted LLM server (overhead = wall minus
+   the server's latency), and `collections list`.
+4. upstream: deepsearcher==0.0.2 in its own venv on the file types it reads (.pdf .md .txt),
+   beside ours on that same subset.
+Targets: first load >= 0.9 x the raw limit and >= 1.5 x upstream; unchanged re-load <= 2 s;
+one changed file re-embeds only that file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ingest  # noqa: E402 - after the path insert
+from _common import format_table  # noqa: E402
+
+DOC = Path("/usr/share/doc")
+MAN = Path("/usr/share/man/man1")
+UPSTREAM_TYPES = (".pdf", ".md", ".txt")
+SEARCH_TEXT = "how do I list the files in a directory sorted by modification time"
+
+
+def render_man(page: Path) -> str:
+    """A man page as a user reads it (`man -l`, 80 columns, no pager, no formatting codes)."""
+    env = {**os.environ, "MANWIDTH": "80", "MAN_KEEP_FORMATTING": "0", "LC_ALL": "C.UTF-8"}
+    done = subprocess.run(
+        ["man", "--no-hyphenation", "--no-justification", "-P", "cat", "-l", str(page)],
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
+    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else ""
+
+
+def first(paths: list[Path], count: int) -> list[Path]:
+    return sorted(paths)[:count]
+
+
+def build_corpus(folder: Path, counts: dict[str, int]) -> dict[str, list[Path]]:
+    """Copy (or render) the first files of each kind into `folder`; returns them by kind."""
+    files = [p for p in DOC.rglob("*") if p.is_file() and not p.is_symlink()]
+    kinds = {
+        "html": first([p for p in files if p.suffix == ".html"], counts["html"]),
+        "markdown": first([p for p in files if p.suffix == ".md"], counts["markdown"]),
+        "text": first([p for p in files if p.suffix == ".txt"], counts["text"]),
+        "bare": first([p for p in files if p.name in ("copyright", "README", "AUTHORS", "NEWS")], counts["bare"]),
+        "pdf": first([p for p in files if p.suffix == ".pdf"], 100),
+    }
+    made: dict[str, list[Path]] = {kind: [] for kind in ["man", *kinds]}
+    for page in first(list(MAN.glob("*.1.gz")), counts["man"]):
+        text = render_man(page)
+        if text.strip():
+            target = folder / "man" / (page.name.removesuffix(".1.gz") + ".txt")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            made["man"].append(target)
+    for kind, sources in kinds.items():
+        for source in sources:
+            target = folder / kind / "__".join(source.relative_to(DOC).parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if source.suffix == ".gz":
+                target.write_bytes(gzip.decompress(source.read_bytes()))
+            else:
+                shutil.copyfile(source, target)
+            made[kind].append(target)
+    return made
+
+
+def manifest(made: dict[str, list[Path]]) -> str:
+    digest = hashlib.sha256()
+    rows = []
+    for kind, paths in made.items():
+        size = 0
+        for path in sorted(paths):
+            data = path.read_bytes()
+            size += len(data)
+            digest.update(path.name.encode() + b"\0" + data)
+        rows.append((kind, len(paths), f"{size / 1e6:.2f}"))
+    total = sum(len(p) for p in made.values())
+    table = format_table(["kind", "files", "MB"], rows)
+    return f"{table}\n{total} files, manifest sha256 {digest.hexdigest()[:16]}"
+
+
+def run_cli(args: list[str], config: Path, cwd: Path) -> tuple[float, float, str, int]:
+    """`deepsearcher ARGS -c CONFIG` in its own process: (wall s, its peak RSS MiB, stdout, exit code)."""
+    command = [str(Path(sys.executable).with_name("deepsearcher")), *args, "-c", str(config)]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        _, status, usage = os.wait4(process.pid, 0)  # this child's own rusage, not all children's
+        wall = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+    if process.returncode not in (0, 1):
+        sys.exit(f"`deepsearcher {' '.join(args)}` failed ({process.returncode}):\n{stderr[-3000:]}")
+    return wall, usage.ru_maxrss / 1024, stdout, process.returncode
+
+
+def load_json(stdout: str) -> dict:
+    start = stdout.find("{")
+    return json.loads(stdout[start:]) if start >= 0 else {}
+
+
+def write_config(folder: Path, llm_base_url: str) -> Path:
+    config = folder / "config.yaml"
+    config.write_text(
+        "provide_settings:\n"
+        "  llm:\n"
+        "    provider: OpenAICompatible\n"
+        f"    config: {{model: scripted, base_url: '{llm_base_url}', api_key: x}}\n"
+        "  vector_db:\n"
+        "    provider: Milvus\n"
+        f"    config: {{uri: '{folder / 'milvus.db'}'}}\n",
+        encoding="utf-8",
+    )
+    return config
+
+
+def measure_ours(corpus: Path, work: Path, llm_base_url: str, latency: float) -> dict:
+    work.mkdir(parents=True, exist_ok=True)
+    config = write_config(work, llm_base_url)
+    load = ["load", str(corpus), "--collection", "docs", "--json"]
+    wall, peak, out, code = run_cli(load, config, work)
+    first_load = load_json(out)
+    result = {"first": {"wall": wall, "peak_rss_mib": peak, "exit": code, **_counts(first_load)}}
+    wall, _, out, code = run_cli(load, config, work)
+    result["unchanged"] = {"wall": wall, "exit": code, **_counts(load_json(out))}
+    changed = sorted((corpus / "man").glob("*.txt"))[0] if (corpus / "man").is_dir() else sorted(corpus.rglob("*.*"))[0]
+    with changed.open("a", encoding="utf-8") as handle:
+        handle.write("\nA line added by the benchmark to change this one file.\n")
+    wall, _, out, code = run_cli(load, config, work)
+    result["one_changed"] = {"wall": wall, "exit": code, "file": changed.name, **_counts(load_json(out))}
+    wall, _, out, _ = run_cli(["search", SEARCH_TEXT, "--top-k", "5"], config, work)
+    result["search"] = {"wall": wall, "first_line": next((line for line in out.splitlines() if line.strip()), "")}
+    wall, _, out, _ = run_cli(["query", SEARCH_TEXT, "--agent", "naive"], config, work)
+    result["query"] = {"wall": wall, "overhead": wall - latency}
+    wall, _, _, _ = run_cli(["collections", "list"], config, work)
+    result["list"] = {"wall": wall}
+    return result
+
+
+def _counts(summary: dict) -> dict:
+    return {
+        "chunks": summary.get("chunks_inserted", 0),
+        "embedded": summary.get("embeddings_computed", 0),
+        "loaded": len(summary.get("loaded", [])) + len(summary.get("replaced", [])),
+        "unchanged_files": len(summary.get("skipped_unchanged", [])),
+        "failed": len(summary.get("failed", [])),
+        "skipped": len(summary.get("skipped", [])),
+        "pipeline_seconds": summary.get("seconds", 0.0),
+    }
+
+
+def upstream_subset(corpus: Path, folder: Path) -> Path:
+    """The corpus's files of the types upstream reads, in the same layout."""
+    for path in corpus.rglob("*"):
+        if path.is_file() and path.suffix in UPSTREAM_TYPES:
+            target = folder / path.relative_to(corpus)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+    return folder
+
+
+def raw_limit(corpus: Path, backends: list[str]) -> tuple[dict, list[list]]:
+    """Best window x batch size of each backend on a sample, then the winner on every chunk text."""
+    rows, best = [], None
+    for backend in backends:
+        sweep = ingest.run_child(
+            "sweep", corpus=corpus, backend=backend, windows=[64, 256], batch_sizes=[8, 16, 64], sample=400, rounds=1
+        )
+        for row in sweep["rows"]:
+            rows.append(
+                [row["backend"], row["window"], row["batch_size"], f"{row['rate']:.1f}", f"{row['min_cos']:.4f}"]
+            )
+            if best is None or row["rate"] > best["rate"]:
+                best = row
+    assert best is not None
+    raw = ingest.run_child(
+        "raw", corpus=corpus, backend=best["backend"], window=best["window"], batch_size=best["batch_size"]
+    )
+    return {**raw, **{k: best[k] for k in ("backend", "window", "batch_size")}}, rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for kind, default in (("man", 150), ("html", 60), ("markdown", 40), ("text", 30), ("bare", 20)):
+        parser.add_argument(f"--{kind}", type=int, default=default, help=f"files of kind {kind}")
+    parser.add_argument("--workdir", type=Path, default=None, help="keep the corpus and stores here")
+    parser.add_argument("--backends", default="onnx", help="embedding backends to sweep for the raw limit")
+    parser.add_argument("--upstream-python", type=Path, default=ingest.DEFAULT_UPSTREAM)
+    parser.add_argument("--no-upstream", action="store_true")
+    args = parser.parse_args()
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="real-corpus-"))
+    corpus = work / "corpus"
+    if corpus.exists():
+        shutil.rmtree(corpus)
+    counts = {k: getattr(args, k) for k in ("man", "html", "markdown", "text", "bare")}
+    made = build_corpus(corpus, counts)
+    print(f"corpus in {corpus}\n{manifest(made)}\n")
+
+    from deepsearcher.testing import ScriptedLLMServer
+
+    latency = 0.3
+    with ScriptedLLMServer(latency=latency) as server:
+        server.on("numbered sources", "Use ls -lt [1].")
+        ours = measure_ours(corpus, work / "ours", server.base_url, latency)
+    raw, sweep_rows = raw_limit(corpus, ingest.parse_list(args.backends))
+    print("raw model sweep (400 chunk texts):")
+    print(format_table(["backend", "window", "batch", "chunks/s", "min cos"], sweep_rows))
+
+    first = ours["first"]
+    first_rate = first["chunks"] / first["wall"] if first["wall"] else 0.0
+    pipeline_rate = first["chunks"] / first["pipeline_seconds"] if first["pipeline_seconds"] else 0.0
+    rows = [
+        ["raw limit (model alone, best of sweep)", f"{raw['rate']:.1f} chunks/s", f"{raw['texts']} texts", ""],
+        [
+            "first load (CLI wall)",
+            f"{first_rate:.1f} chunks/s",
+            f"{first['chunks']} chunks, {first['loaded']} files, {first['wall']:.1f} s, "
+            f"{first['peak_rss_mib']:.0f} MiB",
+            f"{first_rate / raw['rate']:.2f} x raw (target >= 0.9)",
+        ],
+        [
+            "first load (pipeline time)",
+            f"{pipeline_rate:.1f} chunks/s",
+            f"failed {first['failed']}, skipped {first['skipped']}, exit {first['exit']}",
+            f"{pipeline_rate / raw['rate']:.2f} x raw",
+        ],
+        [
+            "unchanged re-load",
+            f"{ours['unchanged']['wall']:.2f} s",
+            f"{ours['unchanged']['unchanged_files']} unchanged, embedded {ours['unchanged']['embedded']}",
+            "target <= 2 s",
+        ],
+        [
+            f"one file changed ({ours['one_changed']['file']})",
+            f"{ours['one_changed']['wall']:.2f} s",
+            f"re-embedded {ours['one_changed']['embedded']} chunks, {ours['one_changed']['loaded']} file(s) loaded",
+            "target: that file only",
+        ],
+        ["search (CLI wall)", f"{ours['search']['wall']:.2f} s", ours["search"]["first_line"][:60], ""],
+        [
+            "query --agent naive (CLI wall)",
+            f"{ours['query']['wall']:.2f} s",
+            f"overhead {ours['query']['overhead']:.2f} s",
+            f"LLM {latency} s",
+        ],
+        ["collections list (CLI wall)", f"{ours['list']['wall']:.2f} s", "", "target < 1 s"],
+    ]
+    if not args.no_upstream:
+        subset = upstream_subset(corpus, work / "subset")
+        with ScriptedLLMServer() as server:
+            ours_subset = measure_first_load(subset, work / "ours-subset", server.base_url)
+        theirs = run_upstream_folder(args.upstream_python, subset)
+        if isinstance(theirs, str):
+            rows.append(["upstream 0.0.2", "not run", theirs[:200], ""])
+        else:
+            their_rate = theirs["chunks"] / theirs["seconds"]
+            our_rate = ours_subset["chunks"] / ours_subset["wall"]
+            rows.append(
+                [
+                    "upstream 0.0.2, .pdf/.md/.txt subset",
+                    f"{their_rate:.1f} chunks/s",
+                    f"{theirs['chunks']} chunks, {theirs['seconds']:.1f} s, "
+                    f"{theirs['peak_rss_mib']:.0f} MiB ({theirs['variant']})",
+                    "",
+                ]
+            )
+            rows.append(
+                [
+                    "ours, same subset (CLI wall)",
+                    f"{our_rate:.1f} chunks/s",
+                    f"{ours_subset['chunks']} chunks, {ours_subset['wall']:.1f} s",
+                    f"{our_rate / their_rate:.2f} x upstream (target >= 1.5)",
+                ]
+            )
+    print()
+    print(format_table(["measure", "figure", "detail", "against"], rows))
+
+
+def measure_first_load(corpus: Path, work: Path, llm_base_url: str) -> dict:
+    work.mkdir(parents=True, exist_ok=True)
+    config = write_config(work, llm_base_url)
+    wall, _, out, _ = run_cli(["load", str(corpus), "--collection", "docs", "--json"], config, work)
+    return {"wall": wall, **_counts(load_json(out))}
+
+
+def run_upstream_folder(python: Path, folder: Path) -> dict | str:
+    """The faster of upstream's two embedding variants on the folder (its PDFLoader reads .pdf .md .txt)."""
+    results = [ingest.run_upstream(python, folder, variant) for variant in ("own", "window")]
+    runs = [r for r in results if isinstance(r, dict)]
+    if not runs:
+        return str(results[0])
+    return max(runs, key=lambda r: r["chunks"] / r["seconds"])
+
+
+if __name__ == "__main__":
+    main()
