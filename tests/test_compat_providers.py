@@ -37,7 +37,7 @@ COMPATIBLE_EMBEDDINGS = [
         "https://ark.cn-beijing.volces.com/api/v3",
     ),
     ("GLMEmbedding", "GLM_API_KEY", "embedding-3", 2048, "https://open.bigmodel.cn/api/paas/v4"),
-    ("JiekouAIEmbedding", "JIEKOU_API_KEY", "qwen/qwen3-embedding-8b", 4096, "https://api.jiekou.ai/openai/v1"),
+    ("JiekouAIEmbedding", "JIEKOU_API_KEY", "baai/bge-m3", 1024, "https://api.jiekou.ai/openai/v1"),
 ]
 WATSONX_ENV = ("WATSONX_APIKEY", "WATSONX_API_KEY", "WATSONX_URL", "WATSONX_PROJECT_ID", "WATSONX_IAM_URL")
 

@@ -20,10 +20,12 @@ ROWS = {preset.name: preset for preset in openai_presets.PRESETS}
 
 def test_every_row_is_a_registered_openai_provider_with_an_importable_home() -> None:
     assert set(ROWS) == {
+        "AtlasCloud",
         "Aliyun",
         "DeepSeek",
         "GLM",
         "JiekouAI",
+        "MiniMax",
         "Novita",
         "PPIO",
         "SiliconFlow",

@@ -144,6 +144,13 @@ def create_provider(config: Configuration, feature: str, **overrides: object) ->
     provider = setting["provider"]
     cls = provider_class(config, feature)
     kwargs = {**(setting.get("config") or {}), **overrides}
+    if feature == "vector_db":
+        from deepsearcher.app.embedded_store import fallback_store
+
+        replacement = fallback_store(cls.__name__, kwargs)
+        if replacement is not None:
+            provider, kwargs = replacement
+            cls = registries()[feature].get(provider)
     check_provider_config(cls, feature, provider, kwargs)
     try:
         return cls(**kwargs)

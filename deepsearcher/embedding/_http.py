@@ -25,7 +25,7 @@ from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.transport.http import BadResponse, HTTPStatusError, call_sync, classify_http, error_detail
 from deepsearcher.transport.retry import DEFAULT_CALL_TIMEOUT, DEFAULT_TIMEOUT, Failure, GiveUp, RetryPolicy
-from deepsearcher.types.errors import ProviderError, failure_message
+from deepsearcher.types.errors import ConfigurationError, ProviderError, failure_message
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -141,9 +141,14 @@ class RemoteEmbedding(BaseEmbedding):
         query_prefix: str = "",
         document_prefix: str = "",
         headers: dict[str, str] | None = None,
+        model_name: str | None = None,
         **kwargs: Any,
     ) -> None:
-        self.model = model or self.default_model
+        if model and model_name and model != model_name:
+            raise ConfigurationError(
+                f"{self.display_name()}: model={model!r} and model_name={model_name!r} disagree; give one of them."
+            )
+        self.model = model or model_name or self.default_model  # model_name: DeepSearcher's keyword
         self.model_name = self.model
         self.base_url = self._resolve_base_url(base_url)
         self.api_key = resolve_api_key(

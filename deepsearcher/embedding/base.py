@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 
 from tqdm.auto import tqdm
 
 from deepsearcher.types import Chunk
+from deepsearcher.utils.contracts import ContractMeta, overrides
 
 LoadNotifier = Callable[[str], AbstractContextManager]
 _load_notifier: LoadNotifier = lambda description: nullcontext()  # noqa: E731
@@ -25,17 +26,26 @@ def model_loading(description: str) -> AbstractContextManager:
     return _load_notifier(description)
 
 
-class BaseEmbedding(ABC):
-    """Turns text into vectors; queries and documents may be embedded differently."""
+class BaseEmbedding(metaclass=ContractMeta):
+    """Turns text into vectors; queries and documents may be embedded differently.
+
+    A provider implements `dimension` and `embed_documents` or `embed_query` (either one:
+    the other is built from it; upstream's base asked for `embed_query`)."""
 
     #: A stable name stored with each collection so another model is refused later.
     model_name: str = ""
     #: Computes on this machine: calling it ahead of need (a warm-up) costs no request or bill.
     runs_locally: bool = False
 
-    @abstractmethod
+    @classmethod
+    def __missing_methods__(cls) -> set[str]:
+        if overrides(cls, cls._contract_base, "embed_documents") or overrides(cls, cls._contract_base, "embed_query"):
+            return set()
+        return {"embed_documents"}
+
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """Vectors for passages to be stored."""
+        """Vectors for passages to be stored (by default one `embed_query` call each)."""
+        return [self.embed_query(text) for text in texts]
 
     def embed_query(self, text: str) -> list[float]:
         """Vector for a search query (providers with query-specific modes override this)."""

@@ -13,7 +13,7 @@ class JiekouAIEmbedding(OpenAIEmbedding):
     """Jiekou.AI (https://api.jiekou.ai/openai/v1); key from $JIEKOU_API_KEY."""
 
     api_key_env: ClassVar[str | None] = "JIEKOU_API_KEY"
-    default_model: ClassVar[str] = "qwen/qwen3-embedding-8b"
+    default_model: ClassVar[str] = "baai/bge-m3"  # DeepSearcher's default
     default_base_url: ClassVar[str] = "https://api.jiekou.ai/openai/v1"
     base_url_env: ClassVar[tuple[str, ...]] = ("JIEKOU_BASE_URL",)
     known_dimensions: ClassVar[dict[str, int]] = {

@@ -42,10 +42,14 @@ def _item_vector(item: Any) -> list[float]:
 class LiteLLMEmbedding(RemoteEmbedding):
     """litellm.embedding with a provider-prefixed model ("openai/text-embedding-3-small",
     "voyage/voyage-3.5", "gemini/gemini-embedding-001", ...). LiteLLM reads each provider's
-    own key variable; api_key / base_url override it. Retries are ours, not LiteLLM's."""
+    own key variable; api_key (else $LITELLM_API_KEY) and base_url or api_base (else
+    $LITELLM_API_BASE, a LiteLLM proxy) override it. Retries are ours, not LiteLLM's;
+    drop_params=True drops a parameter the model does not take, as DeepSearcher did."""
 
     requires_api_key: ClassVar[bool] = False
-    default_model: ClassVar[str] = "openai/text-embedding-3-small"
+    api_key_env: ClassVar[str | None] = "LITELLM_API_KEY"
+    base_url_env: ClassVar[tuple[str, ...]] = ("LITELLM_API_BASE",)
+    default_model: ClassVar[str] = "text-embedding-ada-002"  # DeepSearcher's default
     known_dimensions: ClassVar[dict[str, int]] = {
         **OpenAIEmbedding.known_dimensions,
         **VoyageEmbedding.known_dimensions,
@@ -59,10 +63,12 @@ class LiteLLMEmbedding(RemoteEmbedding):
         api_key: str | None = None,
         base_url: str | None = None,
         dimension: int | None = None,
+        *,
+        api_base: str | None = None,
         **kwargs: Any,
     ) -> None:
         self._litellm = require("litellm", extra="litellm", feature="LiteLLMEmbedding")
-        super().__init__(model, api_key, base_url, dimension, **kwargs)
+        super().__init__(model, api_key, base_url or api_base, dimension, **kwargs)
         if self._dimension is None:
             self._dimension = self.known_dimensions.get(self.model.split("/", 1)[-1])
 
@@ -72,6 +78,7 @@ class LiteLLMEmbedding(RemoteEmbedding):
             "input": texts,
             "timeout": self.policy.timeout,
             "num_retries": 0,
+            "drop_params": True,
             **self.options,
         }
         if self.api_key:
@@ -89,3 +96,13 @@ class LiteLLMEmbedding(RemoteEmbedding):
             return [_item_vector(item) for item in data]
 
         return self._with_retries(attempt, _classify)
+
+    @property
+    def api_base(self) -> str | None:
+        """DeepSearcher's name of `base_url` (None when LiteLLM picks the provider's own)."""
+        return self.base_url or None
+
+    @property
+    def dim(self) -> int:
+        """DeepSearcher's name of `dimension`."""
+        return self.dimension

@@ -22,7 +22,7 @@ class OpenAIEmbedding(RemoteEmbedding):
     or a model of the server at base_url), dimension (text-embedding-3 models: a shorter
     vector), api_key (else $OPENAI_API_KEY), base_url (else $OPENAI_BASE_URL).
     Azure OpenAI: azure_endpoint (else $AZURE_OPENAI_ENDPOINT), deployment (default: the
-    model name), api_version; the key comes from $AZURE_OPENAI_API_KEY.
+    model name), api_version; the key comes from $AZURE_OPENAI_API_KEY (or $AZURE_OPENAI_KEY).
     """
 
     api_key_env: ClassVar[str | None] = "OPENAI_API_KEY"
@@ -53,9 +53,10 @@ class OpenAIEmbedding(RemoteEmbedding):
         if self.azure_endpoint:
             # instance attribute, read by RemoteEmbedding.__init__: Azure keys live in another variable
             self.api_key_env = "AZURE_OPENAI_API_KEY"  # type: ignore[misc]
+            self.api_key_fallback_env = ("AZURE_OPENAI_KEY",)  # type: ignore[misc]  # DeepSearcher's name
             self.api_version = api_version or os.environ.get("OPENAI_API_VERSION") or DEFAULT_AZURE_API_VERSION
             base_url = base_url or self.azure_endpoint
-        model = model or deployment or self.default_model
+        model = model or deployment or kwargs.get("model_name") or self.default_model
         if dimension and model in _FIXED_SIZE:
             raise ConfigurationError(
                 f"{model} always returns {self.known_dimensions[model]} dimensions; remove "

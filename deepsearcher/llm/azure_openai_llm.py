@@ -16,10 +16,12 @@ DEFAULT_API_VERSION = "2024-10-21"
 class AzureOpenAI(OpenAI):
     """Azure OpenAI. Config: model (the deployment name; also `deployment`),
     azure_endpoint (or `endpoint`; else $AZURE_OPENAI_ENDPOINT), api_version (else
-    $OPENAI_API_VERSION, else 2024-10-21), api_key (else $AZURE_OPENAI_API_KEY)."""
+    $OPENAI_API_VERSION, else 2024-10-21), api_key (else $AZURE_OPENAI_API_KEY, else
+    $AZURE_OPENAI_KEY, DeepSearcher's name for it)."""
 
     default_model = "gpt-4o-mini"
     api_key_env = "AZURE_OPENAI_API_KEY"
+    api_key_fallback_env = ("AZURE_OPENAI_KEY",)
     base_url_env = ()
     requires_api_key = True
     supports_json_mode = True

@@ -15,9 +15,11 @@ from deepsearcher.transport.retry import Failure
 
 @register_provider("llm", extra="litellm", requires=("litellm",))
 class LiteLLM(BaseLLM):
-    """Config: model (e.g. "anthropic/claude-sonnet-4-5", "ollama/llama3.1"), api_key and
-    base_url (optional; LiteLLM reads each provider's own env vars), timeout, max_retries,
-    max_concurrency; other keys are passed to `litellm.acompletion`."""
+    """Config: model (e.g. "anthropic/claude-sonnet-4-5", "ollama/llama3.1"), api_key (else
+    $LITELLM_API_KEY) and base_url or api_base (else $LITELLM_API_BASE, e.g. a LiteLLM proxy);
+    both optional, LiteLLM reads each provider's own env vars. timeout, max_retries,
+    max_concurrency; other keys are passed to `litellm.acompletion`, with drop_params=True
+    (a parameter the model does not take is dropped, as DeepSearcher did)."""
 
     supports_json_mode = True
 
@@ -34,8 +36,13 @@ class LiteLLM(BaseLLM):
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         self._litellm = require("litellm", extra="litellm", feature="the LiteLLM provider")
         self._litellm.suppress_debug_info = True  # type: ignore[attr-defined]  # its "Give Feedback" banner on every error
-        super().__init__(model, base_url=base_url or api_base, **kwargs)
-        self._api_key = api_key
+        super().__init__(model, base_url=base_url or api_base or os.environ.get("LITELLM_API_BASE") or None, **kwargs)
+        self.api_key = api_key or os.environ.get("LITELLM_API_KEY") or None
+
+    @property
+    def api_base(self) -> str | None:
+        """DeepSearcher's name of `base_url`."""
+        return self.base_url
 
     def _request(self, messages: list[Message], kwargs: dict[str, Any]) -> dict[str, Any]:
         request: dict[str, Any] = {
@@ -44,11 +51,12 @@ class LiteLLM(BaseLLM):
             "timeout": self.timeout + 5,
             "num_retries": 0,
             "max_retries": 0,
+            "drop_params": True,
             **self.request_params,
             **kwargs,
         }
-        if self._api_key:
-            request["api_key"] = self._api_key
+        if self.api_key:
+            request["api_key"] = self.api_key
         if self.base_url:
             request["api_base"] = self.base_url
         return request

@@ -79,6 +79,8 @@ class OpenAI(BaseLLM):
     default_model: ClassVar[str] = "gpt-4o-mini"
     default_base_url: ClassVar[str | None] = None
     api_key_env: ClassVar[str | None] = "OPENAI_API_KEY"
+    #: Other variables tried for the key, after `api_key_env` (older names of it).
+    api_key_fallback_env: ClassVar[tuple[str, ...]] = ()
     base_url_env: ClassVar[tuple[str, ...]] = ("OPENAI_BASE_URL",)
     #: True: a key is always needed; False: never; None: needed only for api.openai.com.
     requires_api_key: ClassVar[bool | None] = None
@@ -100,7 +102,7 @@ class OpenAI(BaseLLM):
         api_key = resolve_api_key(
             self.name_for_class(),
             api_key,
-            [self.api_key_env],
+            [self.api_key_env, *self.api_key_fallback_env],
             required=self._key_required(base_url),
             extra_hint=self._missing_key_hint(),
         )

@@ -40,6 +40,14 @@ class OpenAIPreset:
 
 PRESETS: tuple[OpenAIPreset, ...] = (
     OpenAIPreset(
+        "AtlasCloud",
+        "Atlas Cloud's OpenAI-compatible API (DeepSeek, Qwen, GLM, Kimi models).",
+        "https://api.atlascloud.ai/v1",
+        "ATLASCLOUD_API_KEY",
+        "deepseek-ai/deepseek-v4-pro",
+        aliases=("Atlas Cloud",),
+    ),
+    OpenAIPreset(
         "Aliyun",
         "Alibaba Cloud DashScope (Qwen) in OpenAI-compatible mode.",
         "https://dashscope.aliyuncs.com/compatible-mode/v1",
@@ -70,6 +78,13 @@ PRESETS: tuple[OpenAIPreset, ...] = (
         "JIEKOU_API_KEY",
         "claude-sonnet-4-5-20250929",
         aliases=("Jiekou.AI", "Jiekou"),
+    ),
+    OpenAIPreset(
+        "MiniMax",
+        "MiniMax's OpenAI-compatible API (MiniMax-M2.7; MiniMax-M2.5-highspeed is faster).",
+        "https://api.minimax.io/v1",
+        "MINIMAX_API_KEY",
+        "MiniMax-M2.7",
     ),
     OpenAIPreset(
         "Novita",
@@ -112,7 +127,7 @@ PRESETS: tuple[OpenAIPreset, ...] = (
         "xAI's Grok models (OpenAI-compatible API).",
         "https://api.x.ai/v1",
         "XAI_API_KEY",
-        "grok-3-mini",
+        "grok-4",
         json_mode=True,
     ),
 )

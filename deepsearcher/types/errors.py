@@ -76,10 +76,12 @@ class UnknownOptionError(ConfigurationError):
     once, never taken for a missing optional part such as "no LLM key yet"."""
 
 
-class MissingAPIKeyError(ConfigurationError):
+class MissingAPIKeyError(ConfigurationError, RuntimeError):
     """A provider (LLM, embedding, crawler, loader) needs an API key and none was configured
     or found in the environment. The default message names the variable and the config key:
     ``No API key for OpenAI: set OPENAI_API_KEY or provide_settings.llm.config.api_key.``
+
+    Also a RuntimeError: DeepSearcher's providers raised RuntimeError for a missing key.
     """
 
     error_kind = "missing_api_key"

@@ -4,8 +4,10 @@ from `deepsearcher.vector_db.base`."""
 
 from __future__ import annotations
 
+import functools
 import re
-from abc import ABC, abstractmethod
+from abc import abstractmethod
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -17,6 +19,7 @@ from deepsearcher.types import (
     RetrievalResult,
     deduplicate_results,
 )
+from deepsearcher.utils.contracts import ContractMeta, drop_unknown_keywords, overrides
 
 __all__ = [
     "SEARCH_MODES",
@@ -88,21 +91,74 @@ class StoredChunk:
 _Store = TypeVar("_Store", bound="BaseVectorDB")
 
 
-class BaseVectorDB(ABC):
+#: The hooks behind each public method of the template (our own stores implement these).
+_TEMPLATE_HOOKS: dict[str, tuple[str, ...]] = {
+    "init_collection": ("_exists", "_create_collection", "_open_existing"),
+    "insert_data": ("_require", "_insert"),
+    "search_data": ("_require", "_search"),
+    "get_collection_info": ("_exists", "_read_info"),
+}
+#: What a store written against upstream's base implements (`list_collections` optional).
+UPSTREAM_METHODS = ("init_collection", "insert_data", "search_data", "clear_db")
+#: What our own stores also implement; an upstream-shaped store gets the fallbacks below.
+_RICH_METHODS = ("list_collections", "delete_by_reference", "list_sources")
+_TEMPLATE_USE = "run the shared init_collection / insert_data / search_data flow"
+
+
+class BaseVectorDB(metaclass=ContractMeta):
     """A store of chunks with dense (and optionally sparse) search.
 
-    Every chunk's metadata carries `source_hash` and `source_chunks` (set by the
-    ingestion pipeline) so `list_sources` can tell unchanged, changed and partial
-    sources apart without a side table.
+    Two shapes of subclass are accepted:
 
-    `init_collection`, `insert_data`, `search_data` and `get_collection_info` normalize
-    the collection name, check the arguments and run the flow every store shares (the
-    embedding-model guard included); a store implements the underscore methods below
-    them, and the other abstract methods.
+    - ours: the underscore hooks below (`_exists`, `_create_collection`, `_open_existing`,
+      `_require`, `_insert`, `_search`, `_read_info`) plus `list_collections`, `clear_db`,
+      `delete_by_reference` and `list_sources`. `init_collection`, `insert_data`,
+      `search_data` and `get_collection_info` then normalize the collection name, check
+      the arguments and run the flow every store shares (the embedding-model guard
+      included). Every chunk's metadata carries `source_hash` and `source_chunks` (set
+      by the ingestion pipeline) so `list_sources` tells unchanged, changed and partial
+      sources apart without a side table.
+    - upstream's: `init_collection`, `insert_data`, `search_data` and `clear_db`
+      (`list_collections` optional), as DeepSearcher users wrote them. Loading, search and
+      queries work with it: what it lacks falls back (`list_collections`: the default
+      collection; `list_sources`: nothing known, so every load inserts every source, as
+      upstream did; `get_collection_info`: from `list_collections`), and removing one
+      source (`delete_by_reference`) raises NotImplementedError naming the method.
+      Keywords our callers add (`query_text=`, `embedding_model=`) are dropped for
+      methods whose signature has no `**kwargs`.
     """
+
+    #: Also a class attribute: upstream-shaped stores often skip `super().__init__()`.
+    default_collection: str = "deepsearcher"
 
     def __init__(self, default_collection: str = "deepsearcher") -> None:
         self.default_collection = normalize_collection_name(default_collection)
+
+    @classmethod
+    def _upstream_shaped(cls) -> bool:
+        """True for a store that implements none of our hooks (written against upstream's base)."""
+        hooks = {hook for needed in _TEMPLATE_HOOKS.values() for hook in needed}
+        return not any(overrides(cls, cls._contract_base, hook) for hook in hooks)
+
+    @classmethod
+    def __missing_methods__(cls) -> set[str]:
+        if cls._upstream_shaped():
+            return {name for name in UPSTREAM_METHODS if not overrides(cls, cls._contract_base, name)}
+        missing = {name for name in _RICH_METHODS if not overrides(cls, cls._contract_base, name)}
+        for public, hooks in _TEMPLATE_HOOKS.items():
+            if not overrides(cls, cls._contract_base, public):
+                missing.update(hook for hook in hooks if not overrides(cls, cls._contract_base, hook))
+        return missing
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not cls._upstream_shaped():
+            return
+        for name in ("init_collection", "search_data", "list_collections"):
+            if name in cls.__dict__:
+                setattr(cls, name, drop_unknown_keywords(cls.__dict__[name]))
+        if "insert_data" in cls.__dict__:
+            cls.insert_data = _counting_insert(drop_unknown_keywords(cls.__dict__["insert_data"]))  # type: ignore[method-assign]
 
     def init_collection(
         self,
@@ -166,25 +222,32 @@ class BaseVectorDB(ABC):
         self._require(name, "search")
         return self._search(name, vector, top_k, (query_text or "").strip(), filter, mode, **kwargs)
 
-    @abstractmethod
     def list_collections(self, dim: int | None = None) -> list[CollectionInfo]:
-        """Collections with their descriptions; those of another dimension are skipped."""
+        """Collections with their descriptions; those of another dimension are skipped.
+
+        A store that cannot list them (upstream's base did not ask for it) has one: its default."""
+        return [CollectionInfo(collection_name=self.default_collection)]
 
     @abstractmethod
     def clear_db(self, collection: str | None = None) -> None:
         """Drop a collection (the default one when None)."""
 
-    @abstractmethod
     def delete_by_reference(self, collection: str | None, reference: str) -> int:
         """Remove every chunk of one source; returns how many were removed."""
+        raise _not_implemented(self, "delete_by_reference(collection, reference)", "remove or replace one source")
 
-    @abstractmethod
     def list_sources(self, collection: str | None) -> dict[str, SourceRecord]:
-        """Ingested sources of a collection keyed by reference."""
+        """Ingested sources of a collection keyed by reference.
+
+        A store that cannot list them knows none: every load then inserts every source, as upstream did."""
+        return {}
 
     def has_documents(self, collection: str | None) -> bool:
         """Whether a collection holds at least one chunk: an empty one is never worth an LLM
-        call. Listing its sources works on every store; stores that can count override this."""
+        call. Listing its sources works on every store; stores that can count override this;
+        one that can do neither is assumed to hold some."""
+        if not overrides(type(self), BaseVectorDB, "list_sources"):
+            return True
         return bool(self.list_sources(collection))
 
     def stored_chunks(self, collection: str | None, reference: str) -> list[StoredChunk] | None:
@@ -199,6 +262,8 @@ class BaseVectorDB(ABC):
     def get_collection_info(self, collection: str | None) -> CollectionInfo | None:
         """Name, description, dimension and embedding model of one collection, or None."""
         name = self._collection(collection)
+        if not overrides(type(self), BaseVectorDB, "_exists"):  # upstream-shaped: what list_collections says
+            return next((info for info in self.list_collections() if info.collection_name == name), None)
         if not self._exists(name):
             return None
         return self._read_info(name)
@@ -220,19 +285,18 @@ class BaseVectorDB(ABC):
 
     # What a store implements for the methods above (names are normalized already).
 
-    @abstractmethod
     def _exists(self, name: str) -> bool:
         """Whether collection `name` exists."""
+        raise _not_implemented(self, "_exists", _TEMPLATE_USE)
 
-    @abstractmethod
     def _require(self, name: str, operation: str) -> None:
         """Make `name` ready for `operation`, or raise VectorStoreError listing the existing collections."""
+        raise _not_implemented(self, "_require", _TEMPLATE_USE)
 
-    @abstractmethod
     def _read_info(self, name: str) -> CollectionInfo:
         """The stored info of the existing collection `name`."""
+        raise _not_implemented(self, "_read_info", _TEMPLATE_USE)
 
-    @abstractmethod
     def _create_collection(
         self,
         name: str,
@@ -242,17 +306,17 @@ class BaseVectorDB(ABC):
         **kwargs: Any,
     ) -> None:
         """Create the missing collection `name`, recording its description, dimension and model."""
+        raise _not_implemented(self, "_create_collection", _TEMPLATE_USE)
 
-    @abstractmethod
     def _open_existing(self, name: str, dim: int, description: str, embedding_model: str | None) -> None:
         """Check the existing collection `name` against the model (see `_common.check_embedding`)
         and record a new description."""
+        raise _not_implemented(self, "_open_existing", _TEMPLATE_USE)
 
-    @abstractmethod
     def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: Any) -> int:
         """`insert_data` into the existing collection `name`, `batch_size` chunks per call."""
+        raise _not_implemented(self, "_insert", _TEMPLATE_USE)
 
-    @abstractmethod
     def _search(
         self,
         name: str,
@@ -264,7 +328,28 @@ class BaseVectorDB(ABC):
         **kwargs: Any,
     ) -> list[RetrievalResult]:
         """`search_data` on the existing collection `name`, `text` being the stripped query text."""
+        raise _not_implemented(self, "_search", _TEMPLATE_USE)
 
     def _collection_lock(self) -> AbstractContextManager[Any]:
         """Held while init_collection checks for and creates a collection (none by default)."""
         return nullcontext()
+
+
+def _not_implemented(store: BaseVectorDB, method: str, needed_for: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"{type(store).__name__} does not implement {method}, which is needed to {needed_for}; "
+        "add it to the store (see deepsearcher.vector_db.base.BaseVectorDB)."
+    )
+
+
+def _counting_insert(insert: Callable[..., Any]) -> Callable[..., Any]:
+    """An upstream-shaped `insert_data` (returning None or True), returning how many chunks it took."""
+
+    @functools.wraps(insert)
+    def call(self: BaseVectorDB, collection: str | None, chunks: list[Chunk], *args: Any, **kwargs: Any) -> int:
+        inserted = insert(self, collection, chunks, *args, **kwargs)
+        if isinstance(inserted, int) and not isinstance(inserted, bool):
+            return inserted
+        return len(chunks)
+
+    return call

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
@@ -26,6 +25,7 @@ from typing import Any, NamedTuple
 from deepsearcher.loader.web_crawler._errors import URLRefusedError
 from deepsearcher.loader.web_crawler._urls import normalize_url, url_key
 from deepsearcher.types import Document
+from deepsearcher.utils.contracts import ContractMeta, overrides
 from deepsearcher.utils.sync_bridge import iterate_isolated, run_isolated
 
 logger = logging.getLogger(__name__)
@@ -146,17 +146,37 @@ class CrawlSink:
         await self._emit([item])
 
 
-class BaseCrawler(ABC):
-    """Base of every web crawler. Subclasses implement `_run`."""
+class BaseCrawler(metaclass=ContractMeta):
+    """Base of every web crawler. Subclasses implement `_run`, or, written against
+    upstream's base, the sync `crawl_url(url, **kwargs) -> list[Document]` alone (it then
+    runs in a worker thread, one start URL after another, an exception being that URL's failure)."""
+
+    #: Also a class attribute: upstream-shaped crawlers may skip `super().__init__()`.
+    last_report: CrawlReport | None = None
 
     def __init__(self, **kwargs: Any) -> None:
-        self.last_report: CrawlReport | None = None
+        self.last_report = None
+
+    @classmethod
+    def __missing_methods__(cls) -> set[str]:
+        if overrides(cls, cls._contract_base, "_run") or overrides(cls, cls._contract_base, "crawl_url"):
+            return set()
+        return {"_run"}
 
     # -- what a crawler implements ------------------------------------------------------
 
-    @abstractmethod
     async def _run(self, urls: list[str], sink: CrawlSink, **kwargs: Any) -> None:
-        """Crawl the (valid, de-duplicated, normalised) start `urls`, reporting into `sink`."""
+        """Crawl the (valid, de-duplicated, normalised) start `urls`, reporting into `sink`.
+
+        The default runs an upstream-shaped crawler's own `crawl_url` for each URL."""
+        for url in urls:
+            try:
+                documents = await asyncio.to_thread(self.crawl_url, url, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - that URL's failure, reported by name; the others go on
+                await sink.failure(url, f"{type(exc).__name__}: {exc}")
+                continue
+            sink.stats.pages_fetched += 1
+            await sink.documents(list(documents or []))
 
     # -- async API ------------------------------------------------------------------------
 

@@ -1,0 +1,5 @@
+"""DeepSearcher's oldest import path for its helpers (`from deepsearcher.tools import log`)."""
+
+from deepsearcher.utils import log
+
+__all__ = ["log"]
