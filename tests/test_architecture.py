@@ -40,6 +40,7 @@ LAYERS = {
     "mcp_wire": 5,
     "testing": 5,
     "compat": 6,
+    "tools": 6,  # DeepSearcher's oldest path of utils.log, an alias at the edge
     "configuration": 6,
     "online_query": 6,
 }
