@@ -25,7 +25,7 @@ import logging
 import threading
 import time
 import weakref
-from abc import ABC, abstractmethod
+from abc import ABC
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
@@ -152,8 +152,18 @@ def _sdk_error_detail(exc: BaseException) -> str:
     return str(getattr(exc, "message", None) or exc)
 
 
+#: The settings a subclass gets when its `__init__` never calls `BaseLLM.__init__` (DeepSearcher's
+#: own base had an empty `__init__`, so its users' subclasses often skip it).
+_UNSET_MODEL = ""
+
+
 class BaseLLM(ABC):
-    """A chat model behind one API. Subclasses set `self.model` and `self.base_url`."""
+    """A chat model behind one API. Subclasses set `self.model` and `self.base_url`.
+
+    DeepSearcher-style subclasses that implement only a synchronous `chat(messages) ->
+    ChatResponse` work too: `achat` then runs that `chat` in a worker thread (the event loop
+    never blocks on it), with the same limits, retries and counters as our own providers.
+    """
 
     #: The provider's name in messages (defaults to the class name).
     provider_name: ClassVar[str] = ""
@@ -163,7 +173,51 @@ class BaseLLM(ABC):
     model: str
     base_url: str | None
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> BaseLLM:
+        """Give every instance the shared state before `__init__`, so a subclass whose
+        `__init__` skips `super().__init__()` still has limits, counters and a model name;
+        and refuse a class that implements neither `chat` nor `_achat_once` by name."""
+        if cls._achat_once is BaseLLM._achat_once and cls.chat is BaseLLM.chat:
+            raise TypeError(
+                f"Can't instantiate {cls.__name__}: a BaseLLM subclass implements chat(messages) -> ChatResponse "
+                "(DeepSearcher's contract) or the async _achat_once(messages, **kwargs)"
+            )
+        self = super().__new__(cls)
+        BaseLLM._init_state(self, getattr(cls, "model", _UNSET_MODEL) or _UNSET_MODEL, base_url=None)
+        return self
+
     def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = 3,
+        max_concurrency: int = 8,
+        retry_base_delay: float = 0.5,
+        retry_max_delay: float = 20.0,
+        max_retry_after: float = 120.0,
+        supports_json_mode: bool | None = None,
+        call_timeout: float | None = None,
+        stream_timeout: float = DEFAULT_STREAM_TIMEOUT,
+        **request_params: Any,
+    ) -> None:
+        self._init_state(
+            self.model if model is None else model,  # DeepSearcher's BaseLLM() took no model
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            max_concurrency=max_concurrency,
+            retry_base_delay=retry_base_delay,
+            retry_max_delay=retry_max_delay,
+            max_retry_after=max_retry_after,
+            supports_json_mode=supports_json_mode,
+            call_timeout=call_timeout,
+            stream_timeout=stream_timeout,
+            **request_params,
+        )
+
+    def _init_state(
         self,
         model: str,
         *,
@@ -237,9 +291,22 @@ class BaseLLM(ABC):
 
     # ------------------------------------------------------------------ provider hooks
 
-    @abstractmethod
     async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
-        """One request, no retries: the reply and its usage."""
+        """One request, no retries: the reply and its usage.
+
+        The default serves a DeepSearcher-style subclass: its own synchronous `chat(messages)`
+        runs in a worker thread. It takes only the messages, so per-call options are not passed.
+        """
+        reply = await asyncio.to_thread(type(self).chat, self, messages)
+        if isinstance(reply, str):  # some user classes return the bare text
+            reply = ChatResponse(reply)
+        elif not isinstance(reply, ChatResponse) and hasattr(reply, "content"):  # their own ChatResponse class
+            reply = ChatResponse(str(reply.content or ""), int(getattr(reply, "total_tokens", 0) or 0))
+        if not isinstance(reply, ChatResponse):
+            raise TypeError(
+                f"{type(self).__name__}.chat returned {type(reply).__name__}; it must return a ChatResponse"
+            )
+        return reply
 
     async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
         """One streaming request: yield text deltas, and a `Usage` when the API reports it.
