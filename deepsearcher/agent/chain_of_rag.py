@@ -73,7 +73,11 @@ class ChainOfRAG(RAGAgent):
                     "followup_query",
                 )
             ).strip()
-            results = await self.retriever.asearch(followup, collections, top_k=top_k) if collections else []
+            results = (
+                await self.retriever.asearch(followup, collections, top_k=top_k, **ctx.store_kwargs)
+                if collections
+                else []
+            )
             passages = "\n\n".join(f"[{i}] {result.text}" for i, result in enumerate(results))
             answer = (
                 await ctx.chat(
@@ -131,8 +135,7 @@ class ChainOfRAG(RAGAgent):
         return deduplicate_results(supporting)
 
     async def _execute(self, query: str, ctx: RunContext, collections: list[str] | None = None) -> AgentOutput:
-        selected = await self._collections(query, ctx, collections)
-        results = await self._retrieve(query, ctx, selected)
+        results = await self._gather(query, ctx, collections)
         findings = "\n\n".join(ctx.extra.get("findings", [])) or "(none)"
         answer, sources = await self._answer(query, results, ctx, template=prompts.CHAIN_FINAL, context=findings)
         return AgentOutput(answer=answer, sources=sources, results=results, agent=self.name)

@@ -91,7 +91,9 @@ class DeepSearch(RAGAgent):
         ctx: RunContext,
         iteration: int,
     ) -> list[RetrievalResult]:
-        found = await asyncio.gather(*(self.retriever.asearch(q, collections, top_k=top_k) for q in queries))
+        found = await asyncio.gather(
+            *(self.retriever.asearch(q, collections, top_k=top_k, **ctx.store_kwargs) for q in queries)
+        )
         candidates: list[tuple[str, RetrievalResult]] = []
         for sub_query, results in zip(queries, found, strict=False):
             for result in results:

@@ -81,6 +81,8 @@ def _names(values: Sequence[str] | None, empty: str) -> str:
 
 
 def _routed(data: dict[str, Any]) -> str:
+    if data.get("fallback") == "router_picked_none":
+        return " (the router picked none: searching every permitted collection)"
     return " (chosen by the router)" if data.get("routed") else ""
 
 
