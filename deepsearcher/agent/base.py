@@ -32,6 +32,9 @@ from deepsearcher.llm.base import BaseLLM, Usage
 from deepsearcher.types import RetrievalResult, deduplicate_results
 from deepsearcher.vector_db.base import BaseVectorDB
 
+#: How many of the best retrieved chunks an agent answers from when its LLM judge kept none.
+FALLBACK_CHUNKS = 3
+
 
 def describe_class(description: str):
     """Attach a description the RAGRouter shows the LLM when it picks an agent."""
@@ -212,6 +215,9 @@ class RAGAgent(BaseAgent):
         **extra: str,
     ) -> tuple[str, list[Source]]:
         shown = deduplicate_results(results)[: self.max_sources]
+        if not shown:  # no passage to answer from: say so rather than let the LLM invent one
+            ctx.emit("answer", length=len(prompts.NOT_FOUND), sources=0, llm=False)
+            return prompts.NOT_FOUND, []
         sources = number_sources(shown)
         listing = "\n\n".join(
             f"[{s.index}] ({s.title or s.reference})\n{r.wider_text}" for s, r in zip(sources, shown, strict=False)
@@ -219,7 +225,7 @@ class RAGAgent(BaseAgent):
         template = extra.pop("template", prompts.ANSWER)
         prompt = template.format(
             question=question,
-            sources=listing or "(no sources found)",
+            sources=listing,
             style=self.answer_style,
             **extra,
         )
@@ -227,6 +233,18 @@ class RAGAgent(BaseAgent):
         answer = apply_citations(answer, sources)
         ctx.emit("answer", length=len(answer), sources=len(sources))
         return answer, sources
+
+    def _fallback(
+        self, retrieved: list[RetrievalResult], ctx: RunContext, step: str, keep: int = FALLBACK_CHUNKS
+    ) -> list[RetrievalResult]:
+        """When the LLM's relevance step kept nothing of what was retrieved (small models say NO to
+        everything), the best-scored retrieved chunks, said in a `fallback` event; the answer step
+        then works from real passages instead of none."""
+        if not retrieved:
+            return []
+        best = sorted(deduplicate_results(retrieved), key=lambda r: r.score, reverse=True)[:keep]
+        ctx.emit("fallback", step=step, kept=len(best), retrieved=len(retrieved))
+        return best
 
     # public API -----------------------------------------------------------------
     async def aquery(

@@ -57,6 +57,7 @@ class ChainOfRAG(RAGAgent):
         top_k = ctx.option("top_k", self.top_k)
         findings: list[str] = []
         supporting: list[RetrievalResult] = []
+        retrieved: list[RetrievalResult] = []
         for hop in range(1, max_iter + 1):
             if hop > 1 and ctx.budget_exhausted():  # the first hop always runs: something to answer from
                 break
@@ -78,6 +79,7 @@ class ChainOfRAG(RAGAgent):
                 if collections
                 else []
             )
+            retrieved.extend(results)
             passages = "\n\n".join(f"[{i}] {result.text}" for i, result in enumerate(results))
             answer = (
                 await ctx.chat(
@@ -132,7 +134,7 @@ class ChainOfRAG(RAGAgent):
                 if enough:
                     break
         ctx.extra["findings"] = findings
-        return deduplicate_results(supporting)
+        return deduplicate_results(supporting) or self._fallback(retrieved, ctx, "supporting_docs")
 
     async def _execute(self, query: str, ctx: RunContext, collections: list[str] | None = None) -> AgentOutput:
         results = await self._gather(query, ctx, collections)

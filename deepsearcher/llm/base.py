@@ -27,12 +27,13 @@ import time
 import weakref
 from abc import ABC
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
 from deepsearcher.llm.errors import LLMError
 from deepsearcher.llm.parsing import literal_eval as _literal_eval
 from deepsearcher.llm.parsing import remove_think as _remove_think
+from deepsearcher.llm.token_estimate import estimate_usage
 from deepsearcher.transport.retry import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_STREAM_TIMEOUT,
@@ -65,6 +66,8 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    #: True when the API reported none and the counts are estimated from the text (see token_estimate)
+    estimated: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         self.prompt_tokens = int(self.prompt_tokens or 0)
@@ -78,6 +81,7 @@ class Usage:
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.total_tokens + other.total_tokens,
+            estimated=self.estimated or other.estimated,
         )
 
     def __radd__(self, other: Any) -> Usage:
@@ -169,6 +173,9 @@ class BaseLLM(ABC):
     provider_name: ClassVar[str] = ""
     #: Whether `json_mode=True` is passed on to the API (else it is ignored).
     supports_json_mode: bool = False
+    #: A whole query's default deadline suited to this model (None: the hosted-API default);
+    #: local CPU models set a long one.
+    query_timeout_hint: float | None = None
 
     model: str
     base_url: str | None
@@ -472,6 +479,8 @@ class BaseLLM(ABC):
                 with self._stats_lock:
                     self.failed_calls += 1
                 raise self._error(give_up) from None
+        if not response.usage.total_tokens and response.content:
+            response.usage = estimate_usage(msgs, response.content)
         self._record(response.usage)
         return response
 
@@ -560,6 +569,8 @@ class BaseLLM(ABC):
                     except Exception as exc:  # noqa: BLE001 - the call's own outcome (above) is what counts
                         logger.debug("%s: closing the stream failed: %r", self.name, exc)
             result.done = True
+            if not result.usage.total_tokens and result._parts:  # llama.cpp's server ignores include_usage
+                result.usage = estimate_usage(messages, result.content)
             self._record(result.usage)
         finally:
             self.limit.release()
