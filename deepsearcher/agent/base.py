@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from deepsearcher.agent import prompts
+from deepsearcher.agent.budget import fit_passages, room_for_passages
 from deepsearcher.agent.collection_router import (
     CollectionRouter,
     authorized_from,
@@ -219,13 +220,18 @@ class RAGAgent(BaseAgent):
             ctx.emit("answer", length=len(prompts.NOT_FOUND), sources=0, llm=False)
             return prompts.NOT_FOUND, []
         sources = number_sources(shown)
-        listing = "\n\n".join(
+        entries = [
             f"[{s.index}] ({s.title or s.reference})\n{r.wider_text}" for s, r in zip(sources, shown, strict=False)
-        )
+        ]
         template = extra.pop("template", prompts.ANSWER)
+        bare = template.format(question=question, sources="", style=self.answer_style, **extra)
+        fitted, cut, dropped = fit_passages(entries, room_for_passages(self.llm, bare))
+        if cut or dropped:  # a small context window: the best-ranked passages first
+            ctx.emit("context_trimmed", step="answer", kept=len(fitted), cut=cut, dropped=dropped)
+            sources = sources[: len(fitted)]
         prompt = template.format(
             question=question,
-            sources=listing,
+            sources="\n\n".join(fitted),
             style=self.answer_style,
             **extra,
         )

@@ -33,7 +33,7 @@ from typing import Any, ClassVar, cast
 from deepsearcher.llm.errors import LLMError
 from deepsearcher.llm.parsing import literal_eval as _literal_eval
 from deepsearcher.llm.parsing import remove_think as _remove_think
-from deepsearcher.llm.token_estimate import estimate_usage
+from deepsearcher.llm.token_estimate import estimate_counts
 from deepsearcher.transport.retry import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_STREAM_TIMEOUT,
@@ -131,6 +131,12 @@ class ChatResponse:
         )
 
 
+def estimate_usage(messages: list[Message], completion: str) -> Usage:
+    """The usage of a call whose reply reported none, estimated from its text (marked `estimated`)."""
+    prompt, reply = estimate_counts(messages, completion)
+    return Usage(prompt, reply, prompt + reply, estimated=True)
+
+
 def _normalize_messages(messages: Messages) -> list[Message]:
     if isinstance(messages, str):
         return [{"role": "user", "content": messages}]
@@ -176,6 +182,9 @@ class BaseLLM(ABC):
     #: A whole query's default deadline suited to this model (None: the hosted-API default);
     #: local CPU models set a long one.
     query_timeout_hint: float | None = None
+    #: The model's context size in tokens where it is small and known (a local model's n_ctx):
+    #: agents fit their passages into it; None: large enough for any prompt of ours.
+    context_window: int | None = None
 
     model: str
     base_url: str | None

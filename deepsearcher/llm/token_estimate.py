@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from deepsearcher.llm.base import Usage
+from typing import Any
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 #: The chat template's tokens around each message (role markers, separators).
@@ -28,11 +25,9 @@ def estimate_tokens(text: str) -> int:
     return cjk + math.ceil((len(text) - cjk) / 4)
 
 
-def estimate_usage(messages: list[dict[str, Any]], completion: str) -> Usage:
-    """The estimated usage of one call: its messages as the prompt, `completion` as the reply."""
+def estimate_counts(messages: list[dict[str, Any]], completion: str) -> tuple[int, int]:
+    """(prompt tokens, completion tokens) of one call, estimated: its messages, then `completion`."""
     from deepsearcher.llm._messages import text_of
-    from deepsearcher.llm.base import Usage
 
     prompt = sum(estimate_tokens(text_of(m.get("content"))) + _PER_MESSAGE for m in messages)
-    completion_tokens = estimate_tokens(completion)
-    return Usage(prompt, completion_tokens, prompt + completion_tokens, estimated=True)
+    return prompt, estimate_tokens(completion)
