@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from deepsearcher.agent import prompts
-from deepsearcher.agent.collection_router import CollectionRouter, nothing_to_search, searchable_collections
+from deepsearcher.agent.budget import fit_passages, room_for_passages
+from deepsearcher.agent.collection_router import (
+    CollectionRouter,
+    authorized_from,
+    nothing_to_search,
+    searchable_collections,
+    store_kwargs_from,
+)
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.events import EventCallback, StepEvent
 from deepsearcher.agent.options import AgentOptions, validate_options
@@ -22,9 +29,12 @@ from deepsearcher.agent.result import (
 from deepsearcher.agent.retriever import Retriever
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.llm._sync import run_sync
-from deepsearcher.llm.base import BaseLLM
+from deepsearcher.llm.base import BaseLLM, Usage
 from deepsearcher.types import RetrievalResult, deduplicate_results
 from deepsearcher.vector_db.base import BaseVectorDB
+
+#: How many of the best retrieved chunks an agent answers from when its LLM judge kept none.
+FALLBACK_CHUNKS = 3
 
 
 def describe_class(description: str):
@@ -86,8 +96,10 @@ class RAGAgent(BaseAgent):
         vector_db: BaseVectorDB,
         **options: Any,
     ) -> None:
-        """`options`: values for the fields of `Options` (None: its default); other keywords are
-        DeepSearcher's switches that have no effect here (route_collection, text_window_splitter)."""
+        """`options`: values for the fields of `Options` (None: its default); `route_collection=False`
+        (DeepSearcher's switch) searches every permitted collection without asking the LLM; other
+        keywords are DeepSearcher's switches that have no effect here (text_window_splitter)."""
+        self.route_collection = bool(options.pop("route_collection", True))
         self.llm = llm
         self.embedding_model = embedding_model
         self.vector_db = vector_db
@@ -121,15 +133,31 @@ class RAGAgent(BaseAgent):
         """Find the chunks the answer will be written from."""
 
     async def _execute(self, query: str, ctx: RunContext, collections: list[str] | None = None) -> AgentOutput:
-        selected = await self._collections(query, ctx, collections)
-        self.retriever.start_warm_up(selected)
-        results = await self._retrieve(query, ctx, selected)
+        results = await self._gather(query, ctx, collections)
         answer, sources = await self._answer(query, results, ctx)
         return AgentOutput(answer=answer, sources=sources, results=results, agent=self.name)
 
+    async def _gather(self, query: str, ctx: RunContext, collections: list[str] | None) -> list[RetrievalResult]:
+        """The chunks to answer from: the collections, then `_retrieve`; or, when a subclass
+        overrides DeepSearcher's sync `retrieve` hook, what that returns (run in a worker thread)."""
+        if not _is_own(self.retrieve, RAGAgent.retrieve):
+            keywords: dict[str, Any] = {**ctx.options, **ctx.store_kwargs}
+            if ctx.authorized_collections is not None:
+                keywords["authorized_collection_set"] = set(ctx.authorized_collections)
+            if collections:
+                keywords["collections"] = collections
+            results, tokens, _ = await ctx.bounded(asyncio.to_thread(self.retrieve, query, **keywords), "retrieve")
+            if tokens:
+                ctx.record("retrieve", Usage(total_tokens=int(tokens)))
+            return list(results)
+        selected = await self._collections(query, ctx, collections)
+        self.retriever.start_warm_up(selected)
+        return await self._retrieve(query, ctx, selected)
+
     async def _collections(self, query: str, ctx: RunContext, collections: list[str] | None) -> list[str]:
         """The caller's collections (within the authorized set, holding documents) or the
-        CollectionRouter's choice; never none: the LLM would make an answer up from nothing."""
+        CollectionRouter's choice (all permitted ones when it picks none, or when `route_collection`
+        is off); never none: the LLM would make an answer up from nothing."""
         if collections:
             if ctx.searchable is not None:  # checked by the caller (the query service) already
                 chosen = [name for name in collections if name in ctx.searchable]
@@ -137,9 +165,48 @@ class RAGAgent(BaseAgent):
                 chosen = searchable_collections(self.vector_db, None, ctx.authorized_collections, collections)
             ctx.emit("collections", collections=chosen, routed=False)
             return chosen
-        chosen = await self.collection_router.aroute(query, ctx)
+        router = self.collection_router
+        if not self.route_collection:
+            chosen = self._permitted(router.all_collections, ctx)
+            ctx.emit("collections", collections=chosen, routed=False)
+        elif not _is_own(router.invoke, CollectionRouter.invoke):  # a user's own routing (DeepSearcher's hook)
+            chosen = await self._user_routing(query, ctx)
+        else:
+            chosen = await router.aroute(query, ctx)
         if not chosen:
-            raise nothing_to_search([info.collection_name for info in self.collection_router.candidates(ctx)])
+            raise nothing_to_search([info.collection_name for info in router.candidates(ctx)])
+        return chosen
+
+    def _permitted(self, names: Sequence[str], ctx: RunContext) -> list[str]:
+        """`names` within the query's authorized set that hold documents."""
+        searchable = ctx.searchable
+        return [
+            name
+            for name in dict.fromkeys(names)
+            if (ctx.authorized_collections is None or name in ctx.authorized_collections)
+            and (name in searchable if searchable is not None else self.vector_db.has_documents(name))
+        ]
+
+    async def _user_routing(self, query: str, ctx: RunContext) -> list[str]:
+        """A user's `CollectionRouter.invoke` override, kept within the authorized set; when it
+        picks nothing, every permitted collection holding documents (said in the event)."""
+        keywords: dict[str, Any] = dict(ctx.store_kwargs)
+        if ctx.authorized_collections is not None:
+            keywords["authorized_collection_set"] = set(ctx.authorized_collections)
+        picked, tokens = await ctx.bounded(
+            asyncio.to_thread(
+                self.collection_router.invoke, query=query, dim=self.embedding_model.dimension, **keywords
+            ),
+            "collection_routing",
+        )
+        if tokens:
+            ctx.record("collection_routing", Usage(total_tokens=int(tokens)))
+        chosen = self._permitted(list(picked), ctx)
+        if chosen:
+            ctx.emit("collections", collections=chosen, routed=True)
+            return chosen
+        chosen = self._permitted(self.collection_router.all_collections, ctx)
+        ctx.emit("collections", collections=chosen, routed=True, fallback="router_picked_none")
         return chosen
 
     async def _answer(
@@ -150,14 +217,22 @@ class RAGAgent(BaseAgent):
         **extra: str,
     ) -> tuple[str, list[Source]]:
         shown = deduplicate_results(results)[: self.max_sources]
+        if not shown:  # no passage to answer from: say so rather than let the LLM invent one
+            ctx.emit("answer", length=len(prompts.NOT_FOUND), sources=0, llm=False)
+            return prompts.NOT_FOUND, []
         sources = number_sources(shown)
-        listing = "\n\n".join(
+        entries = [
             f"[{s.index}] ({s.title or s.reference})\n{r.wider_text}" for s, r in zip(sources, shown, strict=False)
-        )
+        ]
         template = extra.pop("template", prompts.ANSWER)
+        bare = template.format(question=question, sources="", style=self.answer_style, **extra)
+        fitted, cut, dropped = fit_passages(entries, room_for_passages(self.llm, bare))
+        if cut or dropped:  # a small context window: the best-ranked passages first
+            ctx.emit("context_trimmed", step="answer", kept=len(fitted), cut=cut, dropped=dropped)
+            sources = sources[: len(fitted)]
         prompt = template.format(
             question=question,
-            sources=listing or "(no sources found)",
+            sources="\n\n".join(fitted),
             style=self.answer_style,
             **extra,
         )
@@ -165,6 +240,18 @@ class RAGAgent(BaseAgent):
         answer = apply_citations(answer, sources)
         ctx.emit("answer", length=len(answer), sources=len(sources))
         return answer, sources
+
+    def _fallback(
+        self, retrieved: list[RetrievalResult], ctx: RunContext, step: str, keep: int = FALLBACK_CHUNKS
+    ) -> list[RetrievalResult]:
+        """When the LLM's relevance step kept nothing of what was retrieved (small models say NO to
+        everything), the best-scored retrieved chunks, said in a `fallback` event; the answer step
+        then works from real passages instead of none."""
+        if not retrieved:
+            return []
+        best = sorted(deduplicate_results(retrieved), key=lambda r: r.score, reverse=True)[:keep]
+        ctx.emit("fallback", step=step, kept=len(best), retrieved=len(retrieved))
+        return best
 
     # public API -----------------------------------------------------------------
     async def aquery(
@@ -182,13 +269,19 @@ class RAGAgent(BaseAgent):
         """`timeout`: the query's overall deadline in seconds; research stops early to answer
         in time, and a call still running at the deadline raises QueryTimeoutError.
         `searchable`: the collections the caller found loaded and permitted this very query (the
-        query service checks once); None: the agent checks them itself."""
+        query service checks once); None: the agent checks them itself.
+        DeepSearcher's `authorized_collection_set` is the same as `authorized_collections`;
+        its `tenant_id` goes to every vector-store search."""
+        kwargs["authorized_collections"] = authorized_collections
+        authorized = authorized_from(kwargs)
+        store_kwargs = store_kwargs_from(kwargs)
         ctx = RunContext(
             on_event=on_event,
             max_tokens=max_tokens,
             timeout=timeout,
-            authorized_collections=set(authorized_collections) if authorized_collections is not None else None,
+            authorized_collections=authorized,
             options=self._check_options(kwargs),
+            store_kwargs=store_kwargs,
         )
         ctx.searchable = list(searchable) if searchable is not None else None
         output = await self._execute(query, ctx, collections=collections)
@@ -238,13 +331,15 @@ class RAGAgent(BaseAgent):
     def retrieve(self, query: str, **kwargs: Any) -> tuple[list[RetrievalResult], int, dict[str, Any]]:
         """DeepSearcher's contract: (retrieved_results, total_tokens, metadata), no final answer."""
 
-        authorized = kwargs.pop("authorized_collections", None)
+        authorized = authorized_from(kwargs)
+        store_kwargs = store_kwargs_from(kwargs)
         collections = kwargs.pop("collections", None)
 
         async def run() -> tuple[list[RetrievalResult], int, dict[str, Any]]:
             ctx = RunContext(
-                authorized_collections=set(authorized) if authorized is not None else None,
+                authorized_collections=authorized,
                 options=self._check_options(kwargs),
+                store_kwargs=store_kwargs,
             )
             selected = await self._collections(query, ctx, collections)
             self.retriever.start_warm_up(selected)
@@ -259,3 +354,9 @@ class RAGAgent(BaseAgent):
 
     def invoke(self, query: str, **kwargs: Any) -> tuple[str, list[RetrievalResult], int]:
         return self.query(query, **kwargs)
+
+
+def _is_own(bound: Any, ours: Any) -> bool:
+    """Whether the bound method `bound` is our implementation `ours` (not a user's override,
+    nor a replacement set on the instance, such as a test's mock)."""
+    return getattr(bound, "__func__", None) is ours

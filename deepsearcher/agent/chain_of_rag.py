@@ -57,6 +57,7 @@ class ChainOfRAG(RAGAgent):
         top_k = ctx.option("top_k", self.top_k)
         findings: list[str] = []
         supporting: list[RetrievalResult] = []
+        retrieved: list[RetrievalResult] = []
         for hop in range(1, max_iter + 1):
             if hop > 1 and ctx.budget_exhausted():  # the first hop always runs: something to answer from
                 break
@@ -73,7 +74,12 @@ class ChainOfRAG(RAGAgent):
                     "followup_query",
                 )
             ).strip()
-            results = await self.retriever.asearch(followup, collections, top_k=top_k) if collections else []
+            results = (
+                await self.retriever.asearch(followup, collections, top_k=top_k, **ctx.store_kwargs)
+                if collections
+                else []
+            )
+            retrieved.extend(results)
             passages = "\n\n".join(f"[{i}] {result.text}" for i, result in enumerate(results))
             answer = (
                 await ctx.chat(
@@ -128,11 +134,10 @@ class ChainOfRAG(RAGAgent):
                 if enough:
                     break
         ctx.extra["findings"] = findings
-        return deduplicate_results(supporting)
+        return deduplicate_results(supporting) or self._fallback(retrieved, ctx, "supporting_docs")
 
     async def _execute(self, query: str, ctx: RunContext, collections: list[str] | None = None) -> AgentOutput:
-        selected = await self._collections(query, ctx, collections)
-        results = await self._retrieve(query, ctx, selected)
+        results = await self._gather(query, ctx, collections)
         findings = "\n\n".join(ctx.extra.get("findings", [])) or "(none)"
         answer, sources = await self._answer(query, results, ctx, template=prompts.CHAIN_FINAL, context=findings)
         return AgentOutput(answer=answer, sources=sources, results=results, agent=self.name)

@@ -18,6 +18,22 @@ if TYPE_CHECKING:
 logger = logging.getLogger("deepsearcher.agent")
 
 
+def authorized_from(kwargs: dict[str, Any]) -> set[str] | None:
+    """The caller's permitted collections from its keywords, removing them: ours
+    (`authorized_collections`) or DeepSearcher's (`authorized_collection_set`); None: all."""
+    ours = kwargs.pop("authorized_collections", None)
+    theirs = kwargs.pop("authorized_collection_set", None)
+    given = ours if ours is not None else theirs
+    return set(given) if given is not None else None
+
+
+def store_kwargs_from(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """DeepSearcher's keywords for the vector store (`tenant_id`), removed from `kwargs`: every
+    search of the query passes them on to `search_data`, where a user's own store reads them."""
+    tenant = kwargs.pop("tenant_id", None)
+    return {"tenant_id": tenant} if tenant is not None else {}
+
+
 def nothing_to_search(empty: Sequence[str]) -> NoSearchableDataError:
     """The refusal of a query with nothing searchable, naming the collections to load into:
     `empty` are those the caller may use (they exist but hold nothing); none means none exists."""
@@ -68,6 +84,19 @@ class CollectionRouter:
         self.llm = llm
         self.vector_db = vector_db
         self.dim = dim
+        self._all_collections: list[str] | None = None
+
+    @property
+    def all_collections(self) -> list[str]:
+        """DeepSearcher's attribute: every collection of the router's dimension (read live: the
+        router outlives loads); a list assigned to it is used instead."""
+        if self._all_collections is not None:
+            return list(self._all_collections)
+        return [info.collection_name for info in self.vector_db.list_collections(dim=self.dim)]
+
+    @all_collections.setter
+    def all_collections(self, names: Iterable[str]) -> None:
+        self._all_collections = list(names)
 
     def candidates(self, ctx: RunContext) -> list[Any]:
         """The collections of the router's dimension the query may use, loaded or not."""
@@ -117,12 +146,22 @@ class CollectionRouter:
             always = not info.description or info.collection_name == self.vector_db.default_collection
             if always and info.collection_name not in chosen:
                 chosen.append(info.collection_name)
+        if not chosen:  # the LLM judged none relevant: better every permitted collection than no answer
+            chosen = [info.collection_name for info in infos]
+            logger.warning(
+                "The collection router picked no collection for %r: searching all %d permitted ones (%s).",
+                query,
+                len(chosen),
+                ", ".join(chosen),
+            )
+            ctx.emit("collections", collections=chosen, routed=True, fallback="router_picked_none")
+            return chosen
         ctx.emit("collections", collections=chosen, routed=True)
         return chosen
 
     def invoke(self, query: str, dim: int | None = None, **kwargs: Any) -> tuple[list[str], int]:
-        """DeepSearcher's contract: (selected collection names, tokens used)."""
-        authorized = kwargs.get("authorized_collections")
-        ctx = RunContext(authorized_collections=set(authorized) if authorized is not None else None)
+        """DeepSearcher's contract: (selected collection names, tokens used); `authorized_collection_set`
+        (or `authorized_collections`) limits the choice."""
+        ctx = RunContext(authorized_collections=authorized_from(kwargs))
         chosen = run_sync(self.aroute(query, ctx))
         return chosen, ctx.total_tokens

@@ -53,8 +53,11 @@ class RunContext:
         authorized_collections: set[str] | None = None,
         options: dict[str, Any] | None = None,
         timeout: float | None = None,
+        store_kwargs: dict[str, Any] | None = None,
     ) -> None:
         self.options = options or {}
+        #: keywords every vector-store search of this query gets (DeepSearcher's `tenant_id`)
+        self.store_kwargs: dict[str, Any] = dict(store_kwargs or {})
         self.extra: dict[str, Any] = {}
         self.on_event = on_event
         self.max_tokens = max_tokens

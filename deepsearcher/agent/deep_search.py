@@ -68,40 +68,54 @@ class DeepSearch(RAGAgent):
         if not collections:
             return []
         accepted: list[RetrievalResult] = []
+        retrieved: list[RetrievalResult] = []
         judged_texts: set[str] = set()
         searched: list[str] = []
         for iteration in range(1, max_iter + 1):
             if iteration > 1 and ctx.budget_exhausted():  # the first iteration always runs: something to answer from
                 break
             searched.extend(queries)
-            accepted.extend(await self._search_and_judge(queries, collections, top_k, judged_texts, ctx, iteration))
+            kept, found = await self._search_and_judge(query, queries, collections, top_k, judged_texts, ctx, iteration)
+            accepted.extend(kept)
+            retrieved.extend(found)
             if iteration == max_iter or ctx.budget_exhausted():
                 break
             queries = await self._reflect(query, searched, accepted, ctx, iteration)
             if not queries:
                 break
-        return accepted
+        return accepted or self._fallback(retrieved, ctx, "judge")
 
     async def _search_and_judge(
         self,
+        question: str,
         queries: list[str],
         collections: list[str],
         top_k: int,
         judged_texts: set[str],
         ctx: RunContext,
         iteration: int,
-    ) -> list[RetrievalResult]:
-        found = await asyncio.gather(*(self.retriever.asearch(q, collections, top_k=top_k) for q in queries))
-        candidates: list[tuple[str, RetrievalResult]] = []
+    ) -> tuple[list[RetrievalResult], list[RetrievalResult]]:
+        """(the chunks the judge kept, every new chunk retrieved). Each chunk is judged once,
+        against the question and every sub-query that retrieved it: in a multi-hop question the
+        first sub-query to find a chunk is often not the one it answers."""
+        found = await asyncio.gather(
+            *(self.retriever.asearch(q, collections, top_k=top_k, **ctx.store_kwargs) for q in queries)
+        )
+        by_text: dict[str, tuple[RetrievalResult, list[str]]] = {}
         for sub_query, results in zip(queries, found, strict=False):
             for result in results:
-                if result.text not in judged_texts:  # never judge (or pay for) one chunk twice
-                    judged_texts.add(result.text)
-                    candidates.append((sub_query, result))
-        verdicts = await asyncio.gather(*(self._judge(sub_query, result, ctx) for sub_query, result in candidates))
-        accepted = [result for (_, result), verdict in zip(candidates, verdicts, strict=False) if verdict]
+                if result.text in judged_texts:  # judged (and paid for) in an earlier iteration
+                    continue
+                entry = by_text.setdefault(result.text, (result, []))
+                if sub_query not in entry[1]:
+                    entry[1].append(sub_query)
+        judged_texts.update(by_text)
+        candidates = list(by_text.values())
+        verdicts = await asyncio.gather(*(self._judge(question, asked, result, ctx) for result, asked in candidates))
+        accepted = [result for (result, _), verdict in zip(candidates, verdicts, strict=False) if verdict]
+        kept_texts = {result.text for result in accepted}
         for sub_query, results in zip(queries, found, strict=False):
-            kept = sum(1 for (q, r), verdict in zip(candidates, verdicts, strict=False) if q == sub_query and verdict)
+            kept = sum(1 for result in results if result.text in kept_texts)
             ctx.emit(
                 "search",
                 iteration=iteration,
@@ -118,11 +132,12 @@ class DeepSearch(RAGAgent):
             accepted=len(accepted),
             unparseable=unparsed,
         )
-        return accepted
+        return accepted, [result for result, _ in candidates]
 
-    async def _judge(self, sub_query: str, result: RetrievalResult, ctx: RunContext) -> bool | None:
+    async def _judge(self, question: str, asked: list[str], result: RetrievalResult, ctx: RunContext) -> bool | None:
         """YES/NO relevance of one chunk; an answer that stays unparseable after the repair is a NO (counted)."""
-        prompt = prompts.JUDGE_CHUNK.format(query=sub_query, chunk=result.text)
+        queries = "\n".join(f"- {q}" for q in asked)
+        prompt = prompts.JUDGE_CHUNK.format(question=question, queries=queries, chunk=result.text)
         try:
             return await ctx.structured(self.llm, prompt, parse_yes_no, "judge")
         except LLMOutputError:

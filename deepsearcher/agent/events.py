@@ -26,6 +26,7 @@ class EventKind(str, Enum):
     SEARCH = "search"  # one query searched, with how many chunks were accepted
     JUDGE = "judge"  # relevance judgements of one iteration finished
     REFLECTION = "reflection"  # gap queries (or stop) decided
+    FALLBACK = "fallback"  # the LLM kept no retrieved chunk: the best-scored ones are used
     INTERMEDIATE_ANSWER = "intermediate_answer"  # ChainOfRAG: one hop answered
     EARLY_STOPPING = "early_stopping"  # ChainOfRAG: the facts found answer the question
     BUDGET_STOP = "budget_stop"  # the token budget ended the search early
@@ -81,6 +82,8 @@ def _names(values: Sequence[str] | None, empty: str) -> str:
 
 
 def _routed(data: dict[str, Any]) -> str:
+    if data.get("fallback") == "router_picked_none":
+        return " (the router picked none: searching every permitted collection)"
     return " (chosen by the router)" if data.get("routed") else ""
 
 
@@ -115,6 +118,11 @@ _VIEWS: dict[str, Callable[[dict[str, Any]], StepView]] = {
     EventKind.INTERMEDIATE_ANSWER: lambda d: StepView(
         "Hop answer", f"→ {d.get('answer', '')}", quote=str(d.get("query", ""))
     ),
+    EventKind.FALLBACK: lambda d: StepView(
+        "Fallback",
+        f"the {d.get('step', 'judge')} step kept none of {_plural(int(d.get('retrieved', 0)), 'passage')}: "
+        f"answering from the best {d.get('kept', 0)} by search score",
+    ),
     EventKind.EARLY_STOPPING: lambda d: StepView("Early stop", "the facts found answer the question"),
     EventKind.BUDGET_STOP: lambda d: StepView(
         "Budget",
@@ -124,7 +132,12 @@ _VIEWS: dict[str, Callable[[dict[str, Any]], StepView]] = {
         "Deadline",
         f"deadline near ({d.get('elapsed', 0):g} s of {d.get('timeout', 0):g} s): answering from what was found",
     ),
-    EventKind.ANSWER: lambda d: StepView("Answer", f"written from {_plural(int(d.get('sources', 0)), 'source')}"),
+    EventKind.ANSWER: lambda d: StepView(
+        "Answer",
+        f"written from {_plural(int(d.get('sources', 0)), 'source')}"
+        if d.get("llm", True)
+        else "nothing found to answer from (the LLM was not asked)",
+    ),
 }
 
 

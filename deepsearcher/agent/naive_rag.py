@@ -30,7 +30,9 @@ class NaiveRAG(RAGAgent):
 
     async def _retrieve(self, query: str, ctx: RunContext, collections: list[str]) -> list[RetrievalResult]:
         top_k = ctx.option("top_k", self.top_k)
-        results = await self.retriever.asearch(query, collections, top_k=top_k) if collections else []
+        results = (
+            await self.retriever.asearch(query, collections, top_k=top_k, **ctx.store_kwargs) if collections else []
+        )
         ctx.emit(
             "search",
             query=query,

@@ -25,9 +25,12 @@ Question: {query}
 
 Reply with a JSON list of strings only, for example ["first query", "second query"]."""
 
-JUDGE_CHUNK = """Does the passage below contain information that helps answer the query or one of its parts?
+JUDGE_CHUNK = """Does the passage below contain information that helps answer the question or one of these search queries?
 
-Query: {query}
+Question: {question}
+
+Search queries:
+{queries}
 
 Passage:
 {chunk}
@@ -54,6 +57,9 @@ Sources:
 {sources}
 
 {style}"""
+
+#: The answer when nothing was found to answer from (no LLM call: a model asked with no sources invents one).
+NOT_FOUND = "No relevant information was found in the documents to answer this question."
 
 ANSWER_STYLE_SHORT = "Write a concise, direct answer."
 ANSWER_STYLE_REPORT = "Write a well-organised report in Markdown with a short summary first."

@@ -62,14 +62,21 @@ class Retriever:
             )
         self._checked.add(collection)
 
-    def search(self, query: str, collections: Iterable[str], top_k: int = 10) -> list[RetrievalResult]:
-        """Search each collection with one query embedding; results sorted by score, de-duplicated."""
+    def search(
+        self, query: str, collections: Iterable[str], top_k: int = 10, **store_kwargs: str
+    ) -> list[RetrievalResult]:
+        """Search each collection with one query embedding; results sorted by score, de-duplicated.
+
+        `store_kwargs` (DeepSearcher's `tenant_id`, ...) go to every `search_data` call: a user's
+        own store may read them."""
         vector = self.embedding_model.embed_query(query)
         results: list[RetrievalResult] = []
         for collection in collections:
             self.check_collection(collection)
             results.extend(
-                self.vector_db.search_data(collection=collection, vector=vector, top_k=top_k, query_text=query)
+                self.vector_db.search_data(
+                    collection=collection, vector=vector, top_k=top_k, query_text=query, **store_kwargs
+                )
             )
         results.sort(key=lambda result: result.score, reverse=True)
         return deduplicate_results(results)
@@ -96,9 +103,11 @@ class Retriever:
 
         threading.Thread(target=warm, name="deepsearcher-warm-up", daemon=True).start()
 
-    async def asearch(self, query: str, collections: Iterable[str], top_k: int = 10) -> list[RetrievalResult]:
+    async def asearch(
+        self, query: str, collections: Iterable[str], top_k: int = 10, **store_kwargs: str
+    ) -> list[RetrievalResult]:
         """`search` off the event loop, so many searches of one agent step overlap (after a
         warm-up in progress, so they do not all pay the first search's costs at once)."""
         if self._warming is not None and not self._warming.done():
             await asyncio.wrap_future(self._warming)
-        return await asyncio.to_thread(self.search, query, list(collections), top_k)
+        return await asyncio.to_thread(self.search, query, list(collections), top_k, **store_kwargs)

@@ -81,11 +81,15 @@ class QueryPlan:
 
 
 def query_timeout(components: Components, given: float | None = None) -> float:
-    """The deadline of one query: `given`, else query_settings.timeout, else DEFAULT_QUERY_TIMEOUT."""
+    """The deadline of one query: `given`, else query_settings.timeout, else the LLM's own hint (a
+    local CPU server needs far longer), else DEFAULT_QUERY_TIMEOUT."""
     if given is not None:
         return float(given)
     configured = components.query_settings.get("timeout")
-    return float(configured) if configured is not None else DEFAULT_QUERY_TIMEOUT
+    if configured is not None:
+        return float(configured)
+    hint = getattr(components.llm, "query_timeout_hint", None)
+    return float(hint) if hint else DEFAULT_QUERY_TIMEOUT
 
 
 def plan_query(

@@ -25,14 +25,15 @@ import logging
 import threading
 import time
 import weakref
-from abc import ABC, abstractmethod
+from abc import ABC
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
 from deepsearcher.llm.errors import LLMError
 from deepsearcher.llm.parsing import literal_eval as _literal_eval
 from deepsearcher.llm.parsing import remove_think as _remove_think
+from deepsearcher.llm.token_estimate import estimate_counts
 from deepsearcher.transport.retry import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_STREAM_TIMEOUT,
@@ -65,6 +66,8 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    #: True when the API reported none and the counts are estimated from the text (see token_estimate)
+    estimated: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         self.prompt_tokens = int(self.prompt_tokens or 0)
@@ -78,6 +81,7 @@ class Usage:
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.total_tokens + other.total_tokens,
+            estimated=self.estimated or other.estimated,
         )
 
     def __radd__(self, other: Any) -> Usage:
@@ -127,6 +131,12 @@ class ChatResponse:
         )
 
 
+def estimate_usage(messages: list[Message], completion: str) -> Usage:
+    """The usage of a call whose reply reported none, estimated from its text (marked `estimated`)."""
+    prompt, reply = estimate_counts(messages, completion)
+    return Usage(prompt, reply, prompt + reply, estimated=True)
+
+
 def _normalize_messages(messages: Messages) -> list[Message]:
     if isinstance(messages, str):
         return [{"role": "user", "content": messages}]
@@ -152,18 +162,78 @@ def _sdk_error_detail(exc: BaseException) -> str:
     return str(getattr(exc, "message", None) or exc)
 
 
+#: The settings a subclass gets when its `__init__` never calls `BaseLLM.__init__` (DeepSearcher's
+#: own base had an empty `__init__`, so its users' subclasses often skip it).
+_UNSET_MODEL = ""
+
+
 class BaseLLM(ABC):
-    """A chat model behind one API. Subclasses set `self.model` and `self.base_url`."""
+    """A chat model behind one API. Subclasses set `self.model` and `self.base_url`.
+
+    DeepSearcher-style subclasses that implement only a synchronous `chat(messages) ->
+    ChatResponse` work too: `achat` then runs that `chat` in a worker thread (the event loop
+    never blocks on it), with the same limits, retries and counters as our own providers.
+    """
 
     #: The provider's name in messages (defaults to the class name).
     provider_name: ClassVar[str] = ""
     #: Whether `json_mode=True` is passed on to the API (else it is ignored).
     supports_json_mode: bool = False
+    #: A whole query's default deadline suited to this model (None: the hosted-API default);
+    #: local CPU models set a long one.
+    query_timeout_hint: float | None = None
+    #: The model's context size in tokens where it is small and known (a local model's n_ctx):
+    #: agents fit their passages into it; None: large enough for any prompt of ours.
+    context_window: int | None = None
 
     model: str
     base_url: str | None
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> BaseLLM:
+        """Give every instance the shared state before `__init__`, so a subclass whose
+        `__init__` skips `super().__init__()` still has limits, counters and a model name;
+        and refuse a class that implements neither `chat` nor `_achat_once` by name."""
+        if cls._achat_once is BaseLLM._achat_once and cls.chat is BaseLLM.chat:
+            raise TypeError(
+                f"Can't instantiate {cls.__name__}: a BaseLLM subclass implements chat(messages) -> ChatResponse "
+                "(DeepSearcher's contract) or the async _achat_once(messages, **kwargs)"
+            )
+        self = super().__new__(cls)
+        BaseLLM._init_state(self, getattr(cls, "model", _UNSET_MODEL) or _UNSET_MODEL, base_url=None)
+        return self
+
     def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = 3,
+        max_concurrency: int = 8,
+        retry_base_delay: float = 0.5,
+        retry_max_delay: float = 20.0,
+        max_retry_after: float = 120.0,
+        supports_json_mode: bool | None = None,
+        call_timeout: float | None = None,
+        stream_timeout: float = DEFAULT_STREAM_TIMEOUT,
+        **request_params: Any,
+    ) -> None:
+        self._init_state(
+            self.model if model is None else model,  # DeepSearcher's BaseLLM() took no model
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            max_concurrency=max_concurrency,
+            retry_base_delay=retry_base_delay,
+            retry_max_delay=retry_max_delay,
+            max_retry_after=max_retry_after,
+            supports_json_mode=supports_json_mode,
+            call_timeout=call_timeout,
+            stream_timeout=stream_timeout,
+            **request_params,
+        )
+
+    def _init_state(
         self,
         model: str,
         *,
@@ -237,9 +307,22 @@ class BaseLLM(ABC):
 
     # ------------------------------------------------------------------ provider hooks
 
-    @abstractmethod
     async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
-        """One request, no retries: the reply and its usage."""
+        """One request, no retries: the reply and its usage.
+
+        The default serves a DeepSearcher-style subclass: its own synchronous `chat(messages)`
+        runs in a worker thread. It takes only the messages, so per-call options are not passed.
+        """
+        reply = await asyncio.to_thread(type(self).chat, self, messages)
+        if isinstance(reply, str):  # some user classes return the bare text
+            reply = ChatResponse(reply)
+        elif not isinstance(reply, ChatResponse) and hasattr(reply, "content"):  # their own ChatResponse class
+            reply = ChatResponse(str(reply.content or ""), int(getattr(reply, "total_tokens", 0) or 0))
+        if not isinstance(reply, ChatResponse):
+            raise TypeError(
+                f"{type(self).__name__}.chat returned {type(reply).__name__}; it must return a ChatResponse"
+            )
+        return reply
 
     async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
         """One streaming request: yield text deltas, and a `Usage` when the API reports it.
@@ -405,6 +488,8 @@ class BaseLLM(ABC):
                 with self._stats_lock:
                     self.failed_calls += 1
                 raise self._error(give_up) from None
+        if not response.usage.total_tokens and response.content:
+            response.usage = estimate_usage(msgs, response.content)
         self._record(response.usage)
         return response
 
@@ -493,6 +578,8 @@ class BaseLLM(ABC):
                     except Exception as exc:  # noqa: BLE001 - the call's own outcome (above) is what counts
                         logger.debug("%s: closing the stream failed: %r", self.name, exc)
             result.done = True
+            if not result.usage.total_tokens and result._parts:  # llama.cpp's server ignores include_usage
+                result.usage = estimate_usage(messages, result.content)
             self._record(result.usage)
         finally:
             self.limit.release()

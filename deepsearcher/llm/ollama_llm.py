@@ -38,6 +38,9 @@ class Ollama(OpenAI):
     requires_api_key = False
     supports_json_mode = True
 
+    def _local_server_default(self, given: str | bool | None) -> str | bool | None:
+        return "Ollama" if given is None else given
+
     def _resolve_base_url(self, base_url: str | None) -> str | None:
         url = (base_url or _ollama_url_from_env() or OLLAMA_URL).rstrip("/")
         # DeepSearcher configs name Ollama's native root (http://localhost:11434): add /v1.

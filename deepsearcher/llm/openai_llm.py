@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.config.registry import register_provider
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
+from deepsearcher.llm.local_servers import LOCAL_LIMITS, LOCAL_QUERY_TIMEOUT, detect_local_server
 from deepsearcher.transport.retry import Failure, RetryableFailure
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -72,7 +73,9 @@ class OpenAI(BaseLLM):
     """OpenAI's chat completions API through the official `openai` SDK.
 
     Config: model, api_key (else $OPENAI_API_KEY), base_url (else $OPENAI_BASE_URL),
-    timeout, max_retries, max_concurrency, supports_json_mode, stream_usage; any other key
+    timeout, max_retries, max_concurrency, supports_json_mode, stream_usage, local_server
+    (a base_url on Ollama's, llama.cpp's, LM Studio's or vLLM's port, or `local_server: llama.cpp`,
+    starts from one-slot limits, see deepsearcher/llm/local_servers.py; false: never); any other key
     (temperature, max_tokens, top_p, reasoning_effort, ...) is sent with every request.
     """
 
@@ -93,12 +96,19 @@ class OpenAI(BaseLLM):
         base_url: str | None = None,
         *,
         stream_usage: bool = True,
+        local_server: str | bool | None = None,
         **kwargs: Any,
     ) -> None:
         import openai  # a core dependency, imported here to keep `import deepsearcher` light
 
         self._sdk = openai
         base_url = self._resolve_base_url(base_url)
+        #: "Ollama", "llama.cpp", ... when base_url is a local server: it starts from one-slot limits
+        self.local_server = detect_local_server(base_url, self._local_server_default(local_server))
+        if self.local_server is not None:
+            for key, value in LOCAL_LIMITS.items():
+                kwargs.setdefault(key, value)
+            self.query_timeout_hint = LOCAL_QUERY_TIMEOUT
         api_key = resolve_api_key(
             self.name_for_class(),
             api_key,
@@ -139,6 +149,10 @@ class OpenAI(BaseLLM):
             if os.environ.get(name):
                 return os.environ[name]
         return self.default_base_url
+
+    def _local_server_default(self, given: str | bool | None) -> str | bool | None:
+        """The config's `local_server`; providers that are always local (Ollama) name themselves."""
+        return given
 
     def _key_required(self, base_url: str | None) -> bool:
         if self.requires_api_key is not None:

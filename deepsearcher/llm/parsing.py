@@ -265,7 +265,12 @@ def _as_string_list(value: Any) -> list[str] | None:
             if isinstance(value.get(key), list):
                 return _as_string_list(value[key])
         lists = [v for v in value.values() if isinstance(v, list)]
-        return _as_string_list(lists[0]) if lists else None
+        if lists:
+            return _as_string_list(lists[0])
+        # a JSON-mode grammar forces an object: {"query1": "...", "query2": "..."} is the list of its values
+        if value and all(_is_scalar(v) for v in value.values()):
+            return [str(v).strip() for v in value.values() if str(v).strip()]
+        return None
     if not isinstance(value, (list, tuple)):
         return None
     items: list[str] = []
@@ -281,15 +286,22 @@ def _as_string_list(value: Any) -> list[str] | None:
     return items
 
 
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
 def _has_strings(value: Any) -> bool:
     if isinstance(value, dict):
+        if value and all(isinstance(v, str) for v in value.values()):
+            return True
         return any(_has_strings(v) for v in value.values() if isinstance(v, list))
     return isinstance(value, (list, tuple)) and any(isinstance(v, str) or _has_strings(v) for v in value)
 
 
 def parse_list(text: str, step: str = "parse_list") -> list[str]:
     """A list of strings: `["a", "b"]`, also fenced, in prose, single-quoted, with trailing
-    commas, inside `{"queries": [...]}`, cut off mid-list, or as bullet/numbered lines."""
+    commas, inside `{"queries": [...]}`, an object of strings (`{"query1": "a", ...}`, what a
+    JSON-mode grammar forces), cut off mid-list, or as bullet/numbered lines."""
     if not isinstance(text, str):
         raise LLMOutputError(step, repr(text), "not text")
     partial_only = False

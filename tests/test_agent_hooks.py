@@ -1,0 +1,177 @@
+"""DeepSearcher's hooks and keywords on the agents and routers: `authorized_collection_set` and
+`tenant_id` (upstream PR #268), a subclass's own `retrieve` or `CollectionRouter.invoke`,
+`route_collection=False`, and a router that picks no collection (all permitted ones are searched,
+and said so). Real Milvus Lite, the real embedding model, the scripted LLM server."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deepsearcher.agent import ChainOfRAG, CollectionRouter, DeepSearch, NaiveRAG
+from deepsearcher.testing import scripted_llm_fixture
+from deepsearcher.types import Chunk, RetrievalResult
+from deepsearcher.types.errors import NoSearchableDataError
+from deepsearcher.vector_db.milvus import Milvus
+
+server = scripted_llm_fixture(name="server", fallback="NO")
+FAST = {"retry_base_delay": 0.01, "retry_max_delay": 0.05}
+ROUTER = "You choose which document collections"
+ANSWER = "Answer the question using only the numbered sources"
+NOTES = {
+    "science": ["Grace Hopper built the first compiler, the A-0 system, in 1952.", "Ada Lovelace wrote a program."],
+    "cooking": ["Sourdough bread rises with a wild yeast starter.", "Bake the loaf at 230 degrees."],
+}
+
+
+class RecordingMilvus(Milvus):
+    """A user's own store (a Milvus subclass) that records the keywords each search gets."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.searches: list[tuple[str | None, dict[str, Any]]] = []
+
+    def search_data(self, collection: str | None, vector: list[float], *args: Any, **kwargs: Any) -> Any:
+        self.searches.append((collection, {k: v for k, v in kwargs.items() if k in ("tenant_id",)}))
+        return super().search_data(collection, vector, *args, **kwargs)
+
+
+@pytest.fixture
+def store(milvus_uri: str, embedding):
+    db = RecordingMilvus(uri=milvus_uri)
+    for name, texts in NOTES.items():
+        db.init_collection(
+            dim=embedding.dimension,
+            collection=name,
+            description=f"Notes on {name}",
+            embedding_model=embedding.model_name,
+        )
+        db.insert_data(name, [Chunk(t, f"{name}.txt", embedding=embedding.embed_query(t)) for t in texts])
+    db.init_collection(dim=embedding.dimension, collection="empty", description="Nothing yet")
+    yield db
+    db.close()
+
+
+def searched(store: RecordingMilvus) -> set[str | None]:
+    return {collection for collection, _ in store.searches}
+
+
+def test_authorized_collection_set_limits_the_query_and_skips_routing(server, store, embedding) -> None:
+    server.on(ANSWER, "Bake it [1].")
+    agent = NaiveRAG(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store)
+    answer, results, _ = agent.query("How is bread baked?", authorized_collection_set={"cooking"})
+    assert searched(store) == {"cooking"} and {r.reference for r in results} == {"cooking.txt"}
+    assert [r.last_user_message.startswith("Answer") for r in server.requests] == [True], "no routing call"
+
+
+def test_tenant_id_reaches_every_search_of_a_users_store(server, store, embedding) -> None:
+    server.on("Break the question below", '["first compiler", "A-0 year"]')
+    server.on("Does the passage below contain", lambda r: "YES" if "Hopper" in r.last_user_message else "NO")
+    server.on(ANSWER, "Grace Hopper [1].")
+    agent = DeepSearch(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store, max_iter=1)
+    agent.query("Who built the first compiler?", tenant_id="tenant_a", authorized_collection_set=["science"])
+    assert store.searches and all(kw == {"tenant_id": "tenant_a"} for _, kw in store.searches)
+    assert searched(store) == {"science"}
+    results, _, _ = agent.retrieve("Who built the first compiler?", tenant_id="tenant_b", collections=["science"])
+    assert store.searches[-1][1] == {"tenant_id": "tenant_b"} and results
+
+
+def test_collection_router_invoke_takes_deepsearchers_keyword(server, store, embedding) -> None:
+    router = CollectionRouter(llm=server.llm(**FAST), vector_db=store, dim=embedding.dimension)
+    assert sorted(router.all_collections) == ["cooking", "empty", "science"]
+    chosen, tokens = router.invoke("bread", dim=embedding.dimension, authorized_collection_set=["cooking"])
+    assert chosen == ["cooking"] and tokens == 0 and server.call_count == 0
+
+
+def test_a_subclass_retrieve_changes_what_query_answers_from(server, store, embedding) -> None:
+    own = RetrievalResult(embedding=None, text="The moon is made of basalt.", reference="moon.txt", metadata={})
+
+    class MyRAG(NaiveRAG):
+        def retrieve(self, query: str, **kwargs: Any) -> tuple[list[RetrievalResult], int, dict[str, Any]]:
+            self.seen = kwargs
+            return [own], 7, {}
+
+    for cls in (MyRAG, type("MyChain", (ChainOfRAG,), {"retrieve": MyRAG.retrieve})):
+        server.reset()
+        server.on(ANSWER, "Basalt [1].")
+        server.on("step-by-step findings", "Basalt [1].")
+        agent = cls(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store)
+        answer, results, tokens = agent.query("What is the moon made of?", tenant_id="t1")
+        assert results == [own] and answer.startswith("Basalt") and tokens > 7
+        assert "The moon is made of basalt." in server.requests[-1].last_user_message
+        assert agent.seen["tenant_id"] == "t1"
+    assert not store.searches, "the override replaced our retrieval"
+
+
+def test_a_users_collection_router_invoke_is_used_within_the_authorized_set(server, store, embedding) -> None:
+    class Picky(CollectionRouter):
+        def invoke(self, query: str, dim: int | None = None, **kwargs: Any) -> tuple[list[str], int]:
+            self.kwargs = kwargs
+            return ["science", "cooking"], 3
+
+    server.on(ANSWER, "Hopper [1].")
+    agent = NaiveRAG(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store)
+    agent.collection_router = Picky(llm=agent.llm, vector_db=store, dim=embedding.dimension)
+    result = agent.query_result("Who built the first compiler?", authorized_collection_set={"science"})
+    assert searched(store) == {"science"}
+    assert agent.collection_router.kwargs["authorized_collection_set"] == {"science"}
+    assert result.usage_by_step["collection_routing"].total_tokens == 3
+
+
+def test_route_collection_off_searches_every_permitted_collection_without_the_llm(server, store, embedding) -> None:
+    server.on(ANSWER, "Both [1].")
+    agent = NaiveRAG(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store, route_collection=False)
+    agent.query("bread and compilers")
+    assert searched(store) == {"science", "cooking"}, "the empty collection is skipped"
+    assert server.call_count == 1
+
+
+def test_when_the_router_picks_nothing_all_permitted_collections_are_searched_and_said(
+    server, store, embedding, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.on(ROUTER, "[]")
+    server.on(ANSWER, "Found [1].")
+    agent = NaiveRAG(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store)
+    with caplog.at_level(logging.WARNING, logger="deepsearcher.agent"):
+        result = agent.query_result("Something unusual")
+    event = next(step for step in result.steps if step.kind == "collections")
+    assert event.data["fallback"] == "router_picked_none" and sorted(event.data["collections"]) == [
+        "cooking",
+        "science",
+    ]
+    assert searched(store) == {"science", "cooking"}
+    assert "picked no collection" in caplog.text
+
+
+def test_nothing_to_search_only_when_nothing_permitted_is_loaded(server, store, embedding) -> None:
+    agent = NaiveRAG(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store)
+    with pytest.raises(NoSearchableDataError, match="nothing is loaded in collection 'empty'"):
+        agent.query("bread", authorized_collection_set={"empty"})
+    assert server.call_count == 0
+
+
+def test_the_cli_query_searches_all_when_the_router_picks_none(server, store, embedding, tmp_path: Path) -> None:
+    import yaml
+    from typer.testing import CliRunner
+
+    from deepsearcher.cli.main import app
+
+    uri = store.uri
+    store.close()
+    config = tmp_path / "config.yaml"
+    settings = {
+        "provide_settings": {
+            "llm": server.llm_config(**FAST),
+            "vector_db": {"provider": "Milvus", "config": {"uri": uri}},
+        }
+    }
+    config.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    server.on(ROUTER, "[]")
+    server.on(ANSWER, "Grace Hopper [1].")
+    result = CliRunner().invoke(app, ["query", "Who built the first compiler?", "--agent", "naive", "-c", str(config)])
+    assert result.exit_code == 0, result.output
+    assert "Grace Hopper" in result.output and "Nothing to search" not in result.output
+    assert "the router picked none: searching every permitted collection" in " ".join(result.output.split())
