@@ -151,7 +151,7 @@ class RAGAgent(BaseAgent):
                 ctx.record("retrieve", Usage(total_tokens=int(tokens)))
             return list(results)
         selected = await self._collections(query, ctx, collections)
-        self.retriever.start_warm_up(selected)
+        self.retriever.start_warm_up(selected, **ctx.store_kwargs)
         return await self._retrieve(query, ctx, selected)
 
     async def _collections(self, query: str, ctx: RunContext, collections: list[str] | None) -> list[str]:
@@ -342,7 +342,7 @@ class RAGAgent(BaseAgent):
                 store_kwargs=store_kwargs,
             )
             selected = await self._collections(query, ctx, collections)
-            self.retriever.start_warm_up(selected)
+            self.retriever.start_warm_up(selected, **ctx.store_kwargs)
             results = await self._retrieve(query, ctx, selected)
             return (
                 results,

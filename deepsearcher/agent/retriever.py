@@ -81,11 +81,12 @@ class Retriever:
         results.sort(key=lambda result: result.score, reverse=True)
         return deduplicate_results(results)
 
-    def start_warm_up(self, collections: Iterable[str]) -> None:
+    def start_warm_up(self, collections: Iterable[str], **store_kwargs: str) -> None:
         """Pay a store's one-off first-search costs now, in a thread, while the agent's first
         LLM call is in flight: Milvus Lite spends ~0.5 s on its first search in a process
         (pymilvus imports scipy, the server loads its index), which would otherwise sit on
-        the critical path between the sub-query call and the judge calls."""
+        the critical path between the sub-query call and the judge calls. `store_kwargs` as for
+        `search` (a multi-tenant store is never searched without its tenant)."""
         pending = [name for name in collections if name not in self._warmed]
         if not pending or (self._warming is not None and not self._warming.done()):
             return
@@ -95,7 +96,7 @@ class Retriever:
 
         def warm() -> None:
             try:
-                self.search("warm up", pending, top_k=1)
+                self.search("warm up", pending, top_k=1, **store_kwargs)
             except Exception as error:  # the real search meets it again and reports it
                 logger.debug("Warm-up search of %s failed (the first search will report it): %s", pending, error)
                 self._warmed.difference_update(pending)
