@@ -32,7 +32,11 @@ from deepsearcher.evaluation.scoring import distinct_titles, exact_match, recall
 from deepsearcher.llm.errors import LLMOutputError  # noqa: E402
 from deepsearcher.testing.llm_call_log import CallLog  # noqa: E402
 
-DATA = HERE.parent.parent / "shared" / "data"
+#: ../shared/data beside the checkout (a worktree sits one level deeper: the nearest ancestor's)
+DATA = next(
+    (up / "shared" / "data" for up in HERE.parents if (up / "shared" / "data").is_dir()),
+    HERE.parent.parent / "shared" / "data",
+)
 AGENTS = {"naive": NaiveRAG, "deep": DeepSearch, "chain": ChainOfRAG}
 
 
