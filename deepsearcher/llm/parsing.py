@@ -267,8 +267,9 @@ def _as_string_list(value: Any) -> list[str] | None:
         lists = [v for v in value.values() if isinstance(v, list)]
         if lists:
             return _as_string_list(lists[0])
-        # a JSON-mode grammar forces an object: {"query1": "...", "query2": "..."} is the list of its values
-        if value and all(_is_scalar(v) for v in value.values()):
+        # a JSON-mode grammar forces an object: {"query1": "...", "query2": "..."} is the list of its
+        # values, and `{}` (a small model's "none" under that grammar) the empty list
+        if all(_is_scalar(v) for v in value.values()):
             return [str(v).strip() for v in value.values() if str(v).strip()]
         return None
     if not isinstance(value, (list, tuple)):
