@@ -78,6 +78,7 @@ def test_an_empty_folder_warns_and_exits_1(tmp_path: Path, config_file: Path) ->
             "outcome": "skipped",
             "reason": "empty folder: no files in it (hidden files are not loaded)",
             "fatal": False,
+            "limit": None,
         }
     ]
     human = load(str(empty), "-c", str(config_file))

@@ -21,11 +21,13 @@ from deepsearcher.app.components import Components
 from deepsearcher.app.locks import collection_lock
 from deepsearcher.app.path_rules import (
     NO_ROOTS,
-    iter_allowed_file_sources,
+    iter_allowed_file_entries,
     resolve_allowed,
 )
+from deepsearcher.loader.file_loader._budget import ParseBudget
+from deepsearcher.offline_loading.parse_worker import ProcessParser
 from deepsearcher.offline_loading.pipeline import IngestionPipeline, ProgressCallback
-from deepsearcher.offline_loading.sources import LoadedSource, iter_file_sources
+from deepsearcher.offline_loading.sources import LoadedSource, iter_file_entries
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.types.errors import BadInputError, NotReadyError
 
@@ -154,7 +156,9 @@ def pipeline_for(
     batch_size: int | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> IngestionPipeline:
-    """An IngestionPipeline over `components`; sizes not given come from `load_settings`."""
+    """An IngestionPipeline over `components`; sizes not given come from `load_settings`, and
+    so does each file's parse budget (its parser, a worker process, starts on the first file
+    to parse and stops when the run ends)."""
     settings = components.load_settings
     return IngestionPipeline(
         embedding=components.embedding_model,
@@ -164,15 +168,27 @@ def pipeline_for(
         batch_size=batch_size or settings.get("batch_size", 256),
         window_size=settings.get("window_size", 300),
         on_progress=on_progress,
+        parser=ProcessParser(components.file_loader, ParseBudget.from_settings(settings)),
     )
 
 
-def sources_of(components: Components, plan: LoadPlan) -> Iterator[LoadedSource]:
-    """The plan's files (under the roots when they apply), then the pages crawled from its URLs."""
+def file_entries_of(components: Components, plan: LoadPlan) -> list[LoadedSource]:
+    """Every file of the plan (under the roots when they apply), listed before any is read:
+    the progress has a total, and a file that vanishes mid-load is named as such."""
     if plan.roots is None:
-        yield from iter_file_sources([os.fspath(path) for path in plan.paths], components.file_loader)
-    else:
-        yield from iter_allowed_file_sources(plan.paths, components.file_loader, plan.roots)
+        return list(iter_file_entries([os.fspath(path) for path in plan.paths], components.file_loader))
+    return list(iter_allowed_file_entries(plan.paths, components.file_loader, plan.roots))
+
+
+def sources_of(
+    components: Components, plan: LoadPlan, on_progress: ProgressCallback | None = None
+) -> Iterator[LoadedSource]:
+    """The plan's files, then the pages crawled from its URLs; `on_progress` hears "counted"
+    with the number of files once they are listed (URLs add pages as the crawl finds them)."""
+    entries = file_entries_of(components, plan)
+    if on_progress is not None:
+        on_progress("counted", {"files": len(entries), "more": bool(plan.urls)})
+    yield from entries
     if plan.urls:
         from deepsearcher.offline_loading.web_sources import iter_web_sources
 
@@ -190,7 +206,7 @@ def run_load(components: Components, plan: LoadPlan, on_progress: ProgressCallba
         on_progress,
     )
     return pipeline.run(
-        sources_of(components, plan),
+        sources_of(components, plan, on_progress),
         collection_name=plan.collection,
         collection_description=request.description or "",
         force_new_collection=request.force_new_collection,
