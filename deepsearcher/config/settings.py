@@ -191,11 +191,9 @@ def _validate(data: dict[str, Any], source: str) -> None:
             raise ConfigurationError(f"'load_settings.{key}'{where} must be a positive integer, got {load[key]!r}.")
     for key in BUDGET_KEYS:
         value = load.get(key)
-        lowest = 0 if key == "max_parse_memory_mb" else 1
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value < lowest):
-            raise ConfigurationError(
-                f"'load_settings.{key}'{where} must be a number of at least {lowest}, got {value!r}."
-            )
+        bad_number = isinstance(value, bool) or not isinstance(value, int | float)
+        if value is not None and (bad_number or value < 0 or (value == 0 and key != "max_parse_memory_mb")):
+            raise ConfigurationError(f"'load_settings.{key}'{where} must be a positive number, got {value!r}.")
     extensions = load.get("text_extensions")
     if extensions is not None and (
         not isinstance(extensions, list) or not all(isinstance(item, str) and item.strip(". ") for item in extensions)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deepsearcher.loader.file_loader._budget import ParseBudget
-from deepsearcher.offline_loading.sources import VANISHED
+from deepsearcher.offline_loading.sources import VANISHED, file_stamp
 
 _BLOCK = 1024 * 1024
 
@@ -25,6 +25,8 @@ class Hashed:
     sha256: str = ""
     error: str | None = None
     limit: str | None = None
+    #: (size, mtime in ns) when it was opened for hashing.
+    stamp: tuple[int, int] | None = None
 
 
 def hash_file(reference: str, read_path: str, budget: ParseBudget | None = None) -> Hashed:
@@ -40,7 +42,8 @@ def hash_file(reference: str, read_path: str, budget: ParseBudget | None = None)
     digest = hashlib.sha256()
     try:
         with os.fdopen(descriptor, "rb") as handle:
-            size = os.fstat(descriptor).st_size
+            opened = os.fstat(descriptor)
+            size = opened.st_size
             if size > limit:
                 return Hashed(
                     error=f"{size:,} bytes, over {limit:,}; refused (raise load_settings.max_file_bytes to load it)",
@@ -52,7 +55,7 @@ def hash_file(reference: str, read_path: str, budget: ParseBudget | None = None)
                 left -= len(block)
     except OSError as exc:
         return Hashed(error=f"cannot read: {exc.strerror or exc}")
-    return Hashed(digest.hexdigest())
+    return Hashed(digest.hexdigest(), stamp=file_stamp(opened))
 
 
 def _plain(value: Any, depth: int = 0) -> Any:

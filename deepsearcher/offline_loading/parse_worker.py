@@ -30,6 +30,10 @@ from deepsearcher.offline_loading.sources import VANISHED, LoadedSource, load_on
 
 logger = logging.getLogger(__name__)
 
+_READY = "ready"
+#: Seconds a new worker may take to start (import the loaders) before parsing falls back to this process.
+START_TIMEOUT = 120.0
+
 
 def parse_file(loader: BaseLoader, entry: LoadedSource) -> LoadedSource:
     """Parse one entry here under the budget in force; the outcome says what happened."""
@@ -70,8 +74,14 @@ def _cap_memory(megabytes: int) -> None:
 
 def _serve(connection: Connection, pickled_loader: bytes, budget: ParseBudget) -> None:
     """The worker's loop: parse each path sent, send back the source, until the pipe closes."""
+    from deepsearcher.utils.logfile import route_child_logs
+
+    route_child_logs()  # pypdf's warnings must not land in the parent's progress bar
     _cap_memory(budget.max_parse_memory_mb)
     loader = pickle.loads(pickled_loader)
+    from deepsearcher.loader.file_loader import FileLoader  # noqa: F401 - the loaders' imports, before the clock runs
+
+    connection.send(_READY)
     with _budget.using(budget):
         while True:
             try:
@@ -112,7 +122,6 @@ class ProcessParser(ThreadParser):
             self._pickled = None
         self._process: Any = None
         self._connection: Connection | None = None
-        self._fresh = True  # the next parse waits for a new worker's start too
 
     def _start(self) -> Connection:
         context = multiprocessing.get_context("spawn")  # never fork a process holding gRPC and model threads
@@ -123,20 +132,26 @@ class ProcessParser(ThreadParser):
         process.start()
         theirs.close()
         self._process, self._connection = process, ours
+        if not ours.poll(START_TIMEOUT) or ours.recv() != _READY:
+            raise OSError(f"the parse worker did not start within {START_TIMEOUT:g} s")
         return ours
 
     def parse(self, entry: LoadedSource) -> LoadedSource:
         if self._pickled is None:
             return super().parse(entry)
-        connection = self._connection or self._start()
+        try:
+            connection = self._connection or self._start()
+        except (EOFError, OSError) as exc:  # no worker: parse here rather than not at all
+            logger.warning("parsing in this process: %s", exc)
+            self._stop()
+            self._pickled = None
+            return super().parse(entry)
         started = time.monotonic()
         try:
             connection.send(entry)
-            # the first file also waits for the worker to start (its imports): not the file's fault
-            if connection.poll(self.budget.max_parse_seconds + (5.0 if self._fresh else 0.0)):
-                self._fresh = False
+            if connection.poll(self.budget.max_parse_seconds):
                 return connection.recv()  # type: ignore[no-any-return]
-        except (EOFError, OSError, BrokenPipeError):
+        except (EOFError, OSError):
             return self._died(entry)
         self._stop()
         seconds = time.monotonic() - started
@@ -160,7 +175,7 @@ class ProcessParser(ThreadParser):
 
     def _stop(self) -> None:
         process, connection = self._process, self._connection
-        self._process, self._connection, self._fresh = None, None, True
+        self._process, self._connection = None, None
         if connection is not None:
             connection.close()
         if process is not None:

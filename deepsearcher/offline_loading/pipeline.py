@@ -170,6 +170,12 @@ class IngestionPipeline:
         if self.parser is None:
             raise ValueError(f"{source.reference}: a file entry reached a pipeline without a parser (give parser=...)")
         parsed = self.parser.parse(source)
+        if source.listed is not None and hashed.stamp != source.listed and parsed.changed is None:
+            (listed_size, _), (size, _) = source.listed, hashed.stamp or (0, 0)
+            parsed.changed = (
+                f"changed during the load ({listed_size:,} bytes when listed, {size:,} when read): "
+                "loaded as it was when read"
+            )
         if parsed.file_sha256 is not None and parsed.file_sha256 != hashed.sha256:
             # it changed between the hash and the parse: what was parsed is what is stored
             fingerprint = self._fingerprint(parsed.file_sha256, parsed.loader_signature)

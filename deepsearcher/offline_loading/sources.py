@@ -44,6 +44,9 @@ class LoadedSource:
     loader_signature: str | None = None
     #: The budget setting a refused file went past (`max_records`, ...).
     limit: str | None = None
+    #: (size, mtime in ns) of the file when the load listed it: a file read later with
+    #: another stamp changed during the load, and is named so.
+    listed: tuple[int, int] | None = None
 
     @property
     def pending(self) -> bool:
@@ -85,7 +88,7 @@ def iter_file_entries(paths: Iterable[str | os.PathLike[str]], loader: BaseLoade
         elif not loader.can_load(path):
             yield LoadedSource(reference, error=unsupported_reason(loader, path))
         else:
-            yield LoadedSource(reference, read_path=str(path))
+            yield _entry(reference, str(path))
 
 
 def iter_file_sources(paths: Iterable[str | os.PathLike[str]], loader: BaseLoader) -> Iterator[LoadedSource]:
@@ -112,7 +115,19 @@ def file_entry(loader: BaseLoader, file_path: Path, read_path: Path | None = Non
             unsupported=True,
             skip_reason=unsupported_reason(loader, file_path),
         )
-    return LoadedSource(reference, read_path=str(read_path or file_path))
+    return _entry(reference, str(read_path or file_path))
+
+
+def file_stamp(stat_result: os.stat_result) -> tuple[int, int]:
+    return stat_result.st_size, stat_result.st_mtime_ns
+
+
+def _entry(reference: str, read_path: str) -> LoadedSource:
+    try:
+        listed: tuple[int, int] | None = file_stamp(os.stat(read_path))
+    except OSError:
+        listed = None  # gone already: reading it says so
+    return LoadedSource(reference, read_path=read_path, listed=listed)
 
 
 def folder_member(loader: BaseLoader, file_path: Path, read_path: Path | None = None) -> LoadedSource:
