@@ -69,6 +69,17 @@ def load(
         int | None,
         typer.Option("--max-pages", help="Stop crawling after this many pages."),
     ] = None,
+    extensions: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ext",
+            help="Also read files with this extension as plain text (repeat, or comma-separate: --ext cfg,conf).",
+        ),
+    ] = None,
+    text_key: Annotated[
+        str | None,
+        typer.Option("--text-key", help="The JSON / JSONL field holding each record's text (default: text)."),
+    ] = None,
     show_all: Annotated[
         bool,
         typer.Option("--all", help="List every source in the summary (by default: only failed, skipped, changed)."),
@@ -90,6 +101,8 @@ def load(
         batch_size,
         max_depth=max_depth,
         max_pages=max_pages,
+        text_extensions=[part for item in extensions or [] for part in item.split(",") if part.strip()],
+        text_key=text_key,
     )
     with handle_errors(), _progress(enabled=not as_json) as on_progress:
         summary = load(components, request, on_progress=on_progress)

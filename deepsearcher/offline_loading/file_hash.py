@@ -15,9 +15,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from deepsearcher.loader.file_loader._budget import ParseBudget
-from deepsearcher.offline_loading.sources import VANISHED, file_stamp
 
 _BLOCK = 1024 * 1024
+VANISHED = "vanished during the load: it was listed when the load started and was gone when it was read"
+
+
+def file_stamp(stat_result: os.stat_result) -> tuple[int, int]:
+    """(size, mtime in ns): what tells that a file changed since it was listed."""
+    return stat_result.st_size, stat_result.st_mtime_ns
 
 
 @dataclass(frozen=True)

@@ -25,38 +25,13 @@ from typing import Any
 from deepsearcher.loader.file_loader import _budget
 from deepsearcher.loader.file_loader._budget import ParseBudget
 from deepsearcher.loader.file_loader.base import BaseLoader
-from deepsearcher.offline_loading.file_hash import loader_signature
-from deepsearcher.offline_loading.sources import VANISHED, LoadedSource, load_one
+from deepsearcher.offline_loading.sources import LoadedSource, parse_file
 
 logger = logging.getLogger(__name__)
 
 _READY = "ready"
 #: Seconds a new worker may take to start (import the loaders) before parsing falls back to this process.
 START_TIMEOUT = 120.0
-
-
-def parse_file(loader: BaseLoader, entry: LoadedSource) -> LoadedSource:
-    """Parse one entry here under the budget in force; the outcome says what happened."""
-    assert entry.read_path is not None
-    read_path = entry.read_path
-    noted = _budget.start_notes()
-    source = load_one(loader, read_path, entry.reference)
-    if source.error is not None and not os.path.lexists(read_path):
-        source.error = VANISHED
-    elif source.error is None:
-        characters = sum(len(document.page_content) for document in source.documents)
-        limit = _budget.current().max_text_chars
-        if characters > limit:
-            source = LoadedSource(
-                entry.reference,
-                error=f"{characters:,} characters of text, over {limit:,}; refused "
-                "(raise load_settings.max_text_chars to load it)",
-                limit="max_text_chars",
-            )
-    source.changed = noted.changed
-    source.file_sha256 = noted.sha256
-    source.loader_signature = loader_signature(loader)
-    return source
 
 
 def _cap_memory(megabytes: int) -> None:

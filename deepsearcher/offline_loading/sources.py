@@ -14,12 +14,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from deepsearcher.loader.file_loader import _budget
+from deepsearcher.loader.file_loader._records import MissingTextKeyError
 from deepsearcher.loader.file_loader._text import not_regular_reason
 from deepsearcher.loader.file_loader.base import BaseLoader, iter_files
+from deepsearcher.offline_loading.file_hash import VANISHED, file_stamp, loader_signature
 from deepsearcher.types import Document, LoaderError
 from deepsearcher.utils.names import safe_reference
 
-VANISHED = "vanished during the load: it was listed when the load started and was gone when it was read"
 
 
 @dataclass
@@ -47,6 +49,8 @@ class LoadedSource:
     #: (size, mtime in ns) of the file when the load listed it: a file read later with
     #: another stamp changed during the load, and is named so.
     listed: tuple[int, int] | None = None
+    #: Found in a folder (not named by the user): a JSON file that is not a corpus is skipped.
+    in_folder: bool = False
 
     @property
     def pending(self) -> bool:
@@ -75,7 +79,7 @@ def iter_file_entries(paths: Iterable[str | os.PathLike[str]], loader: BaseLoade
             empty = True
             for file_path in iter_files(path):
                 empty = False
-                yield file_entry(loader, file_path)
+                yield file_entry(loader, file_path, in_folder=True)
             if empty:
                 yield LoadedSource(
                     reference,
@@ -102,7 +106,9 @@ def unsupported_reason(loader: BaseLoader, path: Path) -> str:
     return f"unsupported file type '{path.suffix or '(none)'}' (supported: {supported})"
 
 
-def file_entry(loader: BaseLoader, file_path: Path, read_path: Path | None = None) -> LoadedSource:
+def file_entry(
+    loader: BaseLoader, file_path: Path, read_path: Path | None = None, in_folder: bool = True
+) -> LoadedSource:
     """One file found in a folder: skipped when not a regular file or unsupported, else an
     entry to read from `read_path` when given (e.g. the checked target of a symlink)."""
     special = not_regular_reason(file_path)
@@ -115,19 +121,15 @@ def file_entry(loader: BaseLoader, file_path: Path, read_path: Path | None = Non
             unsupported=True,
             skip_reason=unsupported_reason(loader, file_path),
         )
-    return _entry(reference, str(read_path or file_path))
+    return _entry(reference, str(read_path or file_path), in_folder)
 
 
-def file_stamp(stat_result: os.stat_result) -> tuple[int, int]:
-    return stat_result.st_size, stat_result.st_mtime_ns
-
-
-def _entry(reference: str, read_path: str) -> LoadedSource:
+def _entry(reference: str, read_path: str, in_folder: bool = False) -> LoadedSource:
     try:
         listed: tuple[int, int] | None = file_stamp(os.stat(read_path))
     except OSError:
         listed = None  # gone already: reading it says so
-    return LoadedSource(reference, read_path=read_path, listed=listed)
+    return LoadedSource(reference, read_path=read_path, listed=listed, in_folder=in_folder)
 
 
 def folder_member(loader: BaseLoader, file_path: Path, read_path: Path | None = None) -> LoadedSource:
@@ -140,15 +142,17 @@ def parse_entry(loader: BaseLoader, entry: LoadedSource) -> LoadedSource:
     when it is not one to parse (skipped, failed, already loaded)."""
     if not entry.pending:
         return entry
-    from deepsearcher.offline_loading.parse_worker import parse_file
-
     return parse_file(loader, entry)
 
 
-def load_one(loader: BaseLoader, read_path: str, reference: str) -> LoadedSource:
+def load_one(loader: BaseLoader, read_path: str, reference: str, in_folder: bool = False) -> LoadedSource:
     """Call the loader on one file; every failure becomes the source's reason, never a raise."""
     try:
         documents = loader.load_file(read_path)
+    except MissingTextKeyError as exc:
+        if in_folder:
+            return LoadedSource(reference, skip_reason=f"not loaded as a corpus: {exc.reason}")
+        return LoadedSource(reference, error=exc.reason)
     except LoaderError as exc:
         return LoadedSource(reference, error=exc.reason, limit=getattr(exc, "limit", None))
     except FileNotFoundError:
@@ -166,3 +170,27 @@ def load_one(loader: BaseLoader, read_path: str, reference: str) -> LoadedSource
             if document.metadata.get("reference") == read_path:
                 document.metadata["reference"] = reference
     return LoadedSource(reference, documents=documents)
+
+
+def parse_file(loader: BaseLoader, entry: LoadedSource) -> LoadedSource:
+    """Parse one entry here under the budget in force; the outcome says what happened."""
+    assert entry.read_path is not None
+    read_path = entry.read_path
+    noted = _budget.start_notes()
+    source = load_one(loader, read_path, entry.reference, entry.in_folder)
+    if source.error is not None and not os.path.lexists(read_path):
+        source.error = VANISHED
+    elif source.error is None:
+        characters = sum(len(document.page_content) for document in source.documents)
+        limit = _budget.current().max_text_chars
+        if characters > limit:
+            source = LoadedSource(
+                entry.reference,
+                error=f"{characters:,} characters of text, over {limit:,}; refused "
+                "(raise load_settings.max_text_chars to load it)",
+                limit="max_text_chars",
+            )
+    source.changed = noted.changed
+    source.file_sha256 = noted.sha256
+    source.loader_signature = loader_signature(loader)
+    return source
