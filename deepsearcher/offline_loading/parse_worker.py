@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import os
 import pickle
 import time
 from multiprocessing.connection import Connection

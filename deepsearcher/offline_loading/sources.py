@@ -23,7 +23,6 @@ from deepsearcher.types import Document, LoaderError
 from deepsearcher.utils.names import safe_reference
 
 
-
 @dataclass
 class LoadedSource:
     """One source's documents, or the reason it could not be read."""

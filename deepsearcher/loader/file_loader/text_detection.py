@@ -78,5 +78,5 @@ class WithTextFiles(BaseLoader):
 
     def load_file(self, file_path: str | os.PathLike[str]) -> list[Document]:
         if self.base.can_load(file_path):
-            return self.base.load_file(file_path)
-        return self.text.load_file(file_path)
+            return self.base.load_file(os.fspath(file_path))
+        return self.text.load_file(os.fspath(file_path))
