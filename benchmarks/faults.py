@@ -4,6 +4,11 @@ summaries, crawler manners. Prints one row per probe: probe | expected | observe
 
     python benchmarks/faults.py            # every probe (a few minutes: the kill sweep runs 20 CLI processes twice)
     python benchmarks/faults.py --quick    # 4 kill points instead of 20
+    python benchmarks/faults.py --only docx-text-node   # one probe (see --help for the names)
+
+The issue-21 probes (hostile and changing files, storage faults) load real-sized files with
+the default per-file budget and print each case's seconds, the peak RSS of the load (its
+process tree: the CLI and its parse worker) and what the summary named.
 
 The processes use the instant hash embedding (`deepsearcher.testing.hash_embedding`):
 the probes are about what is stored and when things end, not about the vectors.
@@ -355,9 +360,245 @@ def probe_crawler() -> None:
     )
 
 
+# ------------------------------------------------------------ issue 21: hostile files
+
+
+def load_measured(base: Path, inputs: list[str], config: Path, timeout: float = 300, **popen: Any) -> dict[str, Any]:
+    """Run `deepsearcher load --json` in a fresh interpreter that reports its own and its
+    children's peak RSS, so each probe's figure is its own."""
+    script = (
+        "import resource, runpy, sys, atexit\n"
+        "def report():\n"
+        "    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+        "    sys.stderr.write(f'PEAK_RSS_KB {max(own, kids)}\\n')\n"
+        "atexit.register(report)\n"
+        "sys.argv = ['deepsearcher'] + sys.argv[1:]\n"
+        "from deepsearcher.cli.main import app\n"
+        "try:\n    app()\nexcept SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
+        "sys.exit(code)\n"
+    )
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", script, "load", *inputs, "-c", str(config), "--json"],
+            env={**env(), "DEEPSEARCHER_LOG_FILE": str(base / "deepsearcher.log")},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            **popen,
+        )
+        code, stdout, stderr = done.returncode, done.stdout, done.stderr
+    except subprocess.TimeoutExpired as exc:
+        code, stdout, stderr = 124, str(exc.stdout or ""), str(exc.stderr or "")
+    seconds = time.monotonic() - started
+    peak = next((int(line.split()[1]) for line in stderr.splitlines() if line.startswith("PEAK_RSS_KB")), 0)
+    summary = json.loads(stdout) if stdout.strip().startswith("{") else {}
+    return {"code": code, "seconds": seconds, "rss_mb": peak / 1024, "summary": summary, "stderr": stderr}
+
+
+def named(summary: dict[str, Any], name: str) -> str:
+    for item in summary.get("sources", []):
+        if Path(item["source"]).name == name:
+            return f"{item['outcome']}: {item['reason'][:90]}" if item["reason"] else item["outcome"]
+    return "not named"
+
+
+def hostile_folder(base: Path) -> Path:
+    folder = base / "docs"
+    folder.mkdir()
+    (folder / "good.txt").write_text("Okapis are related to giraffes.\n", encoding="utf-8")
+    return folder
+
+
+def _hostile_row(probe: str, expected: str, run: dict[str, Any], name: str, ok: bool) -> None:
+    good = named(run["summary"], "good.txt")
+    row(
+        probe,
+        expected,
+        f"rc {run['code']}, {run['seconds']:.1f} s, peak RSS {run['rss_mb']:.0f} MB; {name}: "
+        f"{named(run['summary'], name)}; good.txt {good}",
+        ok and good == "loaded" and run["code"] == 1 and "Traceback" not in run["stderr"],
+    )
+
+
+def probe_docx_text_node(base: Path) -> None:
+    from deepsearcher.testing.hostile_files import big_text_docx
+
+    folder = hostile_folder(base)
+    big_text_docx(folder / "huge.docx", 10_000_000)
+    run = load_measured(base, [str(folder)], write_config(base))
+    ok = "max_text_chars" in named(run["summary"], "huge.docx") and run["seconds"] < 60
+    _hostile_row("DOCX, one ~10 MB text node", "refused within the budget, named", run, "huge.docx", ok)
+
+
+def probe_json_million(base: Path) -> None:
+    from deepsearcher.testing.hostile_files import tiny_objects_json
+
+    folder = hostile_folder(base)
+    tiny_objects_json(folder / "many.json", 1_000_000)
+    run = load_measured(base, [str(folder)], write_config(base))
+    ok = "max_records" in named(run["summary"], "many.json") and run["seconds"] < 60
+    _hostile_row("JSON of 1,000,000 tiny objects", "refused by max_records, bounded time", run, "many.json", ok)
+
+
+def probe_growing(base: Path) -> None:
+    from deepsearcher.testing.hostile_files import GrowingFile
+
+    folder = hostile_folder(base)
+    with GrowingFile(folder / "live.txt", start_bytes=64 * 1024, block=8 * 1024):
+        run = load_measured(base, [str(folder)], write_config(base))
+    changed = [Path(item["source"]).name for item in run["summary"].get("changed", [])]
+    ok = changed == ["live.txt"] and run["seconds"] < 60
+    _hostile_row("a file growing while read", "read to its size at open, named changed", run, "live.txt", ok)
+
+
+def probe_vanishing(base: Path) -> None:
+    folder = hostile_folder(base)
+    for index in range(300):
+        (folder / f"f{index:03d}.txt").write_text(f"File {index} says a few words.\n", encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "deepsearcher.cli.main", "load", str(folder), "-c", str(write_config(base)), "--json"],
+        env={**env(), "DEEPSEARCHER_LOG_FILE": str(base / "deepsearcher.log")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    started = time.monotonic()
+    db = base / "milvus.db"
+    while not db.exists() and time.monotonic() - started < 120:  # the load has listed the files by now
+        time.sleep(0.05)
+    time.sleep(1.0)
+    deleted = 0
+    for index in range(150, 300):
+        (folder / f"f{index:03d}.txt").unlink()
+        deleted += 1
+    stdout, stderr = process.communicate(timeout=300)
+    seconds = time.monotonic() - started
+    summary = json.loads(stdout) if stdout.strip().startswith("{") else {}
+    vanished = sum(1 for item in summary.get("failed", []) if item["reason"].startswith("vanished"))
+    loaded = len(summary.get("loaded", []))
+    row(
+        "150 files deleted while the load runs",
+        "each named 'vanished during the load', exit non-zero",
+        f"rc {process.returncode}, {seconds:.1f} s; {deleted} deleted, {vanished} named vanished, {loaded} loaded "
+        f"(of 301); {loaded + vanished} accounted for",
+        process.returncode == 1 and loaded + vanished == 301 and vanished > 0 and "Traceback" not in stderr,
+    )
+
+
+def probe_names(base: Path) -> None:
+    folder = hostile_folder(base)
+    (folder / "two\nlines.txt").write_text("A name with a newline.\n", encoding="utf-8")
+    with open(os.fsencode(folder) + b"/caf\xe9.txt", "wb") as handle:
+        handle.write(b"A name that is not UTF-8.\n")
+    (folder / ("n" * 251 + ".txt")).write_text("The longest name a file may have.\n", encoding="utf-8")
+    too_long = str(folder / ("x" * 300 + ".txt"))
+    run = load_measured(base, [str(folder), too_long], write_config(base))
+    outcomes = {Path(item["source"]).name[:20]: item["outcome"] for item in run["summary"].get("sources", [])}
+    human, _ = cli("load", str(folder), too_long, "-c", str(write_config(base)), "--all")
+    ok = (
+        run["code"] == 1
+        and list(outcomes.values()).count("loaded") == 4
+        and "two\\nlines.txt" in human.stdout
+        and "caf\\xe9.txt" in human.stdout
+        and "Traceback" not in human.stderr + run["stderr"]
+    )
+    row(
+        "file names: newline, non-UTF-8 bytes, 255 and 300 characters",
+        "loaded or refused by name, shown escaped, no traceback",
+        f"rc {run['code']}, {run['seconds']:.1f} s; {outcomes}",
+        ok,
+    )
+
+
+def probe_docx_bomb(base: Path) -> None:
+    from deepsearcher.testing.hostile_files import docx_bomb
+
+    folder = hostile_folder(base)
+    docx_bomb(folder / "bomb.docx", 2 * 1024**3)  # 2 GB of XML in ~2 MB
+    run = load_measured(base, [str(folder)], write_config(base))
+    ok = "max_inflated_bytes" in named(run["summary"], "bomb.docx") and run["rss_mb"] < 800
+    _hostile_row(
+        f"DOCX zip bomb ({(folder / 'bomb.docx').stat().st_size / 1e6:.1f} MB -> 2 GB XML)",
+        "refused before inflating; RSS bounded",
+        run,
+        "bomb.docx",
+        ok,
+    )
+
+
+def _mounted_tmpfs(path: Path, megabytes: int) -> bool:
+    path.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={megabytes}m", "tmpfs", str(path)], capture_output=True)
+    return done.returncode == 0
+
+
+def probe_storage(base: Path) -> None:
+    folder = base / "many"
+    folder.mkdir()
+    for index in range(200):
+        (folder / f"f{index}.txt").write_text(" ".join(f"w{index}x{j} topic {j}" for j in range(400)), encoding="utf-8")
+    store = base / "small-disk"
+    if not _mounted_tmpfs(store, 3):
+        row("store on a full disk", "one line, trace in the log file", "needs root to mount a small tmpfs", False)
+        return
+    try:
+        config = base / "full.yaml"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "provide_settings": {
+                        "embedding": HASH,
+                        "vector_db": {"provider": "Milvus", "config": {"uri": str(store / "milvus.db")}},
+                    },
+                    "load_settings": {"batch_size": 16},
+                }
+            ),
+            encoding="utf-8",
+        )
+        done, seconds = cli(
+            "load", str(folder), "-c", str(config), extra_env={"DEEPSEARCHER_LOG_FILE": str(base / "l.log")}
+        )
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        log_has_trace = "Traceback" in (base / "l.log").read_text(encoding="utf-8", errors="replace")
+        row(
+            "store on a full disk (3 MB tmpfs)",
+            "exit 1, the one-line message only, the trace in the log file",
+            f"rc {done.returncode} in {seconds:.1f} s; {len(lines)} stderr line(s): {(lines or [''])[-1][:120]}; "
+            f"trace in log file: {log_has_trace}",
+            done.returncode == 1 and len(lines) <= 2 and "Traceback" not in done.stderr and log_has_trace,
+        )
+        subprocess.run(["mount", "-o", "remount,size=200m", str(store)], capture_output=True)
+        rerun, seconds = cli("load", str(folder), "-c", str(config), "--json")
+        summary = json.loads(rerun.stdout) if rerun.stdout.strip().startswith("{") else {}
+        stored = len(summary.get("loaded", [])) + len(summary.get("replaced", []))
+        row(
+            "rerun once space is back",
+            "exit 0, every file stored",
+            f"rc {rerun.returncode} in {seconds:.1f} s; {stored} loaded, "
+            f"{len(summary.get('skipped_unchanged', []))} unchanged",
+            rerun.returncode == 0 and summary.get("ok") is True,
+        )
+    finally:
+        subprocess.run(["umount", "-l", str(store)], capture_output=True)
+
+
+HOSTILE_PROBES: dict[str, Callable[[Path], None]] = {
+    "docx-text-node": probe_docx_text_node,
+    "json-million": probe_json_million,
+    "growing-file": probe_growing,
+    "vanishing-files": probe_vanishing,
+    "file-names": probe_names,
+    "docx-bomb": probe_docx_bomb,
+    "storage-full": probe_storage,
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="4 kill points instead of 20")
+    parser.add_argument("--only", action="append", metavar="NAME", help="run only this probe (repeatable)")
     args = parser.parse_args()
     probes: list[tuple[str, Callable[[Path], None]]] = [
         ("special files", probe_fifo),
@@ -366,7 +607,14 @@ def main() -> None:
         ("summaries", probe_summaries),
         ("server", probe_server),
         ("crawler", lambda base: probe_crawler()),
+        *HOSTILE_PROBES.items(),
     ]
+    if args.only:
+        names = {name.replace(" ", "-") for name, _ in probes}
+        unknown = sorted(set(args.only) - names)
+        if unknown:
+            parser.error(f"unknown probe(s) {', '.join(unknown)}; choose from: {', '.join(sorted(names))}")
+        probes = [(name, probe) for name, probe in probes if name.replace(" ", "-") in args.only]
     for name, probe in probes:
         print(f"[{name}]", flush=True)
         with tempfile.TemporaryDirectory(prefix=f"faults-{name.replace(' ', '-')}-") as base:

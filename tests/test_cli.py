@@ -97,7 +97,7 @@ def test_reload_reports_skips_and_failed_inputs_set_exit_status(tmp_path: Path, 
     summary = json.loads(second.stdout)
     assert len(summary["skipped_unchanged"]) == 3 and summary["embeddings_computed"] == 0
     assert summary["failed"] == [
-        {"source": str(tmp_path / "bad.txt"), "reason": "binary file, not text", "fatal": True}
+        {"source": str(tmp_path / "bad.txt"), "reason": "binary file, not text", "fatal": True, "limit": None}
     ]
     human = runner.invoke(app, ["load", str(tmp_path / "bad.txt"), "-c", str(config_file)], env={"COLUMNS": "250"})
     row = next(line for line in human.stdout.splitlines() if "bad.txt" in line)
@@ -179,10 +179,13 @@ def test_load_progress_has_a_total_percentage_and_eta() -> None:
 
     shown = _progress(enabled=True)
     with shown as on_event:
+        on_event("counted", {"files": 2, "more": False})  # the files are counted before the load
         on_event("source", {"source": "/a.txt", "chunks": 3})
         on_event("source", {"source": "/b.txt", "chunks": 5})
         on_event("embedded", {"chunks": 4})
         task = shown.progress.tasks[shown.chunks]
         assert (task.total, task.completed, task.percentage) == (8, 4, 50.0)
         columns = [type(column).__name__ for column in shown.progress.columns]
-        assert "TaskProgressColumn" in columns and "TimeRemainingColumn" in columns
+        assert "TaskProgressColumn" in columns and "_SourcesEta" in columns
+        sources = shown.progress.tasks[shown.sources]
+        assert (sources.total, sources.completed) == (2, 2)  # so its ETA is the sources' one

@@ -54,7 +54,7 @@ def test_every_input_is_named_with_its_outcome(tmp_path: Path, config_file: Path
     assert outcomes["notes.xyz"][0] == "skipped" and "'.xyz'" in outcomes["notes.xyz"][1]
     assert outcomes["empty.md"] == ("failed", "empty file")
 
-    human = load(str(docs), "-c", str(config_file))
+    human = load(str(docs), "-c", str(config_file), "--all")
     table = rows(human.stdout)
     assert "unchanged" in table["good.txt"] and "unchanged" in table["latin1.txt"]
     assert "skipped" in table["binary.dat"] and "unsupported file type '.dat'" in table["binary.dat"]
@@ -78,6 +78,7 @@ def test_an_empty_folder_warns_and_exits_1(tmp_path: Path, config_file: Path) ->
             "outcome": "skipped",
             "reason": "empty folder: no files in it (hidden files are not loaded)",
             "fatal": False,
+            "limit": None,
         }
     ]
     human = load(str(empty), "-c", str(config_file))

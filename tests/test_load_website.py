@@ -100,7 +100,7 @@ def test_a_broken_link_is_named_but_does_not_fail_the_load(site: Website, config
     summary = json.loads(result.stdout)
     assert summary["loaded"] == [site.url("/with-broken-link")]
     assert summary["failed"] == [
-        {"source": site.url("/error"), "reason": summary["failed"][0]["reason"], "fatal": False}
+        {"source": site.url("/error"), "reason": summary["failed"][0]["reason"], "fatal": False, "limit": None}
     ]
     assert "500" in summary["failed"][0]["reason"]
 

@@ -71,7 +71,9 @@ def test_read_bytes_refuses_a_fifo_without_blocking(special_folder: Path) -> Non
 
 def test_a_read_that_does_not_finish_in_time_fails_naming_the_deadline(tmp_path: Path, monkeypatch) -> None:
     release = threading.Event()
-    monkeypatch.setattr(_text, "_read_regular", lambda path: (release.wait(5), b"late")[1])  # a hung mount, simulated
+    monkeypatch.setattr(
+        _text, "_read_regular", lambda path, limit: (release.wait(5), b"late")[1]
+    )  # a hung mount, simulated
     try:
         with pytest.raises(LoaderError, match=r"longer than 0.2 s"):
             _text.read_bytes(tmp_path / "slow.txt", timeout=0.2)

@@ -21,11 +21,16 @@ from deepsearcher.app.components import Components
 from deepsearcher.app.locks import collection_lock
 from deepsearcher.app.path_rules import (
     NO_ROOTS,
-    iter_allowed_file_sources,
+    iter_allowed_file_entries,
     resolve_allowed,
 )
+from deepsearcher.loader.file_loader._budget import ParseBudget
+from deepsearcher.loader.file_loader.base import BaseLoader
+from deepsearcher.loader.file_loader.file_loader import FileLoader
+from deepsearcher.loader.file_loader.text_detection import WithTextFiles
+from deepsearcher.offline_loading.parse_worker import ProcessParser
 from deepsearcher.offline_loading.pipeline import IngestionPipeline, ProgressCallback
-from deepsearcher.offline_loading.sources import LoadedSource, iter_file_sources
+from deepsearcher.offline_loading.sources import LoadedSource, iter_file_entries
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.types.errors import BadInputError, NotReadyError
 
@@ -60,6 +65,10 @@ class LoadRequest:
     max_depth: int = 0
     max_pages: int | None = None
     crawl_options: dict[str, Any] = field(default_factory=dict)  # other crawler arguments, passed through
+    #: More extensions to read as plain text (besides `load_settings.text_extensions`).
+    text_extensions: list[str] = field(default_factory=list)
+    #: The JSON / JSONL field holding each record's text, for this load.
+    text_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -147,14 +156,33 @@ def plan_load(
     )
 
 
+def file_loader_for(components: Components, request: LoadRequest | None = None) -> BaseLoader:
+    """The configured file loader, with this load's `text_key`, reading as text the extensions of
+    `load_settings.text_extensions` and the request's, and extension-less files that are text."""
+    loader = components.file_loader
+    if request is not None and request.text_key:
+        if not isinstance(loader, FileLoader):
+            raise BadInputError(
+                f"text_key applies to the built-in FileLoader; the configured {type(loader).__name__} takes its "
+                "options in provide_settings.file_loader.config."
+            )
+        loader = loader.with_options(text_key=request.text_key.strip())
+    extensions = list(components.load_settings.get("text_extensions") or [])
+    extensions += request.text_extensions if request is not None else []
+    return WithTextFiles(loader, extensions)
+
+
 def pipeline_for(
     components: Components,
     chunk_size: int | None = None,
     chunk_overlap: int | None = None,
     batch_size: int | None = None,
     on_progress: ProgressCallback | None = None,
+    file_loader: BaseLoader | None = None,
 ) -> IngestionPipeline:
-    """An IngestionPipeline over `components`; sizes not given come from `load_settings`."""
+    """An IngestionPipeline over `components`; sizes not given come from `load_settings`, and
+    so does each file's parse budget (its parser, a worker process, starts on the first file
+    to parse and stops when the run ends)."""
     settings = components.load_settings
     return IngestionPipeline(
         embedding=components.embedding_model,
@@ -164,15 +192,30 @@ def pipeline_for(
         batch_size=batch_size or settings.get("batch_size", 256),
         window_size=settings.get("window_size", 300),
         on_progress=on_progress,
+        parser=ProcessParser(file_loader or file_loader_for(components), ParseBudget.from_settings(settings)),
     )
 
 
-def sources_of(components: Components, plan: LoadPlan) -> Iterator[LoadedSource]:
-    """The plan's files (under the roots when they apply), then the pages crawled from its URLs."""
+def file_entries_of(plan: LoadPlan, loader: BaseLoader) -> list[LoadedSource]:
+    """Every file of the plan (under the roots when they apply), listed before any is read:
+    the progress has a total, and a file that vanishes mid-load is named as such."""
     if plan.roots is None:
-        yield from iter_file_sources([os.fspath(path) for path in plan.paths], components.file_loader)
-    else:
-        yield from iter_allowed_file_sources(plan.paths, components.file_loader, plan.roots)
+        return list(iter_file_entries([os.fspath(path) for path in plan.paths], loader))
+    return list(iter_allowed_file_entries(plan.paths, loader, plan.roots))
+
+
+def sources_of(
+    components: Components,
+    plan: LoadPlan,
+    on_progress: ProgressCallback | None = None,
+    loader: BaseLoader | None = None,
+) -> Iterator[LoadedSource]:
+    """The plan's files, then the pages crawled from its URLs; `on_progress` hears "counted"
+    with the number of files once they are listed (URLs add pages as the crawl finds them)."""
+    entries = file_entries_of(plan, loader or file_loader_for(components, plan.request))
+    if on_progress is not None:
+        on_progress("counted", {"files": len(entries), "more": bool(plan.urls)})
+    yield from entries
     if plan.urls:
         from deepsearcher.offline_loading.web_sources import iter_web_sources
 
@@ -182,15 +225,17 @@ def sources_of(components: Components, plan: LoadPlan) -> Iterator[LoadedSource]
 def run_load(components: Components, plan: LoadPlan, on_progress: ProgressCallback | None = None) -> LoadSummary:
     """The pipeline over the plan's sources; the caller holds the collection's write lock."""
     request = plan.request
+    loader = file_loader_for(components, request)
     pipeline = pipeline_for(
         components,
         request.chunk_size,
         request.chunk_overlap,
         request.batch_size,
         on_progress,
+        file_loader=loader,
     )
     return pipeline.run(
-        sources_of(components, plan),
+        sources_of(components, plan, on_progress, loader),
         collection_name=plan.collection,
         collection_description=request.description or "",
         force_new_collection=request.force_new_collection,

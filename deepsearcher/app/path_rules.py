@@ -22,8 +22,9 @@ from deepsearcher.loader.file_loader._text import not_regular_reason
 from deepsearcher.loader.file_loader.base import BaseLoader, iter_files
 from deepsearcher.offline_loading.sources import (
     LoadedSource,
-    folder_member,
-    iter_file_sources,
+    file_entry,
+    iter_file_entries,
+    parse_entry,
 )
 from deepsearcher.types.errors import BadInputError
 
@@ -116,11 +117,17 @@ def _listing(roots: list[Path]) -> str:
 
 
 def iter_allowed_file_sources(paths: Iterable[Path], loader: BaseLoader, roots: list[Path]) -> Iterator[LoadedSource]:
-    """Like `iter_file_sources`, but a file inside a folder whose real location is outside
+    """`iter_allowed_file_entries`, each file parsed here."""
+    for entry in iter_allowed_file_entries(paths, loader, roots):
+        yield parse_entry(loader, entry)
+
+
+def iter_allowed_file_entries(paths: Iterable[Path], loader: BaseLoader, roots: list[Path]) -> Iterator[LoadedSource]:
+    """Like `iter_file_entries`, but a file inside a folder whose real location is outside
     the roots (a symlink escaping them) is reported as failed instead of being read."""
     for path in paths:
         if not path.is_dir():
-            yield from iter_file_sources([path], loader)
+            yield from iter_file_entries([path], loader)
             continue
         for file_path in iter_files(path):
             real = file_path.resolve()
@@ -133,4 +140,4 @@ def iter_allowed_file_sources(paths: Iterable[Path], loader: BaseLoader, roots: 
             elif linked is not None:
                 yield LoadedSource(str(file_path), error=f"refused: it is {linked}")
             else:
-                yield folder_member(loader, file_path, read_path=real)  # read what was checked
+                yield file_entry(loader, file_path, read_path=real)  # read what was checked

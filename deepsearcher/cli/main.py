@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import logging
 import os
 import sys
 import threading
@@ -47,10 +46,9 @@ app.add_typer(collections_app, name="collections")
 def main(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what happens inside."),
 ) -> None:
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    from deepsearcher.utils.logfile import route_logs
+
+    route_logs(verbose)  # library lines (pypdf, pymilvus, gRPC) go to the log file, not the terminal
 
 
 def run() -> None:

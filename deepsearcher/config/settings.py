@@ -17,7 +17,16 @@ Settings = dict[str, Any]
 
 FEATURES = ("llm", "embedding", "file_loader", "web_crawler", "vector_db")
 TOP_LEVEL_KEYS = ("provide_settings", "query_settings", "load_settings", "server")
-LOAD_KEYS = ("chunk_size", "chunk_overlap", "batch_size", "window_size")
+#: The per-file parse budget (`loader.file_loader._budget.ParseBudget`, whose fields these are).
+BUDGET_KEYS = (
+    "max_parse_seconds",
+    "max_file_bytes",
+    "max_inflated_bytes",
+    "max_records",
+    "max_text_chars",
+    "max_parse_memory_mb",
+)
+LOAD_KEYS = ("chunk_size", "chunk_overlap", "batch_size", "window_size", "text_extensions", *BUDGET_KEYS)
 _ENV_PATTERN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -180,6 +189,19 @@ def _validate(data: dict[str, Any], source: str) -> None:
     for key in ("chunk_size", "chunk_overlap", "batch_size"):
         if key in load and (not isinstance(load[key], int) or load[key] < (0 if key == "chunk_overlap" else 1)):
             raise ConfigurationError(f"'load_settings.{key}'{where} must be a positive integer, got {load[key]!r}.")
+    for key in BUDGET_KEYS:
+        value = load.get(key)
+        bad_number = isinstance(value, bool) or not isinstance(value, int | float)
+        if value is not None and (bad_number or value < 0 or (value == 0 and key != "max_parse_memory_mb")):
+            raise ConfigurationError(f"'load_settings.{key}'{where} must be a positive number, got {value!r}.")
+    extensions = load.get("text_extensions")
+    if extensions is not None and (
+        not isinstance(extensions, list) or not all(isinstance(item, str) and item.strip(". ") for item in extensions)
+    ):
+        raise ConfigurationError(
+            f"'load_settings.text_extensions'{where} must be a list of file extensions such as [py, cfg], "
+            f"got {extensions!r}."
+        )
     query = data.get("query_settings") or {}
     if "agent" in query and not isinstance(query["agent"], str):
         # the name itself is checked against the registered agents when they are built

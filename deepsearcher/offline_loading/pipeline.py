@@ -6,7 +6,11 @@ Why it is shaped this way:
 - Overlap: while the model embeds batch N+1, a single writer thread inserts batch N
   (the model releases the GIL), so the store costs little beyond the embedding itself.
 - Idempotency: every chunk carries its source's hash and chunk count; a source whose
-  stored hash matches and whose chunks are all present is skipped without embedding.
+  stored hash matches and whose chunks are all present is skipped without embedding. For
+  a file the hash is of its bytes (and the parse settings), taken before it is parsed, so
+  an unchanged re-load reads and hashes each file once and parses nothing.
+- Budget: each file is parsed by `parser` (a worker process under the per-file budget,
+  see `parse_worker`), so one hostile file is stopped and named while the rest load.
 - Crash-exactness: every chunk also carries its `chunk_index` and a `chunk_key` (source
   hash + index + text hash). A source counts as complete only when each key is stored
   exactly once (checked row by row, by id, never by count: after a crash Milvus Lite can
@@ -28,6 +32,7 @@ from typing import Any
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.loader.splitter import split_docs_to_chunks
 from deepsearcher.offline_loading.embed_scheduler import EmbedScheduler
+from deepsearcher.offline_loading.file_hash import file_fingerprint, hash_file, loader_signature
 from deepsearcher.offline_loading.sources import LoadedSource
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.types import Chunk
@@ -71,8 +76,12 @@ class IngestionPipeline:
         batch_size: int = 256,
         window_size: int = 300,
         on_progress: ProgressCallback | None = None,
+        parser: Any = None,
     ) -> None:
+        """`parser` parses file entries (`parse_worker.ProcessParser` / `ThreadParser`);
+        without one, entries are parsed in this thread under the default budget."""
         self.embedding = embedding
+        self.parser = parser
         self.vector_db = vector_db
         self.chunk_size = chunk_size
         self.chunk_overlap = chunk_overlap
@@ -88,6 +97,19 @@ class IngestionPipeline:
         collection_description: str = "",
         force_new_collection: bool = False,
     ) -> LoadSummary:
+        try:
+            return self._run(sources, collection_name, collection_description, force_new_collection)
+        finally:
+            if self.parser is not None:
+                self.parser.close()  # the worker process goes; another run starts a fresh one
+
+    def _run(
+        self,
+        sources: Iterable[LoadedSource],
+        collection_name: str | None,
+        collection_description: str,
+        force_new_collection: bool,
+    ) -> LoadSummary:
         started = time.perf_counter()
         collection = (
             normalize_collection_name(collection_name) if collection_name else self.vector_db.default_collection
@@ -102,6 +124,7 @@ class IngestionPipeline:
         known = {} if force_new_collection else self.vector_db.list_sources(collection)
         summary = LoadSummary(collection=collection)
         self._batches = 0
+        self._signature: str | None = None
         pending: list[Chunk] = []
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deepsearcher-insert") as writer:
             inserting: Future[int] | None = None
@@ -125,9 +148,51 @@ class IngestionPipeline:
         self.on_progress("done", {"summary": summary})
         return summary
 
+    def _fingerprint(self, sha256: str, loader: str | None = None) -> str:
+        if loader is None:
+            if self._signature is None:
+                self._signature = loader_signature(getattr(self.parser, "loader", None))
+            loader = self._signature
+        return file_fingerprint(sha256, loader, (self.chunk_size, self.chunk_overlap, self.window_size))
+
+    def _open_entry(self, source: LoadedSource, known: dict, summary: LoadSummary) -> tuple[LoadedSource, str | None]:
+        """A file entry parsed (or left unparsed when its bytes are unchanged: then the
+        fingerprint comes back with no parse), and its fingerprint (None when it failed)."""
+        assert source.read_path is not None
+        budget = getattr(self.parser, "budget", None)
+        hashed = hash_file(source.reference, source.read_path, budget)
+        if hashed.error is not None:
+            return LoadedSource(source.reference, error=hashed.error, limit=hashed.limit), None
+        fingerprint = self._fingerprint(hashed.sha256)
+        record = known.get(source.reference)
+        if record is not None and record.source_hash == fingerprint and record.complete:
+            return source, fingerprint  # unchanged: not parsed
+        if self.parser is None:
+            raise ValueError(f"{source.reference}: a file entry reached a pipeline without a parser (give parser=...)")
+        parsed = self.parser.parse(source)
+        if source.listed is not None and hashed.stamp != source.listed and parsed.changed is None:
+            (listed_size, _), (size, _) = source.listed, hashed.stamp or (0, 0)
+            parsed.changed = (
+                f"changed during the load ({listed_size:,} bytes when listed, {size:,} when read): "
+                "loaded as it was when read"
+            )
+        if parsed.file_sha256 is not None and parsed.file_sha256 != hashed.sha256:
+            # it changed between the hash and the parse: what was parsed is what is stored
+            fingerprint = self._fingerprint(parsed.file_sha256, parsed.loader_signature)
+            parsed.changed = parsed.changed or "changed while the load read it: the version parsed was stored"
+        return parsed, fingerprint
+
     def _prepare(self, source: LoadedSource, known: dict, collection: str, summary: LoadSummary) -> list[Chunk]:
         """Decide what to do with one source and return the chunks to embed (maybe none)."""
         reference = source.reference
+        fingerprint: str | None = None
+        if source.pending:
+            source, fingerprint = self._open_entry(source, known, summary)
+            if source.pending:
+                summary.chunks_unchanged += known[reference].chunk_count
+                summary.add(reference, "unchanged")
+                self.on_progress("skipped", {"source": reference})
+                return []
         if source.unsupported:
             summary.skip_unsupported(reference, source.skip_reason or "unsupported file type")
             self.on_progress("unsupported", {"source": reference})
@@ -137,14 +202,20 @@ class IngestionPipeline:
             self.on_progress("unsupported", {"source": reference})
             return []
         if source.error is not None:
-            summary.fail(reference, source.error, fatal=source.fatal)
+            summary.fail(reference, source.error, fatal=source.fatal, limit=source.limit)
             self.on_progress("failed", {"source": reference, "reason": source.error})
             return []
+
         if not any(document.page_content.strip() for document in source.documents):
             summary.fail(reference, "no text could be extracted")
             self.on_progress("failed", {"source": reference, "reason": "no text could be extracted"})
             return []
-        fingerprint = source_fingerprint(source)
+        if fingerprint is None:
+            fingerprint = (
+                self._fingerprint(source.file_sha256, source.loader_signature)
+                if source.file_sha256 is not None
+                else source_fingerprint(source)
+            )
         chunks = split_docs_to_chunks(
             source.documents,
             chunk_size=self.chunk_size,
@@ -162,10 +233,12 @@ class IngestionPipeline:
         if record is not None and record.source_hash == fingerprint:
             todo = self._missing_chunks(collection, reference, chunks, record, summary)
             if not todo:
-                summary.add(reference, "unchanged")
+                summary.chunks_unchanged += len(chunks)
+                summary.add(reference, "unchanged", source.changed or "")
                 self.on_progress("skipped", {"source": reference})
                 return []
             kept = len(chunks) - len(todo)
+            summary.chunks_kept += kept
             reason = f"resumed an interrupted load: kept {kept} of {len(chunks)} stored chunks" if kept else ""
             summary.add(reference, "loaded", reason)
         elif record is not None:
@@ -173,6 +246,8 @@ class IngestionPipeline:
             summary.add(reference, "replaced")
         else:
             summary.add(reference, "loaded")
+        if source.changed is not None:
+            summary.note_changed(reference, source.changed)
         summary.documents += len(source.documents)
         self.on_progress("source", {"source": reference, "chunks": len(todo)})
         return todo
@@ -212,7 +287,6 @@ class IngestionPipeline:
         if remove:
             self.vector_db.delete_ids(collection, sorted(remove))
             summary.duplicates_removed += sum(id_copies[row_id] for row_id in remove)
-        summary.chunks_kept += len(stored)
         return [chunk for chunk in chunks if chunk.metadata["chunk_key"] not in stored]
 
     def _embed_and_insert(

@@ -21,6 +21,8 @@ class SourceFailure:
     source: str
     reason: str
     fatal: bool = True
+    #: The per-file budget setting a refused file went past (`max_records`, ...), if any.
+    limit: str | None = None
 
 
 @dataclass
@@ -32,6 +34,7 @@ class SourceOutcome:
     reason: str = ""
     #: False for a skipped page or a broken link found while crawling: it does not fail the load.
     fatal: bool = True
+    limit: str | None = None
 
 
 @dataclass
@@ -47,11 +50,16 @@ class LoadSummary:
     skipped: list[SourceFailure] = field(default_factory=list)
     sources: list[SourceOutcome] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: Files that changed while the load read them: loaded as they were when opened, and
+    #: named so the user loads them again once they are complete (the load is not `ok`).
+    changed: list[SourceFailure] = field(default_factory=list)
     documents: int = 0
     chunks_inserted: int = 0
     embeddings_computed: int = 0
     #: Chunks already stored by an interrupted load and kept (not embedded again).
     chunks_kept: int = 0
+    #: Chunks of unchanged sources, already stored whole (nothing to do for them).
+    chunks_unchanged: int = 0
     #: Stored rows removed because they were copies (a crash can store a batch twice) or
     #: belonged to no current chunk.
     duplicates_removed: int = 0
@@ -61,16 +69,16 @@ class LoadSummary:
     def ok(self) -> bool:
         """False when an input the user gave failed (a broken link found by the crawler does
         not count) or when nothing at all could be loaded."""
-        return not any(failure.fatal for failure in self.failed) and not self.warnings
+        return not any(failure.fatal for failure in self.failed) and not self.warnings and not self.changed
 
     @property
     def worked(self) -> bool:
         """Whether any source is now in the store (loaded, replaced or already there)."""
         return bool(self.loaded or self.replaced or self.skipped_unchanged)
 
-    def add(self, source: str, outcome: str, reason: str = "", fatal: bool = True) -> None:
+    def add(self, source: str, outcome: str, reason: str = "", fatal: bool = True, limit: str | None = None) -> None:
         """Record what happened to `source` (one of OUTCOMES)."""
-        self.sources.append(SourceOutcome(source, outcome, reason, fatal))
+        self.sources.append(SourceOutcome(source, outcome, reason, fatal, limit))
         if outcome == "loaded":
             self.loaded.append(source)
         elif outcome == "replaced":
@@ -78,7 +86,7 @@ class LoadSummary:
         elif outcome == "unchanged":
             self.skipped_unchanged.append(source)
         elif outcome == "failed":
-            self.failed.append(SourceFailure(source, reason, fatal))
+            self.failed.append(SourceFailure(source, reason, fatal, limit))
         elif outcome == "skipped":
             self.skipped.append(SourceFailure(source, reason, fatal=False))
         else:
@@ -88,8 +96,16 @@ class LoadSummary:
         self.unsupported.append(source)
         self.add(source, "skipped", reason, fatal=False)
 
-    def fail(self, source: str, reason: str, fatal: bool = True) -> None:
-        self.add(source, "failed", reason, fatal)
+    def fail(self, source: str, reason: str, fatal: bool = True, limit: str | None = None) -> None:
+        self.add(source, "failed", reason, fatal, limit)
+
+    def note_changed(self, source: str, reason: str) -> None:
+        """Name a file that changed while it was read, beside the outcome recorded for it."""
+        self.changed.append(SourceFailure(source, reason))
+        for outcome in reversed(self.sources):
+            if outcome.source == source:
+                outcome.reason = "; ".join(part for part in (outcome.reason, reason) if part)
+                break
 
     def finish(self) -> None:
         """Add the warning for a load that stored nothing and failed at nothing (an empty

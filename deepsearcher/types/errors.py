@@ -25,6 +25,7 @@ __all__ = [
     "NoSearchableDataError",
     "NotReadyError",
     "ProviderError",
+    "StorageFaultError",
     "StoreInUseError",
     "VectorStoreError",
     "cause_chain",
@@ -172,6 +173,14 @@ class StoreInUseError(VectorStoreError):
 
     error_kind = "store_in_use"
     http_status = 503
+
+
+class StorageFaultError(VectorStoreError):
+    """The store's disk refused a write: no space left, a read-only file system, a lost lock.
+    Nothing DeepSearcher can fix; the message says what to do, and a rerun resumes the load."""
+
+    error_kind = "storage_fault"
+    http_status = 507
 
 
 class EmbeddingMismatchError(VectorStoreError):

@@ -16,7 +16,7 @@ from deepsearcher.types import (
     RetrievalResult,
     VectorStoreError,
 )
-from deepsearcher.types.errors import CollectionNotFoundError
+from deepsearcher.types.errors import CollectionNotFoundError, StorageFaultError
 from deepsearcher.vector_db.base import SourceRecord
 
 # What each stored chunk carries besides its vectors.
@@ -105,11 +105,56 @@ def missing_collection(operation: str, name: str, location: str, existing: list[
     )
 
 
+#: What a storage fault says inside a store's error text (the store passes the OS error on as
+#: text, so its errno survives only there), and what the user should do about each.
+_STORAGE_FAULTS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        ("[errno 28]", "no space left on device", "disk quota exceeded", "[errno 122]"),
+        "no space left on its disk. Free some space, then run the same command again "
+        "(a load resumes: the chunks already stored are kept)",
+    ),
+    (
+        ("[errno 27]", "file too large"),
+        "a file of it would pass this process's file size limit (ulimit -f). Raise the limit, then run "
+        "the same command again",
+    ),
+    (
+        ("[errno 30]", "read-only file system"),
+        "its file system is read-only. Make it writable (or point vector_db.config.uri at a writable "
+        "folder), then run the same command again",
+    ),
+    (
+        ("[errno 13]",),
+        "this user may not write its files. Fix the folder's permissions, then run the same command again",
+    ),
+    (
+        ("lock file", "lock was lost", "lock is not held"),
+        "its lock was lost (the LOCK file was removed or taken by another process). Stop other processes "
+        "using it, then run the same command again",
+    ),
+)
+
+
+def storage_fault(detail: str) -> str | None:
+    """What to tell the user when `detail` is a storage fault, else None."""
+    text = detail.lower()
+    for needles, advice in _STORAGE_FAULTS:
+        if any(needle in text for needle in needles):
+            return advice
+    return None
+
+
 def operation_failed(
     store: str, operation: str, collection: str | None, location: str, detail: str
 ) -> VectorStoreError:
-    """The error for a failed store call, naming the operation, the collection and where the store is."""
+    """The error for a failed store call, naming the operation, the collection and where the store is;
+    a full disk, read-only file system or lost lock is a StorageFaultError saying what to do."""
     where = f" on collection '{collection}'" if collection else ""
+    advice = storage_fault(detail)
+    if advice is not None:
+        return StorageFaultError(
+            f"{store} {operation}{where} failed: the store at {location} cannot be written: {advice}."
+        )
     return VectorStoreError(f"{store} {operation}{where} failed ({location}): {detail}")
 
 

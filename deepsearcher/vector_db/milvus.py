@@ -298,6 +298,9 @@ class Milvus(BaseVectorDB):
         self._meta: MetaTable | None = None
         import pymilvus  # a core dependency, imported here so provider discovery stays fast
 
+        from deepsearcher.utils.logfile import adopt_library_loggers
+
+        adopt_library_loggers("pymilvus", "milvus_lite")  # their RPC tracebacks: to the log file
         self._pymilvus = pymilvus
 
         uri = uri or lite.default_lite_path()

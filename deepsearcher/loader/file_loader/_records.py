@@ -19,13 +19,21 @@ logger = logging.getLogger(__name__)
 RESERVED_KEYS = frozenset({"reference", "file_type", "record_index", "content_hash"})
 
 
+class MissingTextKeyError(LoaderError):
+    """A record has no field named `text_key`: most often a JSON file that is data or
+    configuration, not a corpus. Inside a folder such a file is skipped, not failed."""
+
+
 def record_text(path: str, record: Mapping[str, Any], text_key: str, where: str) -> str:
     """The record's text; a missing key or a non-string value raises LoaderError."""
     if text_key not in record:
         keys = ", ".join(map(str, record)) or "none"
-        raise LoaderError(
+        if len(keys) > 200:
+            keys = keys[:200] + "…"
+        raise MissingTextKeyError(
             path,
-            f"{where} has no '{text_key}' key (its keys: {keys}); set text_key to the field holding the text",
+            f"{where} has no '{text_key}' key (its keys: {keys}); if it is a corpus, load it with "
+            "--text-key FIELD (or provide_settings.file_loader.config.text_key) naming the field that holds the text",
         )
     value = record[text_key]
     if isinstance(value, list) and all(isinstance(item, str) for item in value):

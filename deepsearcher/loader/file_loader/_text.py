@@ -7,11 +7,14 @@ non-UTF-8 file fails the same way, with the file named and a reason a user can a
 from __future__ import annotations
 
 import codecs
+import hashlib
 import os
 import stat
 import threading
+from dataclasses import dataclass
 from typing import Any
 
+from deepsearcher.loader.file_loader import _budget
 from deepsearcher.types import LoaderError
 
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
@@ -49,23 +52,48 @@ def not_regular_reason(file_path: str | os.PathLike[str]) -> str | None:
     return f"not a regular file: it is {kind}" if kind else None
 
 
-def _read_regular(path: str) -> bytes:
+@dataclass(frozen=True)
+class _Snapshot:
+    """The bytes of a file as it was when opened, and whether it changed while read."""
+
+    data: bytes
+    changed: str | None = None
+
+
+def _stamp(stat_result: os.stat_result) -> tuple[int, int]:
+    return stat_result.st_size, stat_result.st_mtime_ns
+
+
+def _read_regular(path: str, size_limit: int) -> _Snapshot:
+    """Read exactly the bytes the file held when it was opened (a file that keeps growing
+    is not followed), refusing one bigger than `size_limit` unread."""
     # O_NONBLOCK: opening a FIFO must not wait for a writer (fstat then refuses it).
     descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(descriptor, "rb") as handle:
-        kind = special_kind(os.fstat(descriptor).st_mode)
+        opened = os.fstat(descriptor)
+        kind = special_kind(opened.st_mode)
         if kind:
             raise LoaderError(path, f"not a regular file: it is {kind}")
-        return handle.read()
+        if opened.st_size > size_limit:
+            raise _budget.BudgetExceeded(path, "max_file_bytes", f"{opened.st_size:,} bytes, over {size_limit:,}")
+        data = handle.read(opened.st_size)
+        after = os.fstat(descriptor)
+    changed = None
+    if _stamp(after) != _stamp(opened) or len(data) != opened.st_size:
+        changed = (
+            f"changed while being read ({opened.st_size:,} bytes when opened, {after.st_size:,} after): "
+            f"read the {len(data):,} bytes it held when opened"
+        )
+    return _Snapshot(data, changed)
 
 
-def _read_with_deadline(path: str, timeout: float) -> bytes:
+def _read_with_deadline(path: str, timeout: float, size_limit: int) -> _Snapshot:
     """`_read_regular` in a daemon thread, abandoned after `timeout` seconds."""
     outcome: dict[str, object] = {}
 
     def target() -> None:
         try:
-            outcome["data"] = _read_regular(path)
+            outcome["data"] = _read_regular(path, size_limit)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller below, re-raised there
             outcome["error"] = exc
 
@@ -83,10 +111,15 @@ def _read_with_deadline(path: str, timeout: float) -> bytes:
 
 
 def read_bytes(file_path: str | os.PathLike[str], timeout: float | None = None) -> bytes:
-    """The file's bytes; a missing, unreadable, non-regular, zero-byte or too-slow file raises LoaderError."""
+    """The file's bytes as they were when it was opened; a missing, unreadable, non-regular,
+    zero-byte, too-big (the budget's max_file_bytes) or too-slow file raises LoaderError.
+
+    What was read is noted for the pipeline (`_budget.notes`): its hash, and a change
+    made while it was being read, so the summary can name the file as changed."""
     path = os.fspath(file_path)
     try:
-        data = _read_with_deadline(path, READ_TIMEOUT if timeout is None else timeout)
+        limit = _budget.current().max_file_bytes  # read here: the reader thread has its own context
+        snapshot = _read_with_deadline(path, READ_TIMEOUT if timeout is None else timeout, limit)
     except FileNotFoundError as exc:
         reason = "dangling symbolic link (its target does not exist)" if os.path.islink(path) else "file not found"
         raise LoaderError(path, reason) from exc
@@ -96,6 +129,11 @@ def read_bytes(file_path: str | os.PathLike[str], timeout: float | None = None) 
         raise LoaderError(path, "permission denied") from exc
     except OSError as exc:
         raise LoaderError(path, f"cannot read file: {exc.strerror or exc}") from exc
+    data = snapshot.data
+    noted = _budget.notes()
+    if noted is not None:
+        noted.sha256 = hashlib.sha256(data).hexdigest()
+        noted.changed = snapshot.changed
     if not data:
         raise LoaderError(path, "empty file")
     return data

@@ -8,6 +8,7 @@ import os
 from typing import Any, ClassVar
 
 from deepsearcher.config.registry import register_provider
+from deepsearcher.loader.file_loader._budget import check_records
 from deepsearcher.loader.file_loader._records import (
     build_document,
     record_text,
@@ -43,6 +44,7 @@ class CSVLoader(BaseLoader):
                 )
             documents = []
             for index, row in enumerate(reader):
+                check_records(path, index + 1)
                 document = self._row_document(
                     path,
                     row,

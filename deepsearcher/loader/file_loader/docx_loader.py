@@ -8,6 +8,7 @@ import zipfile
 from typing import TYPE_CHECKING, ClassVar
 
 from deepsearcher.config.registry import register_provider
+from deepsearcher.loader.file_loader._budget import checked_archive
 from deepsearcher.loader.file_loader._document import make_document
 from deepsearcher.loader.file_loader._text import read_bytes
 from deepsearcher.loader.file_loader.base import BaseLoader
@@ -67,7 +68,7 @@ class DocxLoader(BaseLoader):
         from docx.opc.exceptions import PackageNotFoundError
 
         path = os.fspath(file_path)
-        data = read_bytes(path)
+        data = checked_archive(path, read_bytes(path))  # a zip bomb is refused before python-docx inflates it
         try:
             document = docx.Document(io.BytesIO(data))
             text = docx_text(document)

@@ -49,6 +49,7 @@ class FileLoader(BaseLoader):
     """
 
     def __init__(self, loader_options: dict[str, dict[str, Any]] | None = None, **options: Any) -> None:
+        self._given = (dict(loader_options or {}), dict(options))  # for with_options
         per_loader = dict(loader_options or {})
         self._by_type: dict[str, BaseLoader] = {}
         used: set[str] = set()
@@ -78,6 +79,11 @@ class FileLoader(BaseLoader):
     @property
     def supported_file_types(self) -> list[str]:
         return sorted(self._by_type)
+
+    def with_options(self, **options: Any) -> FileLoader:
+        """A FileLoader like this one with `options` set too (`text_key="body"` for one load)."""
+        loader_options, given = self._given
+        return FileLoader(loader_options, **{**given, **options})
 
     def loader_for(self, file_path: str | os.PathLike[str]) -> BaseLoader | None:
         """The loader that reads this file, or None for an unsupported extension."""

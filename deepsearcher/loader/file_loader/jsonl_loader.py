@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from typing import ClassVar
 
 from deepsearcher.config.registry import register_provider
+from deepsearcher.loader.file_loader._budget import check_records
 from deepsearcher.loader.file_loader._records import record_document, require_documents
 from deepsearcher.loader.file_loader._text import read_text
 from deepsearcher.loader.file_loader.base import BaseLoader
@@ -26,7 +28,7 @@ class JsonlLoader(BaseLoader):
         path = os.fspath(file_path)
         documents = []
         record_index = 0
-        for line_number, line in enumerate(read_text(path).splitlines(), start=1):
+        for line_number, line in enumerate(io.StringIO(read_text(path)), start=1):
             if not line.strip():
                 continue
             try:
@@ -36,6 +38,7 @@ class JsonlLoader(BaseLoader):
                     path,
                     f"malformed JSON on line {line_number} column {exc.colno}: {exc.msg}",
                 ) from exc
+            check_records(path, record_index + 1)
             document = record_document(
                 path,
                 record,

@@ -1,0 +1,161 @@
+"""Parsing each file within its budget: a worker process the pipeline can stop.
+
+A loader is third-party code run on files nobody vetted: it may loop for minutes (a
+JSON list of a million objects, a pathological PDF) or allocate gigabytes. It runs in one
+long-lived worker process (started on the first file that needs parsing, so an unchanged
+re-load never starts it) under the per-file budget (`loader.file_loader._budget`): the
+worker's address space is capped, and a file that takes longer than `max_parse_seconds`
+gets its worker killed and is named with that limit; the next file gets a fresh worker.
+The load goes on either way.
+
+A loader that cannot be sent to another process (a custom one defined in a script) is
+run in the calling thread instead, with the same budget but no time or memory limit.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import pickle
+import time
+from multiprocessing.connection import Connection
+from typing import Any
+
+from deepsearcher.loader.file_loader import _budget
+from deepsearcher.loader.file_loader._budget import ParseBudget
+from deepsearcher.loader.file_loader.base import BaseLoader
+from deepsearcher.offline_loading.sources import LoadedSource, parse_file
+
+logger = logging.getLogger(__name__)
+
+_READY = "ready"
+#: Seconds a new worker may take to start (import the loaders) before parsing falls back to this process.
+START_TIMEOUT = 120.0
+
+
+def _cap_memory(megabytes: int) -> None:
+    if megabytes <= 0:
+        return
+    try:
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        wanted = megabytes * _budget.MB
+        resource.setrlimit(resource.RLIMIT_AS, (wanted if hard < 0 else min(wanted, hard), hard))
+    except (ImportError, ValueError, OSError):  # not on this platform: the time limit still holds
+        logger.debug("could not cap the parser's memory", exc_info=True)
+
+
+def _serve(connection: Connection, pickled_loader: bytes, budget: ParseBudget) -> None:
+    """The worker's loop: parse each path sent, send back the source, until the pipe closes."""
+    from deepsearcher.utils.logfile import route_child_logs
+
+    route_child_logs()  # pypdf's warnings must not land in the parent's progress bar
+    _cap_memory(budget.max_parse_memory_mb)
+    loader = pickle.loads(pickled_loader)
+    from deepsearcher.loader.file_loader import FileLoader  # noqa: F401 - the loaders' imports, before the clock runs
+
+    connection.send(_READY)
+    with _budget.using(budget):
+        while True:
+            try:
+                entry = connection.recv()
+            except (EOFError, OSError):  # the pipeline is gone (done, or killed)
+                return
+            source = parse_file(loader, entry)
+            try:
+                connection.send(source)
+            except (pickle.PicklingError, TypeError, AttributeError) as exc:
+                connection.send(LoadedSource(entry.reference, error=f"its documents cannot be passed on: {exc}"))
+
+
+class ThreadParser:
+    """Parses in the calling thread under the budget (no time or memory limit)."""
+
+    def __init__(self, loader: BaseLoader, budget: ParseBudget | None = None) -> None:
+        self.loader = loader
+        self.budget = budget or ParseBudget()
+
+    def parse(self, entry: LoadedSource) -> LoadedSource:
+        with _budget.using(self.budget):
+            return parse_file(self.loader, entry)
+
+    def close(self) -> None:
+        return None
+
+
+class ProcessParser(ThreadParser):
+    """Parses in a worker process, killed when one file runs past `max_parse_seconds`."""
+
+    def __init__(self, loader: BaseLoader, budget: ParseBudget | None = None) -> None:
+        super().__init__(loader, budget)
+        try:
+            self._pickled: bytes | None = pickle.dumps(loader)
+        except Exception as exc:  # noqa: BLE001 - any pickling failure means: parse here instead
+            logger.info("file loader %s cannot run in a worker process (%s); parsing in this one", loader, exc)
+            self._pickled = None
+        self._process: Any = None
+        self._connection: Connection | None = None
+
+    def _start(self) -> Connection:
+        context = multiprocessing.get_context("spawn")  # never fork a process holding gRPC and model threads
+        ours, theirs = context.Pipe()
+        process = context.Process(
+            target=_serve, args=(theirs, self._pickled, self.budget), name="deepsearcher-parse", daemon=True
+        )
+        process.start()
+        theirs.close()
+        self._process, self._connection = process, ours
+        if not ours.poll(START_TIMEOUT) or ours.recv() != _READY:
+            raise OSError(f"the parse worker did not start within {START_TIMEOUT:g} s")
+        return ours
+
+    def parse(self, entry: LoadedSource) -> LoadedSource:
+        if self._pickled is None:
+            return super().parse(entry)
+        try:
+            connection = self._connection or self._start()
+        except (EOFError, OSError) as exc:  # no worker: parse here rather than not at all
+            logger.warning("parsing in this process: %s", exc)
+            self._stop()
+            self._pickled = None
+            return super().parse(entry)
+        started = time.monotonic()
+        try:
+            connection.send(entry)
+            if connection.poll(self.budget.max_parse_seconds):
+                return connection.recv()  # type: ignore[no-any-return]
+        except (EOFError, OSError):
+            return self._died(entry)
+        self._stop()
+        seconds = time.monotonic() - started
+        return LoadedSource(
+            entry.reference,
+            error=f"parsing took longer than {self.budget.max_parse_seconds:g} s (stopped after {seconds:.1f} s); "
+            "refused (raise load_settings.max_parse_seconds to load it)",
+            limit="max_parse_seconds",
+        )
+
+    def _died(self, entry: LoadedSource) -> LoadedSource:
+        code = self._process.exitcode if self._process is not None else None
+        self._stop()
+        memory = self.budget.max_parse_memory_mb
+        return LoadedSource(
+            entry.reference,
+            error=f"the parser stopped while reading it (exit status {code}; over {memory} MB of memory?); "
+            "refused (raise load_settings.max_parse_memory_mb to load it)",
+            limit="max_parse_memory_mb",
+        )
+
+    def _stop(self) -> None:
+        process, connection = self._process, self._connection
+        self._process, self._connection = None, None
+        if connection is not None:
+            connection.close()
+        if process is not None:
+            if process.is_alive():
+                process.kill()
+            process.join(5)
+
+    def close(self) -> None:
+        self._stop()
