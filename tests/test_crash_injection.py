@@ -19,11 +19,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers import components_for
 
-from deepsearcher.loader.file_loader.file_loader import FileLoader
-from deepsearcher.offline_loading.pipeline import CRASH_ENV, IngestionPipeline
-from deepsearcher.offline_loading.sources import iter_file_sources
-from deepsearcher.testing.hash_embedding import HashEmbedding
+from deepsearcher.app.loading import LoadRequest, load
+from deepsearcher.offline_loading.pipeline import CRASH_ENV
 from deepsearcher.vector_db.milvus import Milvus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,10 +57,12 @@ def config(path: Path, uri: Path) -> Path:
 
 
 def rerun(corpus: Path, uri: Path):
-    store = Milvus(uri=str(uri))
+    """The load again, through the use case `deepsearcher load` runs (same loader, parser and
+    fingerprints as the killed process), in this process so its summary can be read."""
+    components = components_for(config(uri.with_suffix(".yaml"), uri))
+    store = components.vector_db
     try:
-        pipeline = IngestionPipeline(HashEmbedding(), store, **SIZES)
-        summary = pipeline.run(iter_file_sources([corpus], FileLoader()), collection_name=COLLECTION)
+        summary = load(components, LoadRequest([str(corpus)], COLLECTION))
         return summary, snapshot(store, summary)
     finally:
         store.close()
