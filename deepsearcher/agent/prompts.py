@@ -13,7 +13,7 @@ COLLECTION_ROUTER = """You choose which document collections may hold the answer
 
 Question: {query}
 
-Collections (name: description):
+Collections, one per line as collection_name: description:
 {collections}
 
 Reply with a JSON list of the relevant collection names only, for example ["docs", "faq"]. Reply [] if none is relevant."""

@@ -20,6 +20,7 @@ reply; see `deepsearcher.transport.retry.RetryPolicy`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import threading
@@ -313,7 +314,8 @@ class BaseLLM(ABC):
         The default serves a DeepSearcher-style subclass: its own synchronous `chat(messages)`
         runs in a worker thread. It takes only the messages, so per-call options are not passed.
         """
-        reply = await asyncio.to_thread(type(self).chat, self, messages)
+        chat = self._own_chat() or functools.partial(type(self).chat, self)
+        reply = await asyncio.to_thread(chat, messages=messages)  # DeepSearcher's agents pass messages=
         if isinstance(reply, str):  # some user classes return the bare text
             reply = ChatResponse(reply)
         elif not isinstance(reply, ChatResponse) and hasattr(reply, "content"):  # their own ChatResponse class
@@ -324,12 +326,21 @@ class BaseLLM(ABC):
             )
         return reply
 
+    def _own_chat(self) -> Any:
+        """A `chat` set on this very instance (a test's mock, a user's wrapper), else None: every
+        agent call, async and streaming ones included, then goes through it, as in DeepSearcher."""
+        return self.__dict__.get("chat")
+
+    def _once(self) -> Any:
+        """The one-request coroutine function: an instance's own `chat`, else the provider's."""
+        return functools.partial(BaseLLM._achat_once, self) if self._own_chat() else self._achat_once
+
     async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
         """One streaming request: yield text deltas, and a `Usage` when the API reports it.
 
         The default makes one non-streaming call (for providers without streaming).
         """
-        response = await self._achat_once(messages, **kwargs)
+        response = await self._once()(messages, **kwargs)
         yield response.content
         yield response.usage
 
@@ -479,7 +490,7 @@ class BaseLLM(ABC):
         use_json = bool(json_mode and self.supports_json_mode)
 
         async def attempt() -> ChatResponse:
-            return await self._achat_once(msgs, json_mode=use_json, **kwargs)
+            return await self._once()(msgs, json_mode=use_json, **kwargs)
 
         async with self.limit:
             try:
@@ -514,7 +525,11 @@ class BaseLLM(ABC):
             while True:
                 attempts += 1
                 emitted = 0
-                source = self._astream_once(messages, **kwargs)
+                source = (
+                    BaseLLM._astream_once(self, messages, **kwargs)
+                    if self._own_chat()
+                    else self._astream_once(messages, **kwargs)
+                )
                 try:
                     while True:
                         left = stream_end - time.monotonic() if emitted else budget.left()
