@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.budget import fit_passages, room_for_passages
@@ -32,6 +32,8 @@ from deepsearcher.llm._sync import run_sync
 from deepsearcher.llm.base import BaseLLM, Usage
 from deepsearcher.types import RetrievalResult, deduplicate_results
 from deepsearcher.vector_db.base import BaseVectorDB
+
+T = TypeVar("T")
 
 #: How many of the best retrieved chunks an agent answers from when its LLM judge kept none.
 FALLBACK_CHUNKS = 3
@@ -142,6 +144,14 @@ class RAGAgent(BaseAgent):
     async def _gather(self, query: str, ctx: RunContext, collections: list[str] | None) -> list[RetrievalResult]:
         """The chunks to answer from: the collections, then `_retrieve`; or, when a subclass
         overrides DeepSearcher's sync `retrieve` hook, what that returns (run in a worker thread)."""
+        if not _is_own(self.async_retrieve, RAGAgent.async_retrieve):  # DeepSearcher's async hook, overridden
+            given: dict[str, Any] = {**ctx.given_options, **ctx.store_kwargs}
+            if collections:
+                given["collections"] = collections
+            results, tokens, _ = await ctx.bounded(self.async_retrieve(query, **given), "retrieve")
+            if tokens:
+                ctx.record("retrieve", Usage(total_tokens=int(tokens)))
+            return list(results)
         if not _is_own(self.retrieve, RAGAgent.retrieve):
             keywords: dict[str, Any] = {**ctx.given_options, **ctx.store_kwargs}  # what the caller gave
             if ctx.authorized_collections is not None:
@@ -338,25 +348,36 @@ class RAGAgent(BaseAgent):
 
     def retrieve(self, query: str, **kwargs: Any) -> tuple[list[RetrievalResult], int, dict[str, Any]]:
         """DeepSearcher's contract: (retrieved_results, total_tokens, metadata), no final answer."""
+        return run_sync(self.async_retrieve(query, **kwargs))
 
+    async def async_retrieve(self, query: str, **kwargs: Any) -> tuple[list[RetrievalResult], int, dict[str, Any]]:
+        """DeepSearcher's async `retrieve` (same keywords, same tuple); `retrieve` runs it."""
+        collections = kwargs.pop("collections", None)
+        ctx = self._step_context(kwargs)
+        selected = await self._collections(query, ctx, collections)
+        self.retriever.start_warm_up(selected, **ctx.store_kwargs)
+        results = await self._retrieve(query, ctx, selected)
+        return results, ctx.total_tokens, {"steps": [step.to_dict() for step in ctx.steps]}
+
+    def _step_context(self, kwargs: dict[str, Any]) -> RunContext:
+        """A RunContext for a call outside `aquery` from DeepSearcher's keywords (its
+        `authorized_collection_set`, `tenant_id` and per-call options)."""
         store_kwargs = store_kwargs_from(kwargs)
         authorized = authorized_from(kwargs)
-        collections = kwargs.pop("collections", None)
+        ctx = RunContext(
+            authorized_collections=authorized, options=self._check_options(kwargs), store_kwargs=store_kwargs
+        )
+        ctx.given_options = {key: value for key, value in kwargs.items() if value is not None}
+        return ctx
 
-        async def run() -> tuple[list[RetrievalResult], int, dict[str, Any]]:
-            ctx = RunContext(
-                authorized_collections=authorized,
-                options=self._check_options(kwargs),
-                store_kwargs=store_kwargs,
-            )
-            selected = await self._collections(query, ctx, collections)
-            self.retriever.start_warm_up(selected, **ctx.store_kwargs)
-            results = await self._retrieve(query, ctx, selected)
-            return (
-                results,
-                ctx.total_tokens,
-                {"steps": [step.to_dict() for step in ctx.steps]},
-            )
+    def _run_step(self, step: Callable[[RunContext], Awaitable[T]], **kwargs: Any) -> tuple[T, int]:
+        """One agent step on its own, blocking: (its value, the tokens it used). DeepSearcher's
+        agents exposed their steps as such methods (`_generate_sub_queries`, ...), which tests and
+        subclasses call."""
+
+        async def run() -> tuple[T, int]:
+            ctx = self._step_context(kwargs)
+            return await step(ctx), ctx.total_tokens
 
         return run_sync(run())
 
