@@ -20,6 +20,7 @@ reply; see `deepsearcher.transport.retry.RetryPolicy`.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import json
 import logging
@@ -168,6 +169,10 @@ def _sdk_error_detail(exc: BaseException) -> str:
 _UNSET_MODEL = ""
 
 
+#: Set while an instance's own `chat` runs, so that a wrapper calling the original does not loop.
+_IN_OWN_CHAT: contextvars.ContextVar[bool] = contextvars.ContextVar("deepsearcher_in_own_chat", default=False)
+
+
 class BaseLLM(ABC):
     """A chat model behind one API. Subclasses set `self.model` and `self.base_url`.
 
@@ -314,8 +319,18 @@ class BaseLLM(ABC):
         The default serves a DeepSearcher-style subclass: its own synchronous `chat(messages)`
         runs in a worker thread. It takes only the messages, so per-call options are not passed.
         """
-        chat = self._own_chat() or functools.partial(type(self).chat, self)
-        reply = await asyncio.to_thread(chat, messages=messages)  # DeepSearcher's agents pass messages=
+        own = self._own_chat()
+        chat = own or functools.partial(type(self).chat, self)
+
+        def call() -> Any:
+            # inside an instance's own chat, a call of the original (a wrapper's) takes the provider's path
+            token = _IN_OWN_CHAT.set(own is not None)
+            try:
+                return chat(messages=messages)  # DeepSearcher's agents pass messages=
+            finally:
+                _IN_OWN_CHAT.reset(token)
+
+        reply = await asyncio.to_thread(call)
         if isinstance(reply, str):  # some user classes return the bare text
             reply = ChatResponse(reply)
         elif not isinstance(reply, ChatResponse) and hasattr(reply, "content"):  # their own ChatResponse class
@@ -329,7 +344,7 @@ class BaseLLM(ABC):
     def _own_chat(self) -> Any:
         """A `chat` set on this very instance (a test's mock, a user's wrapper), else None: every
         agent call, async and streaming ones included, then goes through it, as in DeepSearcher."""
-        return self.__dict__.get("chat")
+        return None if _IN_OWN_CHAT.get() else self.__dict__.get("chat")
 
     def _once(self) -> Any:
         """The one-request coroutine function: an instance's own `chat`, else the provider's."""
