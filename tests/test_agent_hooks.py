@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from deepsearcher.agent import ChainOfRAG, CollectionRouter, DeepSearch, NaiveRAG
+from deepsearcher.llm._sync import run_sync
 from deepsearcher.testing import scripted_llm_fixture
 from deepsearcher.types import Chunk, RetrievalResult
 from deepsearcher.types.errors import NoSearchableDataError
@@ -175,3 +176,47 @@ def test_the_cli_query_searches_all_when_the_router_picks_none(server, store, em
     assert result.exit_code == 0, result.output
     assert "Grace Hopper" in result.output and "Nothing to search" not in result.output
     assert "the router picked none: searching every permitted collection" in " ".join(result.output.split())
+
+
+def test_a_chat_set_on_the_llm_instance_serves_every_agent_call(server, store, embedding) -> None:
+    """DeepSearcher users wrap or replace `llm.chat` on the instance; the agent's calls (the streamed
+    answer included) go through it, with the `messages=` keyword, and a wrapper calling the
+    original reaches the provider instead of looping."""
+    server.on(ANSWER, "Grace Hopper [1].")
+    llm = server.llm(**FAST)
+    original = llm.chat
+    seen: list[str] = []
+
+    def wrapper(messages: list[dict[str, str]], **kwargs: Any) -> Any:
+        seen.append(messages[0]["content"])
+        return original(messages)
+
+    llm.chat = wrapper  # type: ignore[method-assign]
+    agent = NaiveRAG(llm=llm, embedding_model=embedding, vector_db=store, route_collection=False)
+    answer, _, tokens = agent.query("Who built the first compiler?")
+    assert answer.startswith("Grace Hopper") and tokens > 0
+    assert len(seen) == 1 and seen[0].startswith(ANSWER) and server.call_count == 1
+
+
+def test_a_subclass_async_retrieve_and_the_step_methods(server, store, embedding) -> None:
+    own = RetrievalResult(embedding=None, text="The moon is made of basalt.", reference="moon.txt", metadata={})
+
+    class MyDeep(DeepSearch):
+        async def async_retrieve(self, query: str, **kwargs: Any) -> tuple[list[RetrievalResult], int, dict[str, Any]]:
+            self.seen = kwargs
+            return [own], 4, {}
+
+    server.on(ANSWER, "Basalt [1].")
+    agent = MyDeep(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store)
+    answer, results, tokens = agent.query("What is the moon made of?", tenant_id="t1", max_iter=1)
+    assert results == [own] and answer.startswith("Basalt") and tokens > 4
+    assert agent.seen == {"tenant_id": "t1", "max_iter": 1}, "only what the caller gave"
+
+    server.on("Break the question below", '["Who built A-0?", "When?"]')
+    deep = DeepSearch(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store)
+    queries, used = deep._generate_sub_queries("Who built A-0 and when?")
+    assert queries == ["Who built A-0?", "When?"] and used > 0
+    server.on(ROUTER, '["science"]')
+    server.on("Does the passage below contain", lambda r: "YES" if "Hopper" in r.last_user_message else "NO")
+    kept, used = run_sync(deep._search_chunks_from_vectordb("Who built A-0?", ["Who built A-0?"]))
+    assert kept and all("Hopper" in r.text for r in kept) and used > 0

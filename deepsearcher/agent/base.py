@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.budget import fit_passages, room_for_passages
@@ -32,6 +32,8 @@ from deepsearcher.llm._sync import run_sync
 from deepsearcher.llm.base import BaseLLM, Usage
 from deepsearcher.types import RetrievalResult, deduplicate_results
 from deepsearcher.vector_db.base import BaseVectorDB
+
+T = TypeVar("T")
 
 #: How many of the best retrieved chunks an agent answers from when its LLM judge kept none.
 FALLBACK_CHUNKS = 3
@@ -98,8 +100,10 @@ class RAGAgent(BaseAgent):
     ) -> None:
         """`options`: values for the fields of `Options` (None: its default); `route_collection=False`
         (DeepSearcher's switch) searches every permitted collection without asking the LLM; other
-        keywords are DeepSearcher's switches that have no effect here (text_window_splitter)."""
+        keywords are ignored; `text_window_splitter=False` (DeepSearcher's switch) answers from each
+        chunk's own text instead of its wider window."""
         self.route_collection = bool(options.pop("route_collection", True))
+        self.text_window_splitter = bool(options.pop("text_window_splitter", True))
         self.llm = llm
         self.embedding_model = embedding_model
         self.vector_db = vector_db
@@ -140,10 +144,18 @@ class RAGAgent(BaseAgent):
     async def _gather(self, query: str, ctx: RunContext, collections: list[str] | None) -> list[RetrievalResult]:
         """The chunks to answer from: the collections, then `_retrieve`; or, when a subclass
         overrides DeepSearcher's sync `retrieve` hook, what that returns (run in a worker thread)."""
+        if not _is_own(self.async_retrieve, RAGAgent.async_retrieve):  # DeepSearcher's async hook, overridden
+            given: dict[str, Any] = {**ctx.given_options, **ctx.store_kwargs}
+            if collections:
+                given["collections"] = collections
+            results, tokens, _ = await ctx.bounded(self.async_retrieve(query, **given), "retrieve")
+            if tokens:
+                ctx.record("retrieve", Usage(total_tokens=int(tokens)))
+            return list(results)
         if not _is_own(self.retrieve, RAGAgent.retrieve):
-            keywords: dict[str, Any] = {**ctx.options, **ctx.store_kwargs}
+            keywords: dict[str, Any] = {**ctx.given_options, **ctx.store_kwargs}  # what the caller gave
             if ctx.authorized_collections is not None:
-                keywords["authorized_collection_set"] = set(ctx.authorized_collections)
+                keywords.setdefault("authorized_collection_set", set(ctx.authorized_collections))
             if collections:
                 keywords["collections"] = collections
             results, tokens, _ = await ctx.bounded(asyncio.to_thread(self.retrieve, query, **keywords), "retrieve")
@@ -192,7 +204,7 @@ class RAGAgent(BaseAgent):
         picks nothing, every permitted collection holding documents (said in the event)."""
         keywords: dict[str, Any] = dict(ctx.store_kwargs)
         if ctx.authorized_collections is not None:
-            keywords["authorized_collection_set"] = set(ctx.authorized_collections)
+            keywords.setdefault("authorized_collection_set", set(ctx.authorized_collections))
         picked, tokens = await ctx.bounded(
             asyncio.to_thread(
                 self.collection_router.invoke, query=query, dim=self.embedding_model.dimension, **keywords
@@ -222,7 +234,8 @@ class RAGAgent(BaseAgent):
             return prompts.NOT_FOUND, []
         sources = number_sources(shown)
         entries = [
-            f"[{s.index}] ({s.title or s.reference})\n{r.wider_text}" for s, r in zip(sources, shown, strict=False)
+            f"[{s.index}] ({s.title or s.reference})\n{self._passage_text(r)}"
+            for s, r in zip(sources, shown, strict=False)
         ]
         template = extra.pop("template", prompts.ANSWER)
         bare = template.format(question=question, sources="", style=self.answer_style, **extra)
@@ -240,6 +253,10 @@ class RAGAgent(BaseAgent):
         answer = apply_citations(answer, sources)
         ctx.emit("answer", length=len(answer), sources=len(sources))
         return answer, sources
+
+    def _passage_text(self, result: RetrievalResult) -> str:
+        """What the LLM reads of a chunk: its wider window, or with `text_window_splitter` off its own text."""
+        return result.wider_text if self.text_window_splitter else result.text
 
     def _fallback(
         self, retrieved: list[RetrievalResult], ctx: RunContext, step: str, keep: int = FALLBACK_CHUNKS
@@ -273,8 +290,8 @@ class RAGAgent(BaseAgent):
         DeepSearcher's `authorized_collection_set` is the same as `authorized_collections`;
         its `tenant_id` goes to every vector-store search."""
         kwargs["authorized_collections"] = authorized_collections
-        authorized = authorized_from(kwargs)
         store_kwargs = store_kwargs_from(kwargs)
+        authorized = authorized_from(kwargs)
         ctx = RunContext(
             on_event=on_event,
             max_tokens=max_tokens,
@@ -284,6 +301,7 @@ class RAGAgent(BaseAgent):
             store_kwargs=store_kwargs,
         )
         ctx.searchable = list(searchable) if searchable is not None else None
+        ctx.given_options = {key: value for key, value in kwargs.items() if value is not None}
         output = await self._execute(query, ctx, collections=collections)
         return QueryResult(
             question=query,
@@ -330,25 +348,36 @@ class RAGAgent(BaseAgent):
 
     def retrieve(self, query: str, **kwargs: Any) -> tuple[list[RetrievalResult], int, dict[str, Any]]:
         """DeepSearcher's contract: (retrieved_results, total_tokens, metadata), no final answer."""
+        return run_sync(self.async_retrieve(query, **kwargs))
 
-        authorized = authorized_from(kwargs)
-        store_kwargs = store_kwargs_from(kwargs)
+    async def async_retrieve(self, query: str, **kwargs: Any) -> tuple[list[RetrievalResult], int, dict[str, Any]]:
+        """DeepSearcher's async `retrieve` (same keywords, same tuple); `retrieve` runs it."""
         collections = kwargs.pop("collections", None)
+        ctx = self._step_context(kwargs)
+        selected = await self._collections(query, ctx, collections)
+        self.retriever.start_warm_up(selected, **ctx.store_kwargs)
+        results = await self._retrieve(query, ctx, selected)
+        return results, ctx.total_tokens, {"steps": [step.to_dict() for step in ctx.steps]}
 
-        async def run() -> tuple[list[RetrievalResult], int, dict[str, Any]]:
-            ctx = RunContext(
-                authorized_collections=authorized,
-                options=self._check_options(kwargs),
-                store_kwargs=store_kwargs,
-            )
-            selected = await self._collections(query, ctx, collections)
-            self.retriever.start_warm_up(selected, **ctx.store_kwargs)
-            results = await self._retrieve(query, ctx, selected)
-            return (
-                results,
-                ctx.total_tokens,
-                {"steps": [step.to_dict() for step in ctx.steps]},
-            )
+    def _step_context(self, kwargs: dict[str, Any]) -> RunContext:
+        """A RunContext for a call outside `aquery` from DeepSearcher's keywords (its
+        `authorized_collection_set`, `tenant_id` and per-call options)."""
+        store_kwargs = store_kwargs_from(kwargs)
+        authorized = authorized_from(kwargs)
+        ctx = RunContext(
+            authorized_collections=authorized, options=self._check_options(kwargs), store_kwargs=store_kwargs
+        )
+        ctx.given_options = {key: value for key, value in kwargs.items() if value is not None}
+        return ctx
+
+    def _run_step(self, step: Callable[[RunContext], Awaitable[T]], **kwargs: Any) -> tuple[T, int]:
+        """One agent step on its own, blocking: (its value, the tokens it used). DeepSearcher's
+        agents exposed their steps as such methods (`_generate_sub_queries`, ...), which tests and
+        subclasses call."""
+
+        async def run() -> tuple[T, int]:
+            ctx = self._step_context(kwargs)
+            return await step(ctx), ctx.total_tokens
 
         return run_sync(run())
 

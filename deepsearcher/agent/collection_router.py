@@ -28,10 +28,17 @@ def authorized_from(kwargs: dict[str, Any]) -> set[str] | None:
 
 
 def store_kwargs_from(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """DeepSearcher's keywords for the vector store (`tenant_id`), removed from `kwargs`: every
-    search of the query passes them on to `search_data`, where a user's own store reads them."""
+    """DeepSearcher's caller context for the vector store: `tenant_id` (removed from `kwargs`) and
+    `authorized_collection_set` as given (left for `authorized_from`, so call this first). Every
+    search of the query passes them on to `search_data` (and a user's `CollectionRouter.invoke`
+    gets them), where a user's own store reads them; ours ignore them."""
+    given: dict[str, Any] = {}
+    if kwargs.get("authorized_collection_set") is not None:
+        given["authorized_collection_set"] = kwargs["authorized_collection_set"]
     tenant = kwargs.pop("tenant_id", None)
-    return {"tenant_id": tenant} if tenant is not None else {}
+    if tenant is not None:
+        given["tenant_id"] = tenant
+    return given
 
 
 def nothing_to_search(empty: Sequence[str]) -> NoSearchableDataError:

@@ -56,6 +56,8 @@ class RunContext:
         store_kwargs: dict[str, Any] | None = None,
     ) -> None:
         self.options = options or {}
+        #: the per-call options the caller itself gave (a user's `retrieve` override gets only these)
+        self.given_options: dict[str, Any] = {}
         #: keywords every vector-store search of this query gets (DeepSearcher's `tenant_id`)
         self.store_kwargs: dict[str, Any] = dict(store_kwargs or {})
         self.extra: dict[str, Any] = {}

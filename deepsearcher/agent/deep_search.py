@@ -56,15 +56,7 @@ class DeepSearch(RAGAgent):
     async def _retrieve(self, query: str, ctx: RunContext, collections: list[str]) -> list[RetrievalResult]:
         max_iter = ctx.option("max_iter", self.max_iter)
         top_k = ctx.option("top_k", self.top_k)
-        sub_queries = await ctx.structured(
-            self.llm,
-            prompts.SUB_QUERIES.format(query=query, max_queries=MAX_SUB_QUERIES),
-            parse_list,
-            "sub_queries",
-            json_mode=True,
-        )
-        queries = _unique(sub_queries)[:MAX_SUB_QUERIES] or [query]
-        ctx.emit("sub_queries", queries=queries)
+        queries = await self._sub_queries(query, ctx)
         if not collections:
             return []
         accepted: list[RetrievalResult] = []
@@ -84,6 +76,41 @@ class DeepSearch(RAGAgent):
             if not queries:
                 break
         return accepted or self._fallback(retrieved, ctx, "judge")
+
+    async def _sub_queries(self, query: str, ctx: RunContext) -> list[str]:
+        sub_queries = await ctx.structured(
+            self.llm,
+            prompts.SUB_QUERIES.format(query=query, max_queries=MAX_SUB_QUERIES),
+            parse_list,
+            "sub_queries",
+            json_mode=True,
+        )
+        queries = _unique(sub_queries)[:MAX_SUB_QUERIES] or [query]
+        ctx.emit("sub_queries", queries=queries)
+        return queries
+
+    # DeepSearcher's step methods: one step on its own, returning (value, tokens used) --------
+    def _generate_sub_queries(self, original_query: str, **kwargs: Any) -> tuple[list[str], int]:
+        return self._run_step(lambda ctx: self._sub_queries(original_query, ctx), **kwargs)
+
+    def _generate_gap_queries(
+        self, original_query: str, all_sub_queries: list[str], all_chunks: list[RetrievalResult], **kwargs: Any
+    ) -> tuple[list[str], int]:
+        return self._run_step(lambda ctx: self._reflect(original_query, all_sub_queries, all_chunks, ctx, 0), **kwargs)
+
+    async def _search_chunks_from_vectordb(
+        self, query: str, sub_queries: list[str] | None = None, **kwargs: Any
+    ) -> tuple[list[RetrievalResult], int]:
+        """Route, search `sub_queries` (default: `query`) and keep the chunks the LLM judges relevant."""
+        ctx = self._step_context(kwargs)
+        collections = await self._collections(query, ctx, None)
+        top_k = ctx.option("top_k", self.top_k)
+        kept, _ = await self._search_and_judge(query, sub_queries or [query], collections, top_k, set(), ctx, 1)
+        return kept, ctx.total_tokens
+
+    @staticmethod
+    def _format_chunk_texts(chunk_texts: list[str]) -> str:
+        return "".join(f"<chunk_{i}>\n{text}\n</chunk_{i}>\n" for i, text in enumerate(chunk_texts))
 
     async def _search_and_judge(
         self,

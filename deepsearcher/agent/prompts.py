@@ -13,7 +13,7 @@ COLLECTION_ROUTER = """You choose which document collections may hold the answer
 
 Question: {query}
 
-Collections (name: description):
+Collections, one per line as collection_name: description:
 {collections}
 
 Reply with a JSON list of the relevant collection names only, for example ["docs", "faq"]. Reply [] if none is relevant."""
@@ -21,7 +21,7 @@ Reply with a JSON list of the relevant collection names only, for example ["docs
 SUB_QUERIES = """Break the question below into at most {max_queries} simpler search queries that together cover what must be found to answer it.
 If the question is simple, return a list with the question itself.
 
-Question: {query}
+Original Question: {query}
 
 Reply with a JSON list of strings only, for example ["first query", "second query"]."""
 
@@ -35,7 +35,7 @@ Search queries:
 Passage:
 {chunk}
 
-Reply with YES or NO only."""
+Is the chunk helpful? Reply with YES or NO only."""
 
 REFLECT = """You are researching a question. These queries were already searched:
 {queries}
@@ -47,7 +47,7 @@ Original question: {question}
 
 If the passages do not yet answer the question, write at most {max_queries} new search queries for what is still missing.
 If nothing is missing, reply with [].
-Reply with a JSON list of strings only."""
+Respond exclusively in valid List form: a JSON list of strings only."""
 
 ANSWER = """Answer the question using only the numbered sources below. Cite the sources you use inline as [1], [2] right after the statement they support. If the sources do not contain the answer, say what is missing.
 
@@ -59,7 +59,7 @@ Sources:
 {style}"""
 
 #: The answer when nothing was found to answer from (no LLM call: a model asked with no sources invents one).
-NOT_FOUND = "No relevant information was found in the documents to answer this question."
+NOT_FOUND = "No relevant information found in the documents to answer this question."
 
 ANSWER_STYLE_SHORT = "Write a concise, direct answer."
 ANSWER_STYLE_REPORT = "Write a well-organised report in Markdown with a short summary first."

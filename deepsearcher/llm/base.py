@@ -20,6 +20,8 @@ reply; see `deepsearcher.transport.retry.RetryPolicy`.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import json
 import logging
 import threading
@@ -165,6 +167,10 @@ def _sdk_error_detail(exc: BaseException) -> str:
 #: The settings a subclass gets when its `__init__` never calls `BaseLLM.__init__` (DeepSearcher's
 #: own base had an empty `__init__`, so its users' subclasses often skip it).
 _UNSET_MODEL = ""
+
+
+#: Set while an instance's own `chat` runs, so that a wrapper calling the original does not loop.
+_IN_OWN_CHAT: contextvars.ContextVar[bool] = contextvars.ContextVar("deepsearcher_in_own_chat", default=False)
 
 
 class BaseLLM(ABC):
@@ -313,7 +319,18 @@ class BaseLLM(ABC):
         The default serves a DeepSearcher-style subclass: its own synchronous `chat(messages)`
         runs in a worker thread. It takes only the messages, so per-call options are not passed.
         """
-        reply = await asyncio.to_thread(type(self).chat, self, messages)
+        own = self._own_chat()
+        chat = own or functools.partial(type(self).chat, self)
+
+        def call() -> Any:
+            # inside an instance's own chat, a call of the original (a wrapper's) takes the provider's path
+            token = _IN_OWN_CHAT.set(own is not None)
+            try:
+                return chat(messages=messages)  # DeepSearcher's agents pass messages=
+            finally:
+                _IN_OWN_CHAT.reset(token)
+
+        reply = await asyncio.to_thread(call)
         if isinstance(reply, str):  # some user classes return the bare text
             reply = ChatResponse(reply)
         elif not isinstance(reply, ChatResponse) and hasattr(reply, "content"):  # their own ChatResponse class
@@ -324,12 +341,21 @@ class BaseLLM(ABC):
             )
         return reply
 
+    def _own_chat(self) -> Any:
+        """A `chat` set on this very instance (a test's mock, a user's wrapper), else None: every
+        agent call, async and streaming ones included, then goes through it, as in DeepSearcher."""
+        return None if _IN_OWN_CHAT.get() else self.__dict__.get("chat")
+
+    def _once(self) -> Any:
+        """The one-request coroutine function: an instance's own `chat`, else the provider's."""
+        return functools.partial(BaseLLM._achat_once, self) if self._own_chat() else self._achat_once
+
     async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
         """One streaming request: yield text deltas, and a `Usage` when the API reports it.
 
         The default makes one non-streaming call (for providers without streaming).
         """
-        response = await self._achat_once(messages, **kwargs)
+        response = await self._once()(messages, **kwargs)
         yield response.content
         yield response.usage
 
@@ -479,7 +505,7 @@ class BaseLLM(ABC):
         use_json = bool(json_mode and self.supports_json_mode)
 
         async def attempt() -> ChatResponse:
-            return await self._achat_once(msgs, json_mode=use_json, **kwargs)
+            return await self._once()(msgs, json_mode=use_json, **kwargs)
 
         async with self.limit:
             try:
@@ -514,7 +540,11 @@ class BaseLLM(ABC):
             while True:
                 attempts += 1
                 emitted = 0
-                source = self._astream_once(messages, **kwargs)
+                source = (
+                    BaseLLM._astream_once(self, messages, **kwargs)
+                    if self._own_chat()
+                    else self._astream_once(messages, **kwargs)
+                )
                 try:
                     while True:
                         left = stream_end - time.monotonic() if emitted else budget.left()
