@@ -93,7 +93,9 @@ def test_a_failed_load_with_batches_in_flight_is_completed_by_the_next_run(api, 
         assert all(record.complete for record in sources.values()) and len(sources) == 6
         assert stored(store) == 24
         # chunks a partly loaded source already had are kept, not embedded again
-        kept = resumed.chunks_kept - 4 * len(resumed.skipped_unchanged)
+        # (chunks_kept counts those of resumed sources; whole unchanged ones are chunks_unchanged)
+        assert resumed.chunks_unchanged == 4 * len(resumed.skipped_unchanged)
+        kept = resumed.chunks_kept
         assert (
             resumed.skipped_unchanged and resumed.embeddings_computed == 24 - 4 * len(resumed.skipped_unchanged) - kept
         )

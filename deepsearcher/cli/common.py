@@ -126,7 +126,7 @@ class handle_errors:
 
 def fail(message: str, code: int = 1) -> None:
     """Print `message` as one red error line (brackets in it shown, not read as markup) and exit."""
-    err_console.print(f"[bold red]Error:[/] {escape(message)}", highlight=False)
+    err_console.print(f"[bold red]Error:[/] {escape(message)}", highlight=False, soft_wrap=True)  # one line
     raise typer.Exit(code=code)
 
 
