@@ -97,3 +97,16 @@ def test_retrieval_result_holds_the_stored_vector_when_asked(milvus_uri: str, em
         results = store.search_data("docs", query, top_k=2)
     assert [len(result.embedding) for result in results] == [embedding.dimension] * 2
     assert results[1].text in DISTRACTORS
+
+
+def test_the_oldest_prompt_functions_build_todays_prompts() -> None:
+    from deepsearcher.agent import prompt
+
+    routing = prompt.get_vector_db_search_prompt(
+        "Who baked it?", [{"collection_name": "recipes", "collection_description": "Bread notes"}], None
+    )
+    assert "Who baked it?" in routing and "recipes: Bread notes" in routing
+    args = ("Who baked it?", ["recipes"], ["baker of the loaf"], ["Ada baked the loaf."])
+    reflect, final = prompt.get_reflect_prompt(*args), prompt.get_final_answer_prompt(*args)
+    assert "- baker of the loaf" in reflect and "Ada baked the loaf." in reflect
+    assert "[1] (recipes; baker of the loaf) Ada baked the loaf." in final and "Who baked it?" in final
