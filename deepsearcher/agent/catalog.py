@@ -14,7 +14,10 @@ from typing import Any
 
 from deepsearcher.agent.options import AgentOptions, QueryLimits, unknown_option, validate_options
 from deepsearcher.config.registry import ProviderRegistry
+from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.llm.base import BaseLLM
 from deepsearcher.types.errors import BadInputError, ConfigurationError, DeepSearcherError
+from deepsearcher.vector_db.base import BaseVectorDB
 
 registry = ProviderRegistry("agent", ("deepsearcher.agent",))
 
@@ -124,7 +127,9 @@ def check_agent(name: str, where: str = "agent", error: type[DeepSearcherError] 
     raise error(f"Unknown {where} '{name}'. Allowed values: {', '.join(names)}.{hint}")
 
 
-def build_agents(llm: Any, embedding_model: Any, vector_db: Any, settings: Mapping[str, Any]) -> dict[str, Any]:
+def build_agents(
+    llm: BaseLLM, embedding_model: BaseEmbedding, vector_db: BaseVectorDB, settings: Mapping[str, Any]
+) -> dict[str, Any]:
     """One instance of every registered agent; routers route over the agents with a route rank."""
     infos = agent_infos()
     agents: dict[str, Any] = {}

@@ -9,8 +9,11 @@ from deepsearcher.agent.base import AgentOutput, RAGAgent, describe_class
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.options import ChainOptions
 from deepsearcher.config.registry import register_provider
+from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.llm.base import BaseLLM
 from deepsearcher.llm.parsing import parse_list, parse_yes_no
 from deepsearcher.types import RetrievalResult, deduplicate_results
+from deepsearcher.vector_db.base import BaseVectorDB
 
 
 def _indices(text: str) -> list[int]:
@@ -39,9 +42,9 @@ class ChainOfRAG(RAGAgent):
 
     def __init__(
         self,
-        llm: Any,
-        embedding_model: Any,
-        vector_db: Any,
+        llm: BaseLLM,
+        embedding_model: BaseEmbedding,
+        vector_db: BaseVectorDB,
         max_iter: int | None = None,
         early_stopping: bool | None = None,
         top_k: int | None = None,

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from deepsearcher.agent import prompts
 from deepsearcher.agent.context import RunContext
 from deepsearcher.llm._sync import run_sync
+from deepsearcher.llm.base import BaseLLM
 from deepsearcher.llm.parsing import parse_list
 from deepsearcher.types.errors import NoSearchableDataError
 
@@ -87,7 +88,7 @@ class CollectionRouter:
     LLM invents are dropped; nothing outside `authorized_collections` is ever listed.
     """
 
-    def __init__(self, llm: Any, vector_db: BaseVectorDB, dim: int, **kwargs: Any) -> None:
+    def __init__(self, llm: BaseLLM, vector_db: BaseVectorDB, dim: int, **kwargs: Any) -> None:
         self.llm = llm
         self.vector_db = vector_db
         self.dim = dim

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from deepsearcher.agent.events import EventCallback, StepEvent
 from deepsearcher.agent.result import StepUsage
+from deepsearcher.llm.base import BaseLLM
 from deepsearcher.llm.structured import structured_call
 from deepsearcher.transport.retry import timeout_after
 from deepsearcher.types.errors import DeepSearcherError
@@ -138,14 +139,14 @@ class RunContext:
             raise QueryTimeoutError(self.timeout or 0.0, step) from None
 
     # LLM calls ----------------------------------------------------------------
-    async def chat(self, llm: Any, messages: list[dict[str, str]], step: str) -> str:
+    async def chat(self, llm: BaseLLM, messages: list[dict[str, str]], step: str) -> str:
         response = await self.bounded(llm.achat(messages), step)
         self.record(step, response.usage)
         return llm.remove_think(response.content)
 
     async def structured(
         self,
-        llm: Any,
+        llm: BaseLLM,
         prompt: str,
         parser: Callable[[str], Any],
         step: str,
@@ -167,7 +168,7 @@ class RunContext:
         self.record(step, usage)
         return value
 
-    async def stream_answer(self, llm: Any, prompt: str, step: str = "answer") -> str:
+    async def stream_answer(self, llm: BaseLLM, prompt: str, step: str = "answer") -> str:
         """Stream the final answer token by token as events; returns the whole text."""
         parts: list[str] = []
         stream = llm.astream([{"role": "user", "content": prompt}])

@@ -10,9 +10,12 @@ from deepsearcher.agent.base import RAGAgent, describe_class
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.options import IterativeOptions, TopK
 from deepsearcher.config.registry import register_provider
+from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.llm.base import BaseLLM
 from deepsearcher.llm.errors import LLMOutputError
 from deepsearcher.llm.parsing import parse_list, parse_yes_no
 from deepsearcher.types import RetrievalResult
+from deepsearcher.vector_db.base import BaseVectorDB
 
 MAX_SUB_QUERIES = 4
 MAX_GAP_QUERIES = 3
@@ -41,9 +44,9 @@ class DeepSearch(RAGAgent):
 
     def __init__(
         self,
-        llm: Any,
-        embedding_model: Any,
-        vector_db: Any,
+        llm: BaseLLM,
+        embedding_model: BaseEmbedding,
+        vector_db: BaseVectorDB,
         max_iter: int | None = None,
         top_k: int | None = None,
         report: bool = False,

@@ -7,7 +7,10 @@ from typing import Any
 from deepsearcher.agent.base import RAGAgent, describe_class
 from deepsearcher.agent.context import RunContext
 from deepsearcher.config.registry import register_provider
+from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.llm.base import BaseLLM
 from deepsearcher.types import RetrievalResult
+from deepsearcher.vector_db.base import BaseVectorDB
 
 
 @register_provider("agent", "naive")
@@ -20,9 +23,9 @@ class NaiveRAG(RAGAgent):
 
     def __init__(
         self,
-        llm: Any,
-        embedding_model: Any,
-        vector_db: Any,
+        llm: BaseLLM,
+        embedding_model: BaseEmbedding,
+        vector_db: BaseVectorDB,
         top_k: int | None = None,
         **kwargs: Any,
     ) -> None:

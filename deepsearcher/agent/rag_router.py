@@ -12,10 +12,13 @@ from deepsearcher.agent.collection_router import searchable_collections
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.options import unknown_option, validate_options
 from deepsearcher.config.registry import register_provider
+from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.llm.base import BaseLLM
 from deepsearcher.llm.errors import LLMOutputError
 from deepsearcher.llm.parsing import parse_number
 from deepsearcher.types import RetrievalResult
 from deepsearcher.types.errors import BadInputError
+from deepsearcher.vector_db.base import BaseVectorDB
 
 logger = logging.getLogger("deepsearcher.agent")
 
@@ -30,9 +33,9 @@ class RAGRouter(RAGAgent):
     @classmethod
     def from_settings(
         cls,
-        llm: Any,
-        embedding_model: Any,
-        vector_db: Any,
+        llm: BaseLLM,
+        embedding_model: BaseEmbedding,
+        vector_db: BaseVectorDB,
         settings: Mapping[str, Any],
         agents: Sequence[RAGAgent] = (),
     ) -> RAGAgent:
@@ -40,7 +43,7 @@ class RAGRouter(RAGAgent):
 
     def __init__(
         self,
-        llm: Any,
+        llm: BaseLLM,
         rag_agents: list[RAGAgent],
         agent_descriptions: list[str] | None = None,
         **kwargs: Any,
@@ -54,6 +57,7 @@ class RAGRouter(RAGAgent):
         ]
         first = self.rag_agents[0]
         self.vector_db, self.embedding_model = first.vector_db, first.embedding_model
+        self.retriever = first.retriever  # its warm-up warms the store every routed agent searches
 
     def _check_options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         """Options given for the routed agent: each must be one that some agent has, valid for every
