@@ -8,6 +8,12 @@ worker's address space is capped, and a file that takes longer than `max_parse_s
 gets its worker killed and is named with that limit; the next file gets a fresh worker.
 The load goes on either way.
 
+The worker is a plain interpreter running this module (not a `multiprocessing` child:
+its spawn and forkserver start methods run the user's main script again in the child,
+so a DeepSearcher-style script without a `__main__` guard would load, or drop a
+collection, twice). An idle worker is kept for the next load of this process with the
+same loader and budget, so a script or a server loading many times starts one.
+
 A loader that cannot be sent to another process (a custom one defined in a script) is
 run in the calling thread instead, with the same budget but no time or memory limit.
 """
@@ -15,10 +21,15 @@ run in the calling thread instead, with the same budget but no time or memory li
 from __future__ import annotations
 
 import logging
-import multiprocessing
+import os
 import pickle
+import socket
+import subprocess
+import sys
+import threading
 import time
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from deepsearcher.loader.file_loader import _budget
@@ -46,13 +57,23 @@ def _cap_memory(megabytes: int) -> None:
         logger.debug("could not cap the parser's memory", exc_info=True)
 
 
-def _serve(connection: Connection, pickled_loader: bytes, budget: ParseBudget) -> None:
+#: Idle workers of this process, by (pickled loader, budget): reused by the next load.
+_IDLE: dict[tuple[bytes, ParseBudget], tuple[subprocess.Popen[bytes], Connection]] = {}
+_IDLE_LOCK = threading.Lock()
+
+
+def _serve(connection: Connection) -> None:
     """The worker's loop: parse each path sent, send back the source, until the pipe closes."""
     from deepsearcher.utils.logfile import route_child_logs
 
     route_child_logs()  # pypdf's warnings must not land in the parent's progress bar
+    pickled_loader, budget = connection.recv()
     _cap_memory(budget.max_parse_memory_mb)
-    loader = pickle.loads(pickled_loader)
+    try:
+        loader = pickle.loads(pickled_loader)
+    except Exception as exc:  # noqa: BLE001 - e.g. a class defined in the caller's script: the caller parses
+        connection.send(f"the file loader cannot be rebuilt in a worker process: {exc}")
+        return
     from deepsearcher.loader.file_loader import FileLoader  # noqa: F401 - the loaders' imports, before the clock runs
 
     connection.send(_READY)
@@ -98,24 +119,39 @@ class ProcessParser(ThreadParser):
         self._connection: Connection | None = None
 
     def _start(self) -> Connection:
-        context = multiprocessing.get_context("spawn")  # never fork a process holding gRPC and model threads
-        ours, theirs = context.Pipe()
-        process = context.Process(
-            target=_serve, args=(theirs, self._pickled, self.budget), name="deepsearcher-parse", daemon=True
+        key = (self._pickled or b"", self.budget)
+        with _IDLE_LOCK:
+            idle = _IDLE.pop(key, None)
+        if idle is not None and idle[0].poll() is None:
+            self._process, self._connection = idle
+            return idle[1]
+        ours, theirs = socket.socketpair()
+        package_root = str(Path(__file__).resolve().parents[2])  # importable as from the caller's sys.path
+        path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
+        env = {**os.environ, "PYTHONPATH": path}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "deepsearcher.offline_loading.parse_worker", str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            env=env,
         )
-        process.start()
         theirs.close()
-        self._process, self._connection = process, ours
-        if not ours.poll(START_TIMEOUT) or ours.recv() != _READY:
+        connection = Connection(ours.detach())
+        self._process, self._connection = process, connection
+        connection.send((self._pickled, self.budget))
+        if not connection.poll(START_TIMEOUT):
             raise OSError(f"the parse worker did not start within {START_TIMEOUT:g} s")
-        return ours
+        ready = connection.recv()
+        if ready != _READY:
+            raise OSError(str(ready))
+        return connection
 
     def parse(self, entry: LoadedSource) -> LoadedSource:
         if self._pickled is None:
             return super().parse(entry)
         try:
             connection = self._connection or self._start()
-        except (EOFError, OSError) as exc:  # no worker: parse here rather than not at all
+        except (EOFError, OSError, ValueError) as exc:  # no worker (ValueError: no pass_fds on Windows): parse here
             logger.warning("parsing in this process: %s", exc)
             self._stop()
             self._pickled = None
@@ -137,7 +173,7 @@ class ProcessParser(ThreadParser):
         )
 
     def _died(self, entry: LoadedSource) -> LoadedSource:
-        code = self._process.exitcode if self._process is not None else None
+        code = self._process.poll() if self._process is not None else None
         self._stop()
         memory = self.budget.max_parse_memory_mb
         return LoadedSource(
@@ -153,9 +189,23 @@ class ProcessParser(ThreadParser):
         if connection is not None:
             connection.close()
         if process is not None:
-            if process.is_alive():
+            if process.poll() is None:
                 process.kill()
-            process.join(5)
+            process.wait(5)
 
     def close(self) -> None:
+        """Keep a healthy worker for the next load of this process (its own worker, if one is kept already)."""
+        process, connection = self._process, self._connection
+        if process is None or connection is None or process.poll() is not None or self._pickled is None:
+            self._stop()
+            return
+        with _IDLE_LOCK:
+            if (self._pickled, self.budget) not in _IDLE:
+                _IDLE[(self._pickled, self.budget)] = (process, connection)
+                self._process, self._connection = None, None
+                return
         self._stop()
+
+
+if __name__ == "__main__":  # the worker: python -m deepsearcher.offline_loading.parse_worker FD
+    _serve(Connection(int(sys.argv[1])))
