@@ -77,18 +77,27 @@ def test_a_json_list_of_many_tiny_objects_is_refused_by_the_record_limit(tmp_pat
 def test_a_file_growing_while_read_is_read_up_to_its_size_at_open_and_named_changed(
     tmp_path: Path, milvus_uri: str
 ) -> None:
+    """It grows all along (~100 KB/s) and, so the test does not hang on timing, by 64 KB
+    right after the files are listed."""
     config_file = write_config(tmp_path / "config.yaml", milvus_uri)  # the default budget
     docs = folder_with(tmp_path)
-    with GrowingFile(docs / "live.log.txt", start_bytes=8192, block=1024):  # ~100 KB/s
-        code, summary = load_json(str(docs), "-c", str(config_file))
-        size_after = (docs / "live.log.txt").stat().st_size
-    live = outcome_of(summary, "live.log.txt")
-    assert code == 1 and live["outcome"] == "loaded" and "changed during the load" in live["reason"]
-    assert [Path(item["source"]).name for item in summary["changed"]] == ["live.log.txt"]
-    with components_for(config_file, skip=("llm",)).vector_db as store:
+    live_path = docs / "live.log.txt"
+
+    def grow_after_listing(event: str, info: dict) -> None:
+        if event == "counted":
+            with live_path.open("a", encoding="utf-8") as handle:
+                handle.write("x" * 65536 + "\n")
+
+    components = components_for(config_file, skip=("llm",))
+    with GrowingFile(live_path, start_bytes=8192, block=1024), components.vector_db as store:
+        summary = load(components, LoadRequest([str(docs)]), on_progress=grow_after_listing)
+        size_after = live_path.stat().st_size
         stored = store.list_sources("deepsearcher")
-    assert str(docs / "live.log.txt") in stored
-    assert stored[str(docs / "live.log.txt")].chunk_count * 1500 < size_after  # not followed to its end
+    live = next(item for item in summary.sources if Path(item.source).name == "live.log.txt")
+    assert not summary.ok and live.outcome == "loaded" and "changed during the load" in live.reason
+    assert [Path(item.source).name for item in summary.changed] == ["live.log.txt"]
+    assert str(live_path) in stored
+    assert stored[str(live_path)].chunk_count * 1500 < size_after  # not followed to its end
 
 
 def test_files_deleted_during_the_load_are_each_named_vanished(tmp_path: Path, config_file: Path) -> None:
