@@ -112,6 +112,23 @@ def first_line(text: str | None) -> str:
     return ""
 
 
+#: Upstream files whose tests replace an SDK's internals (`sys.modules["openai"]`, `litellm.completion`,
+#: `requests.request`, the firecrawl SDK) and assert how it is called. The issue lets them fail where
+#: matching them would make ours worse; docs/deepsearcher_compat.md gives each file's reason. The
+#: second pass rate leaves their failures out (their passing tests still count).
+SDK_PATCHING = {
+    "tests/llm/test_xai.py",
+    "tests/llm/test_jiekouai.py",
+    "tests/llm/test_minimax.py",
+    "tests/llm/test_atlascloud.py",
+    "tests/llm/test_litellm.py",
+    "tests/embedding/test_litellm_embedding.py",
+    "tests/embedding/test_jiekouai_embedding.py",
+    "tests/embedding/test_minimax_embedding.py",
+    "tests/loader/web_crawler/test_crw_crawler.py",
+}
+
+
 def parse_report(report: Path, files: list[Path]) -> dict[str, FileResult]:
     results: dict[str, FileResult] = defaultdict(FileResult)
     for name in files:
@@ -172,6 +189,12 @@ def print_table(results: dict[str, FileResult], show_failures: bool) -> float:
     print(
         f"\npass rate: {total.passed}/{counted} = {rate:.1%} (skipped not counted); "
         f"files that do not import: {broken} of {len(results)}"
+    )
+    patched = sum(row.failed + row.errors for name, row in results.items() if name in SDK_PATCHING)
+    rest = counted - patched
+    print(
+        f"without the {patched} failures of tests that patch an SDK's internals (SDK_PATCHING): "
+        f"{total.passed}/{rest} = {total.passed / rest if rest else 0.0:.1%}"
     )
     if show_failures:
         for name, row in sorted(results.items()):
