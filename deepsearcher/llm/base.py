@@ -205,7 +205,7 @@ class BaseLLM(ABC):
                 "(DeepSearcher's contract) or the async _achat_once(messages, **kwargs)"
             )
         self = super().__new__(cls)
-        BaseLLM._init_state(self, getattr(cls, "model", _UNSET_MODEL) or _UNSET_MODEL, base_url=None)
+        BaseLLM.__init__(self, getattr(cls, "model", _UNSET_MODEL) or _UNSET_MODEL)
         return self
 
     def __init__(
@@ -224,37 +224,7 @@ class BaseLLM(ABC):
         stream_timeout: float = DEFAULT_STREAM_TIMEOUT,
         **request_params: Any,
     ) -> None:
-        self._init_state(
-            self.model if model is None else model,  # DeepSearcher's BaseLLM() took no model
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            max_concurrency=max_concurrency,
-            retry_base_delay=retry_base_delay,
-            retry_max_delay=retry_max_delay,
-            max_retry_after=max_retry_after,
-            supports_json_mode=supports_json_mode,
-            call_timeout=call_timeout,
-            stream_timeout=stream_timeout,
-            **request_params,
-        )
-
-    def _init_state(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retries: int = 3,
-        max_concurrency: int = 8,
-        retry_base_delay: float = 0.5,
-        retry_max_delay: float = 20.0,
-        max_retry_after: float = 120.0,
-        supports_json_mode: bool | None = None,
-        call_timeout: float | None = None,
-        stream_timeout: float = DEFAULT_STREAM_TIMEOUT,
-        **request_params: Any,
-    ) -> None:
+        model = self.model if model is None else model  # DeepSearcher's BaseLLM() took no model
         limits = {
             "timeout": timeout,
             "stream_timeout": stream_timeout,
