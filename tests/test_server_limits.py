@@ -36,6 +36,7 @@ def test_a_body_over_the_limit_is_refused_unread_and_never_echoed(tmp_path: Path
         response = client.post("/load-files/", json=huge)
         assert response.status_code == 413 and "server.max_request_bytes" in response.json()["error"]
         assert len(response.content) < 1000
+        assert response.headers["connection"] == "close"  # the unread rest must not be read as a next request
 
         def chunks():  # the same without a Content-Length: stopped where it passes the limit
             for _ in range(64):
@@ -43,6 +44,7 @@ def test_a_body_over_the_limit_is_refused_unread_and_never_echoed(tmp_path: Path
 
         chunked = client.post("/v1/load", content=chunks(), headers={"content-type": "application/json"})
         assert chunked.status_code == 413 and len(chunked.content) < 1000
+        assert chunked.headers["connection"] == "close"
 
         long_path = client.post("/load-files/", json={"paths": ["/x" * 300_000]})  # 600 KB, under the body limit
         assert long_path.status_code == 422 and len(long_path.content) < 1000

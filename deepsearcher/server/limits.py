@@ -59,7 +59,7 @@ class BodyLimit:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
-                    raise StarletteHTTPException(413, self.message)
+                    raise StarletteHTTPException(413, self.message, headers={"Connection": "close"})
             return message
 
         await self.app(scope, limited, send)
@@ -77,7 +77,12 @@ class BodyLimit:
             {
                 "type": "http.response.start",
                 "status": 413,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+                # close: the rest of the body is never read, so the connection cannot carry another request
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
             }
         )
         await send({"type": "http.response.body", "body": body})
