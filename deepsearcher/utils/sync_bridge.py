@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import logging
 import queue
 import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from concurrent.futures import Future
 from concurrent.futures import wait as wait_for_future
@@ -33,6 +35,10 @@ __all__ = [
     "run_isolated",
     "run_sync",
 ]
+
+logger = logging.getLogger(__name__)
+#: How long closing a stream early waits for its producer to stop before leaving it (a daemon thread).
+CLOSE_TIMEOUT = 10.0
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
@@ -124,7 +130,13 @@ def iterate_isolated(make_agen: Callable[[], AsyncIterator[T]], buffer: int = 16
                 return
     finally:
         stop.set()
+        deadline = time.monotonic() + CLOSE_TIMEOUT
         while not worker.done():
+            if time.monotonic() > deadline:  # nothing waits forever: a producer ignoring its cancellation is left
+                logger.warning(
+                    "A stream's producer did not stop within %g s of being closed: left running.", CLOSE_TIMEOUT
+                )
+                break
             if items.empty():
                 wait_for_future([worker], timeout=0.05)
             else:
