@@ -10,12 +10,7 @@ from __future__ import annotations
 
 def safe_reference(path: str) -> str:
     """`path` with undecodable bytes written as `\\xNN` (a name already valid is unchanged)."""
-    try:
-        path.encode("utf-8")
-        return path
-    except UnicodeEncodeError:
-        pass
-    try:
+    try:  # a valid name round-trips unchanged; surrogate-escaped bytes come back as \xNN
         return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     except UnicodeEncodeError:  # a surrogate that stands for no byte
         return path.encode("utf-8", "backslashreplace").decode("utf-8")
