@@ -21,6 +21,24 @@ def embedding():
 
 
 @pytest.fixture
+def science_store(tmp_path: Path, milvus_uri: str, embedding):  # noqa: ANN201 - a Milvus store
+    """A Milvus Lite store with helpers.make_docs loaded into collection 'science'."""
+    from helpers import make_docs
+
+    from deepsearcher.loader.file_loader.file_loader import FileLoader
+    from deepsearcher.offline_loading.pipeline import IngestionPipeline
+    from deepsearcher.offline_loading.sources import iter_file_sources
+    from deepsearcher.vector_db.milvus import Milvus
+
+    db = Milvus(uri=milvus_uri)
+    IngestionPipeline(embedding, db).run(
+        iter_file_sources([make_docs(tmp_path / "docs")], FileLoader()), collection_name="science"
+    )
+    yield db
+    db.close()
+
+
+@pytest.fixture
 def milvus_uri(tmp_path: Path) -> str:
     """A fresh Milvus Lite database path (a directory in milvus-lite 3.x) in a temp dir."""
     return str(tmp_path / "milvus.db")

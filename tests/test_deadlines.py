@@ -5,20 +5,14 @@ server on 127.0.0.1, which is told to hang or to drip tokens."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
-from helpers import make_docs
 
 from deepsearcher.agent import DeepSearch
 from deepsearcher.agent.context import QueryTimeoutError
 from deepsearcher.llm.errors import LLMError
-from deepsearcher.loader.file_loader.file_loader import FileLoader
-from deepsearcher.offline_loading.pipeline import IngestionPipeline
-from deepsearcher.offline_loading.sources import iter_file_sources
 from deepsearcher.testing import scripted_llm_fixture
 from deepsearcher.testing.scripted_llm import Reply
-from deepsearcher.vector_db.milvus import Milvus
 
 server = scripted_llm_fixture(name="server", fallback="NO")
 FAST = {"retry_base_delay": 0.01, "retry_max_delay": 0.05}
@@ -63,13 +57,8 @@ def test_defaults_fail_a_hung_call_well_under_a_minute(server) -> None:
 
 
 @pytest.fixture
-def store(tmp_path: Path, milvus_uri: str, embedding):
-    db = Milvus(uri=milvus_uri)
-    IngestionPipeline(embedding, db).run(
-        iter_file_sources([make_docs(tmp_path / "docs")], FileLoader()), collection_name="science"
-    )
-    yield db
-    db.close()
+def store(science_store):
+    return science_store
 
 
 def test_a_query_past_its_deadline_answers_from_what_it_found(server, store, embedding) -> None:

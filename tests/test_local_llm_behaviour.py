@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import make_docs
 
 from deepsearcher.agent import ChainOfRAG, DeepSearch, NaiveRAG
 from deepsearcher.agent import prompts as agent_prompts
@@ -20,11 +19,7 @@ from deepsearcher.llm.local_servers import LOCAL_LIMITS, LOCAL_QUERY_TIMEOUT, de
 from deepsearcher.llm.ollama_llm import Ollama
 from deepsearcher.llm.openai_compatible_llm import OpenAICompatible
 from deepsearcher.llm.parsing import parse_list
-from deepsearcher.loader.file_loader.file_loader import FileLoader
-from deepsearcher.offline_loading.pipeline import IngestionPipeline
-from deepsearcher.offline_loading.sources import iter_file_sources
 from deepsearcher.testing import scripted_llm_fixture
-from deepsearcher.vector_db.milvus import Milvus
 
 server = scripted_llm_fixture(name="server", fallback="NO")
 FAST = {"retry_base_delay": 0.01, "retry_max_delay": 0.05}
@@ -33,13 +28,8 @@ ANSWER = "Answer the question using only the numbered sources"
 
 
 @pytest.fixture
-def store(tmp_path: Path, milvus_uri: str, embedding):
-    db = Milvus(uri=milvus_uri)
-    IngestionPipeline(embedding, db).run(
-        iter_file_sources([make_docs(tmp_path / "docs")], FileLoader()), collection_name="science"
-    )
-    yield db
-    db.close()
+def store(science_store):
+    return science_store
 
 
 @pytest.mark.parametrize(
