@@ -104,6 +104,10 @@ class ThreadParser:
     def close(self) -> None:
         return None
 
+    def interrupt(self) -> None:
+        """End the parse in hand (the load stopped while it ran): a thread cannot be stopped."""
+        return None
+
 
 class ProcessParser(ThreadParser):
     """Parses in a worker process, killed when one file runs past `max_parse_seconds`."""
@@ -192,6 +196,13 @@ class ProcessParser(ThreadParser):
             if process.poll() is None:
                 process.kill()
             process.wait(5)
+
+    def interrupt(self) -> None:
+        """End the parse in hand by killing the worker: the waiting parse sees the pipe close and
+        cleans up (closing the pipe here, under another thread's wait, could block that wait)."""
+        process = self._process
+        if process is not None and process.poll() is None:
+            process.kill()
 
     def close(self) -> None:
         """Keep a healthy worker for the next load of this process (its own worker, if one is kept already)."""

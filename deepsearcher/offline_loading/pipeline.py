@@ -3,8 +3,11 @@
 Why it is shaped this way:
 - Streaming: one source is loaded at a time and chunks are embedded in fixed-size
   batches, so memory stays flat on a large corpus.
-- Overlap: while the model embeds batch N+1, a single writer thread inserts batch N
-  (the model releases the GIL), so the store costs little beyond the embedding itself.
+- Overlap: the stages run side by side, so the slowest alone sets the pace. A read-ahead
+  thread lists, hashes, parses (in the parse worker) and splits the next sources, up to
+  two batches of chunks ahead, while the model embeds batch N+1 and a single writer thread
+  inserts batch N (ONNX Runtime releases the GIL). Every decision against the store and
+  every summary line stays in the calling thread, in source order.
 - Idempotency: every chunk carries its source's hash and chunk count; a source whose
   stored hash matches and whose chunks are all present is skipped without embedding. For
   a file the hash is of its bytes (and the parse settings), taken before it is parsed, so
@@ -27,12 +30,14 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.loader.splitter import split_docs_to_chunks
 from deepsearcher.offline_loading.embed_scheduler import EmbedScheduler
 from deepsearcher.offline_loading.file_hash import file_fingerprint, hash_file, loader_signature
+from deepsearcher.offline_loading.read_ahead import ReadAhead
 from deepsearcher.offline_loading.sources import LoadedSource
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.types import Chunk
@@ -62,6 +67,22 @@ def source_fingerprint(source: LoadedSource) -> str:
     for document in source.documents:
         digest.update(document.content_hash.encode())
     return digest.hexdigest()
+
+
+@dataclass
+class PreparedSource:
+    """A source as the read-ahead leaves it: parsed and split, or why there is nothing to embed."""
+
+    source: LoadedSource
+    fingerprint: str | None = None
+    #: Its chunks, keyed and numbered; None when it has none to offer (skipped, failed, no text).
+    chunks: list[Chunk] | None = None
+    #: Its bytes match a completely stored source: it was not parsed.
+    unchanged: bool = False
+
+    @property
+    def weight(self) -> int:
+        return len(self.chunks or ())
 
 
 class IngestionPipeline:
@@ -126,10 +147,17 @@ class IngestionPipeline:
         self._batches = 0
         self._signature: str | None = None
         pending: list[Chunk] = []
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deepsearcher-insert") as writer:
+        read_ahead = ReadAhead(
+            sources,
+            lambda source: self._read(source, known),
+            weight=lambda prepared: prepared.weight,
+            max_weight=2 * self.batch_size,
+            interrupt=getattr(self.parser, "interrupt", None),
+        )
+        with read_ahead, ThreadPoolExecutor(max_workers=1, thread_name_prefix="deepsearcher-insert") as writer:
             inserting: Future[int] | None = None
-            for source in sources:
-                chunks = self._prepare(source, known, collection, summary)
+            for prepared in read_ahead:
+                chunks = self._admit(prepared, known, collection, summary)
                 pending.extend(chunks)
                 while len(pending) >= self.batch_size:
                     batch, pending = (
@@ -155,7 +183,7 @@ class IngestionPipeline:
             loader = self._signature
         return file_fingerprint(sha256, loader, (self.chunk_size, self.chunk_overlap, self.window_size))
 
-    def _open_entry(self, source: LoadedSource, known: dict, summary: LoadSummary) -> tuple[LoadedSource, str | None]:
+    def _open_entry(self, source: LoadedSource, known: dict) -> tuple[LoadedSource, str | None]:
         """A file entry parsed (or left unparsed when its bytes are unchanged: then the
         fingerprint comes back with no parse), and its fingerprint (None when it failed)."""
         assert source.read_path is not None
@@ -182,34 +210,19 @@ class IngestionPipeline:
             parsed.changed = parsed.changed or "changed while the load read it: the version parsed was stored"
         return parsed, fingerprint
 
-    def _prepare(self, source: LoadedSource, known: dict, collection: str, summary: LoadSummary) -> list[Chunk]:
-        """Decide what to do with one source and return the chunks to embed (maybe none)."""
-        reference = source.reference
-        fingerprint: str | None = None
+    def _read(self, source: LoadedSource, known: dict) -> PreparedSource:
+        """One source hashed, parsed and split, in the read-ahead thread: nothing here touches
+        the store or the summary (`_admit` does, in order)."""
         if source.pending:
-            source, fingerprint = self._open_entry(source, known, summary)
+            source, fingerprint = self._open_entry(source, known)
             if source.pending:
-                summary.chunks_unchanged += known[reference].chunk_count
-                summary.add(reference, "unchanged")
-                self.on_progress("skipped", {"source": reference})
-                return []
-        if source.unsupported:
-            summary.skip_unsupported(reference, source.skip_reason or "unsupported file type")
-            self.on_progress("unsupported", {"source": reference})
-            return []
-        if source.skip_reason is not None:
-            summary.add(reference, "skipped", source.skip_reason, fatal=False)
-            self.on_progress("unsupported", {"source": reference})
-            return []
-        if source.error is not None:
-            summary.fail(reference, source.error, fatal=source.fatal, limit=source.limit)
-            self.on_progress("failed", {"source": reference, "reason": source.error})
-            return []
-
+                return PreparedSource(source, fingerprint, unchanged=True)
+        else:
+            fingerprint = None
+        if source.unsupported or source.skip_reason is not None or source.error is not None:
+            return PreparedSource(source)
         if not any(document.page_content.strip() for document in source.documents):
-            summary.fail(reference, "no text could be extracted")
-            self.on_progress("failed", {"source": reference, "reason": "no text could be extracted"})
-            return []
+            return PreparedSource(source)
         if fingerprint is None:
             fingerprint = (
                 self._fingerprint(source.file_sha256, source.loader_signature)
@@ -223,11 +236,39 @@ class IngestionPipeline:
             window_size=self.window_size,
         )
         for index, chunk in enumerate(chunks):
-            chunk.reference = reference
+            chunk.reference = source.reference
             chunk.metadata["source_hash"] = fingerprint
             chunk.metadata["source_chunks"] = len(chunks)
             chunk.metadata["chunk_index"] = index
             chunk.metadata["chunk_key"] = chunk_key(fingerprint, index, chunk.text)
+        return PreparedSource(source, fingerprint, chunks)
+
+    def _admit(self, prepared: PreparedSource, known: dict, collection: str, summary: LoadSummary) -> list[Chunk]:
+        """Decide what to do with one prepared source and return the chunks to embed (maybe none)."""
+        source = prepared.source
+        reference = source.reference
+        if prepared.unchanged:
+            summary.chunks_unchanged += known[reference].chunk_count
+            summary.add(reference, "unchanged")
+            self.on_progress("skipped", {"source": reference})
+            return []
+        if source.unsupported:
+            summary.skip_unsupported(reference, source.skip_reason or "unsupported file type")
+            self.on_progress("unsupported", {"source": reference})
+            return []
+        if source.skip_reason is not None:
+            summary.add(reference, "skipped", source.skip_reason, fatal=False)
+            self.on_progress("unsupported", {"source": reference})
+            return []
+        if source.error is not None:
+            summary.fail(reference, source.error, fatal=source.fatal, limit=source.limit)
+            self.on_progress("failed", {"source": reference, "reason": source.error})
+            return []
+        if prepared.chunks is None or prepared.fingerprint is None:
+            summary.fail(reference, "no text could be extracted")
+            self.on_progress("failed", {"source": reference, "reason": "no text could be extracted"})
+            return []
+        fingerprint, chunks = prepared.fingerprint, prepared.chunks
         record = known.get(reference)
         todo = chunks
         if record is not None and record.source_hash == fingerprint:
