@@ -17,6 +17,8 @@ from types import SimpleNamespace
 import pytest
 from helpers import make_docs, write_config
 
+from deepsearcher.vector_db.milvus import Milvus
+
 #: Libraries that cost from 0.1 s to seconds to import, and what needs each.
 MODEL_STACK = ("onnxruntime", "torch", "sentence_transformers", "transformers", "tokenizers")
 LLM_SDKS = ("openai", "anthropic", "litellm", "google.genai", "boto3")
@@ -72,10 +74,21 @@ def test_help_and_providers_import_no_model_sdk_or_store(tmp_path: Path, args: l
     assert not loaded, f"`deepsearcher {' '.join(args)}` imported {sorted(loaded)}"
 
 
-def test_collections_list_opens_the_store_and_nothing_else(tmp_path: Path, config: Path) -> None:
+def test_collections_list_of_a_store_not_created_yet_opens_nothing(tmp_path: Path, config: Path) -> None:
     done, found = run_cli(tmp_path, "collections", "list", "--json", config=config)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []
+    loaded = set(found["loaded"])
+    assert not loaded & {"pymilvus", "milvus_lite", *MODEL_STACK, *LLM_SDKS}, f"imported {sorted(loaded)}"
+
+
+def test_collections_list_opens_the_store_and_nothing_else(tmp_path: Path, config: Path, milvus_uri: str) -> None:
+    store = Milvus(uri=milvus_uri)
+    store.init_collection(dim=4, collection="notes", description="field notes", embedding_model="toy")
+    store.close()
+    done, found = run_cli(tmp_path, "collections", "list", "--json", config=config)
+    assert done.returncode == 0, done.stderr
+    assert [row["name"] for row in json.loads(done.stdout)] == ["notes"]
     loaded = set(found["loaded"])
     assert {"pymilvus", "milvus_lite"} <= loaded  # the store it lists
     assert not loaded & {*MODEL_STACK, *LLM_SDKS}, f"imported {sorted(loaded & {*MODEL_STACK, *LLM_SDKS})}"

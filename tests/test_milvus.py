@@ -38,7 +38,11 @@ def test_default_uri_is_in_the_user_data_dir(tmp_path, monkeypatch):
     db = Milvus()
     try:
         assert db.uri == str(tmp_path / "xdg" / "deepsearcher" / "milvus.db")
+        # Not created until something is stored: listing an empty store opens nothing (and is fast).
+        assert db.list_collections() == [] and not Path(db.uri).exists()
+        db.init_collection(dim=4, collection="notes", embedding_model="toy")
         assert Path(db.uri).is_dir()  # milvus-lite 3.x keeps a database in a directory
+        assert [info.collection_name for info in db.list_collections()] == ["notes"]
     finally:
         db.close()
 

@@ -296,12 +296,12 @@ class Milvus(BaseVectorDB):
         self._lite_path: str | None = None
         self._capabilities: Capabilities | None = None
         self._meta: MetaTable | None = None
-        import pymilvus  # a core dependency, imported here so provider discovery stays fast
-
+        self._connection: Any = None
+        #: How to open a Lite database that does not exist yet, until something needs it.
+        self._deferred: dict[str, Any] | None = None
         from deepsearcher.utils.logfile import adopt_library_loggers
 
         adopt_library_loggers("pymilvus", "milvus_lite")  # their RPC tracebacks: to the log file
-        self._pymilvus = pymilvus
 
         uri = uri or lite.default_lite_path()
         uri = str(uri)
@@ -331,7 +331,23 @@ class Milvus(BaseVectorDB):
                 connect["db_name"] = db
         connect.setdefault("timeout", kwargs.pop("timeout", 30))
         connect.update(kwargs)
-        self.client = self._connect(connect)
+        if self.is_lite and not os.path.exists(self.uri):
+            # Nothing stored yet: opening Milvus Lite (pymilvus, the engine and its server, about a
+            # second) waits for the first real use, so listing an empty store answers at once.
+            self._deferred = connect
+        else:
+            self._connection = self._connect(connect)
+
+    @property
+    def _pymilvus(self) -> Any:
+        import pymilvus  # a core dependency, imported on use so provider discovery and empty stores stay fast
+
+        return pymilvus
+
+    @property
+    def client(self) -> Any:
+        """The pymilvus `MilvusClient` (DeepSearcher's attribute); a deferred Lite database opens here."""
+        return self._client()
 
     # ------------------------------------------------------------------ connection
 
@@ -388,7 +404,7 @@ class Milvus(BaseVectorDB):
         return self._meta
 
     def close(self) -> None:
-        client, self.client = getattr(self, "client", None), None
+        client, self._connection, self._deferred = getattr(self, "_connection", None), None, None
         common.close_client(client, logger, "Milvus")
         if self._lite_path:
             lite.release(self._lite_path)
@@ -399,9 +415,15 @@ class Milvus(BaseVectorDB):
         self._meta = None
 
     def _client(self) -> Any:
-        if self.client is None:
-            raise VectorStoreError(f"The Milvus store at {self.uri} is closed.")
-        return self.client
+        if self._connection is None:
+            if self._deferred is None:
+                raise VectorStoreError(f"The Milvus store at {self.uri} is closed.")
+            self._connection, self._deferred = self._connect(self._deferred), None
+        return self._connection
+
+    def _not_created(self) -> bool:
+        """A Lite database not opened yet whose directory still does not exist: it holds nothing."""
+        return self._deferred is not None and not os.path.exists(self.uri)
 
     @contextmanager
     def _op(self, operation: str, collection: str | None = None) -> Iterator[None]:
@@ -618,6 +640,8 @@ class Milvus(BaseVectorDB):
         self._require(name, "open the collection")
 
     def list_collections(self, dim: int | None = None) -> list[CollectionInfo]:
+        if self._not_created():
+            return []
         with self._op("list_collections"):
             names = sorted(n for n in self._client().list_collections() if not _is_internal(n))
         side_rows = self._meta_table().read(names)
