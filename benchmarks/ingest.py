@@ -75,40 +75,58 @@ def min_cosine(a: list[list[float]], b: list[list[float]]) -> float:
 
 
 def sweep_worker(
-    corpus: Path, backend: str, windows: list[int], batch_sizes: list[int], sample: int, rounds: int
+    corpus: Path,
+    backend: str,
+    windows: list[int],
+    batch_sizes: list[int],
+    sample: int,
+    rounds: int,
+    threads: list[int] | None = None,
 ) -> dict:
-    """Every window x batch size, `rounds` times interleaved (the best round counts, so a
-    moment of load on the machine does not pick the winner), and how far each configuration's
-    vectors are from one text per call: int8 activations are quantised per batch."""
+    """Every window x batch size (x intra-op threads on ONNX; 0 is the default, one per core),
+    `rounds` times interleaved (the best round counts, so a moment of load on the machine does
+    not pick the winner), and how far each configuration's vectors are from one text per call:
+    int8 activations are quantised per batch."""
     from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
 
+    thread_counts = (threads or [0]) if backend == "onnx" else [0]
     started = time.perf_counter()
-    embedding = MiniLMEmbedding(backend=backend)
-    embedding.embed_query("load")
-    load_seconds = time.perf_counter() - started
+    embeddings = {t: MiniLMEmbedding(backend=backend, **({"threads": t} if t else {})) for t in thread_counts}
+    for embedding in embeddings.values():
+        embedding.embed_query("load")
+    load_seconds = (time.perf_counter() - started) / len(embeddings)
     texts = chunk_texts(corpus)[:sample]
-    embedding.inner.batch_size = 1
-    alone = embedding.embed_documents(texts)
-    configs = [(w, b) for w in windows for b in batch_sizes if b <= w]
-    rates: dict[tuple[int, int], float] = {}
-    agreement: dict[tuple[int, int], float] = {}
+    reference = embeddings[thread_counts[0]]
+    reference.inner.batch_size = 1
+    alone = reference.embed_documents(texts)
+    configs = [(t, w, b) for t in thread_counts for w in windows for b in batch_sizes if b <= w]
+    rates: dict[tuple[int, int, int], float] = {}
+    agreement: dict[tuple[int, int, int], float] = {}
     for _ in range(max(1, rounds)):
-        for window, batch_size in configs:
-            embedding.inner.batch_size = batch_size
-            rate, vectors = embed_rate(embedding, texts, window)
-            rates[window, batch_size] = max(rate, rates.get((window, batch_size), 0.0))
-            agreement[window, batch_size] = min_cosine(alone, vectors)
+        for config in configs:
+            t, window, batch_size = config
+            embeddings[t].inner.batch_size = batch_size
+            rate, vectors = embed_rate(embeddings[t], texts, window)
+            rates[config] = max(rate, rates.get(config, 0.0))
+            agreement[config] = min_cosine(alone, vectors)
     rows = [
-        {"backend": backend, "window": w, "batch_size": b, "rate": rates[w, b], "min_cos": agreement[w, b]}
-        for w, b in configs
+        {
+            "backend": backend,
+            "threads": t,
+            "window": w,
+            "batch_size": b,
+            "rate": rates[t, w, b],
+            "min_cos": agreement[t, w, b],
+        }
+        for t, w, b in configs
     ]
     return {"rows": rows, "load_seconds": load_seconds, "peak_rss_mib": peak_rss_mib()}
 
 
-def raw_worker(corpus: Path, backend: str, window: int, batch_size: int) -> dict:
+def raw_worker(corpus: Path, backend: str, window: int, batch_size: int, threads: int = 0) -> dict:
     from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
 
-    embedding = MiniLMEmbedding(backend=backend, batch_size=batch_size)
+    embedding = MiniLMEmbedding(backend=backend, batch_size=batch_size, **({"threads": threads} if threads else {}))
     texts = chunk_texts(corpus)
     rate, _vectors = embed_rate(embedding, texts, window)
     return {"texts": len(texts), "rate": rate, "peak_rss_mib": peak_rss_mib()}

@@ -161,6 +161,10 @@ def measure_ours(corpus: Path, work: Path, llm_base_url: str, latency: float) ->
     result["query"] = {"wall": wall, "overhead": wall - latency}
     wall, _, _, _ = run_cli(["collections", "list"], config, work)
     result["list"] = {"wall": wall}
+    empty = work / "empty"
+    empty.mkdir(exist_ok=True)
+    wall, _, _, _ = run_cli(["collections", "list"], write_config(empty, llm_base_url), empty)
+    result["list_empty"] = {"wall": wall}
     return result
 
 
@@ -186,24 +190,44 @@ def upstream_subset(corpus: Path, folder: Path) -> Path:
     return folder
 
 
-def raw_limit(corpus: Path, backends: list[str]) -> tuple[dict, list[list]]:
-    """Best window x batch size of each backend on a sample, then the winner on every chunk text."""
+#: The pipeline's own configuration: ONNX, 256 texts per call (load_settings.batch_size), one text
+#: per forward pass (batch-independent int8 vectors), ONNX Runtime's default threads (0).
+PIPELINE_CONFIG = {"backend": "onnx", "window": 256, "batch_size": 1, "threads": 0}
+
+
+def raw_limit(corpus: Path, backends: list[str], sample: int) -> tuple[dict, dict, list[list]]:
+    """Best threads x window x batch size of each backend on a sample, then the winner, and the
+    pipeline's own configuration, each on every chunk text: (best, own, sweep rows)."""
     rows, best = [], None
     for backend in backends:
         sweep = ingest.run_child(
-            "sweep", corpus=corpus, backend=backend, windows=[64, 256], batch_sizes=[8, 16, 64], sample=400, rounds=1
+            "sweep",
+            corpus=corpus,
+            backend=backend,
+            windows=[64, 256],
+            batch_sizes=[1, 4, 8, 16, 64],
+            threads=[0, 1],
+            sample=sample,
+            rounds=1,
         )
         for row in sweep["rows"]:
             rows.append(
-                [row["backend"], row["window"], row["batch_size"], f"{row['rate']:.1f}", f"{row['min_cos']:.4f}"]
+                [
+                    row["backend"],
+                    row["threads"] or "default",
+                    row["window"],
+                    row["batch_size"],
+                    f"{row['rate']:.1f}",
+                    f"{row['min_cos']:.4f}",
+                ]
             )
             if best is None or row["rate"] > best["rate"]:
                 best = row
     assert best is not None
-    raw = ingest.run_child(
-        "raw", corpus=corpus, backend=best["backend"], window=best["window"], batch_size=best["batch_size"]
-    )
-    return {**raw, **{k: best[k] for k in ("backend", "window", "batch_size")}}, rows
+    keys = ("backend", "window", "batch_size", "threads")
+    raw = ingest.run_child("raw", corpus=corpus, **{k: best[k] for k in keys})
+    own = ingest.run_child("raw", corpus=corpus, **PIPELINE_CONFIG)
+    return {**raw, **{k: best[k] for k in keys}}, own, rows
 
 
 def main() -> None:
@@ -212,6 +236,7 @@ def main() -> None:
         parser.add_argument(f"--{kind}", type=int, default=default, help=f"files of kind {kind}")
     parser.add_argument("--workdir", type=Path, default=None, help="keep the corpus and stores here")
     parser.add_argument("--backends", default="onnx", help="embedding backends to sweep for the raw limit")
+    parser.add_argument("--sample", type=int, default=300, help="chunk texts per sweep configuration")
     parser.add_argument("--upstream-python", type=Path, default=ingest.DEFAULT_UPSTREAM)
     parser.add_argument("--no-upstream", action="store_true")
     args = parser.parse_args()
@@ -229,15 +254,27 @@ def main() -> None:
     with ScriptedLLMServer(latency=latency) as server:
         server.on("numbered sources", "Use ls -lt [1].")
         ours = measure_ours(corpus, work / "ours", server.base_url, latency)
-    raw, sweep_rows = raw_limit(corpus, ingest.parse_list(args.backends))
-    print("raw model sweep (400 chunk texts):")
-    print(format_table(["backend", "window", "batch", "chunks/s", "min cos"], sweep_rows))
+    raw, own, sweep_rows = raw_limit(corpus, ingest.parse_list(args.backends), args.sample)
+    print(f"raw model sweep ({args.sample} chunk texts):")
+    print(format_table(["backend", "threads", "window", "batch", "chunks/s", "min cos"], sweep_rows))
 
     first = ours["first"]
     first_rate = first["chunks"] / first["wall"] if first["wall"] else 0.0
     pipeline_rate = first["chunks"] / first["pipeline_seconds"] if first["pipeline_seconds"] else 0.0
     rows = [
-        ["raw limit (model alone, best of sweep)", f"{raw['rate']:.1f} chunks/s", f"{raw['texts']} texts", ""],
+        [
+            "raw limit (model alone, best of sweep)",
+            f"{raw['rate']:.1f} chunks/s",
+            f"{raw['texts']} texts; {raw['backend']}, threads {raw['threads'] or 'default'}, "
+            f"window {raw['window']}, batch {raw['batch_size']}",
+            "",
+        ],
+        [
+            "model alone, the pipeline's configuration",
+            f"{own['rate']:.1f} chunks/s",
+            "onnx, threads default, window 256, batch 1",
+            f"{own['rate'] / raw['rate']:.2f} x raw",
+        ],
         [
             "first load (CLI wall)",
             f"{first_rate:.1f} chunks/s",
@@ -270,7 +307,8 @@ def main() -> None:
             f"overhead {ours['query']['overhead']:.2f} s",
             f"LLM {latency} s",
         ],
-        ["collections list (CLI wall)", f"{ours['list']['wall']:.2f} s", "", "target < 1 s"],
+        ["collections list, empty store (CLI wall)", f"{ours['list_empty']['wall']:.2f} s", "", "target < 1 s"],
+        ["collections list, this store (CLI wall)", f"{ours['list']['wall']:.2f} s", "1 collection", ""],
     ]
     if not args.no_upstream:
         subset = upstream_subset(corpus, work / "subset")
