@@ -195,20 +195,27 @@ def upstream_subset(corpus: Path, folder: Path) -> Path:
 PIPELINE_CONFIG = {"backend": "onnx", "window": 256, "batch_size": 1, "threads": 0}
 
 
-def raw_limit(corpus: Path, backends: list[str], sample: int) -> tuple[dict, dict, list[list]]:
-    """Best threads x window x batch size of each backend on a sample, then the winner, and the
-    pipeline's own configuration, each on every chunk text: (best, own, sweep rows)."""
+#: (ONNX intra-op threads, windows, batch sizes) swept: every window x batch with the default
+#: threads (one per core), and one thread (leaving a core to parsing) at two batch sizes.
+SWEEPS = ((0, [64, 256], [1, 4, 8, 16, 64]), (1, [256], [1, 8]))
+
+
+def raw_limit(corpus: Path, backends: list[str], sample: int, rounds: int) -> tuple[dict, dict, list[list]]:
+    """Best threads x window x batch size of each backend on a sample (best of `rounds`
+    interleaved rounds), then the winner, and the pipeline's own configuration, each on every
+    chunk text: (best, own, sweep rows)."""
     rows, best = [], None
-    for backend in backends:
+    runs = [(backend, sweep) for backend in backends for sweep in (SWEEPS if backend == "onnx" else SWEEPS[:1])]
+    for backend, (threads, windows, batch_sizes) in runs:
         sweep = ingest.run_child(
             "sweep",
             corpus=corpus,
             backend=backend,
-            windows=[64, 256],
-            batch_sizes=[1, 4, 8, 16, 64],
-            threads=[0, 1],
+            windows=windows,
+            batch_sizes=batch_sizes,
+            threads=[threads],
             sample=sample,
-            rounds=1,
+            rounds=rounds,
         )
         for row in sweep["rows"]:
             rows.append(
@@ -236,7 +243,8 @@ def main() -> None:
         parser.add_argument(f"--{kind}", type=int, default=default, help=f"files of kind {kind}")
     parser.add_argument("--workdir", type=Path, default=None, help="keep the corpus and stores here")
     parser.add_argument("--backends", default="onnx", help="embedding backends to sweep for the raw limit")
-    parser.add_argument("--sample", type=int, default=300, help="chunk texts per sweep configuration")
+    parser.add_argument("--sample", type=int, default=250, help="chunk texts per sweep configuration")
+    parser.add_argument("--rounds", type=int, default=2, help="interleaved sweep rounds (the best counts)")
     parser.add_argument("--upstream-python", type=Path, default=ingest.DEFAULT_UPSTREAM)
     parser.add_argument("--no-upstream", action="store_true")
     args = parser.parse_args()
@@ -254,8 +262,8 @@ def main() -> None:
     with ScriptedLLMServer(latency=latency) as server:
         server.on("numbered sources", "Use ls -lt [1].")
         ours = measure_ours(corpus, work / "ours", server.base_url, latency)
-    raw, own, sweep_rows = raw_limit(corpus, ingest.parse_list(args.backends), args.sample)
-    print(f"raw model sweep ({args.sample} chunk texts):")
+    raw, own, sweep_rows = raw_limit(corpus, ingest.parse_list(args.backends), args.sample, args.rounds)
+    print(f"raw model sweep ({args.sample} chunk texts, best of {args.rounds} rounds):")
     print(format_table(["backend", "threads", "window", "batch", "chunks/s", "min cos"], sweep_rows))
 
     first = ours["first"]
