@@ -299,9 +299,6 @@ class Milvus(BaseVectorDB):
         self._connection: Any = None
         #: How to open a Lite database that does not exist yet, until something needs it.
         self._deferred: dict[str, Any] | None = None
-        from deepsearcher.utils.logfile import adopt_library_loggers
-
-        adopt_library_loggers("pymilvus", "milvus_lite")  # their RPC tracebacks: to the log file
 
         uri = uri or lite.default_lite_path()
         uri = str(uri)
@@ -340,7 +337,8 @@ class Milvus(BaseVectorDB):
 
     @property
     def _pymilvus(self) -> Any:
-        import pymilvus  # a core dependency, imported on use so provider discovery and empty stores stay fast
+        """pymilvus, imported on first use so provider discovery and empty stores stay fast."""
+        import pymilvus
 
         return pymilvus
 
@@ -357,6 +355,10 @@ class Milvus(BaseVectorDB):
 
     def _connect(self, connect: dict[str, Any]) -> Any:
         MilvusClient = self._pymilvus.MilvusClient
+        from deepsearcher.utils.logfile import adopt_library_loggers
+
+        # After the import: pymilvus puts a terminal handler on its logger when it is imported.
+        adopt_library_loggers("pymilvus", "milvus_lite")  # their RPC tracebacks: to the log file
         if not self.is_lite:
             try:
                 return _with_ping_retries(lambda: MilvusClient(**connect))
