@@ -40,6 +40,7 @@ FALLBACK_CHUNKS = 3
 
 
 def _search_score(result: RetrievalResult) -> float:
+    """The fallback's default order: one search's scores (several searches' are not comparable)."""
     return result.score
 
 

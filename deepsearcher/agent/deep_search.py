@@ -135,7 +135,8 @@ class DeepSearch(RAGAgent):
     async def _search_chunks_from_vectordb(
         self, query: str, sub_queries: list[str] | None = None, **kwargs: Any
     ) -> tuple[list[RetrievalResult], int]:
-        """Route, search `sub_queries` (default: `query`) and keep the chunks the LLM judges relevant."""
+        """Route, search `sub_queries` (default: `query`) and keep the chunks the LLM judges relevant,
+        in fused order."""
         ctx = self._step_context(kwargs)
         collections = await self._collections(query, ctx, None)
         top_k = ctx.option("top_k", self.top_k)
