@@ -92,7 +92,8 @@ def run_one(agent: Any, log: CallLog, question: Any, collection: str, args: argp
     if result is None:
         return row
     titles = distinct_titles([r.title or r.reference for r in result.retrieved_results])
-    unparsed = sum(step.data.get("unparseable", 0) for step in result.steps if step.kind == "judge")
+    judged = [step.data for step in result.steps if step.kind == "judge"]
+    unparsed = sum(data.get("unparseable", 0) for data in judged)
     row.update(
         recall_2=recall_at_k(titles, question.gold_titles, 2),
         recall_5=recall_at_k(titles, question.gold_titles, 5),
@@ -101,6 +102,10 @@ def run_one(agent: Any, log: CallLog, question: Any, collection: str, args: argp
         tokens=result.total_tokens,
         answer=result.answer[:300],
         fallback=any(step.kind == "fallback" for step in result.steps),
+        queries=[step.data["query"] for step in result.steps if step.kind == "search"],
+        judged=sum(data.get("judged", 0) for data in judged),
+        kept=sum(data.get("accepted", 0) for data in judged),
+        titles=titles[:5],
         unrecovered={"judge_chunk": unparsed} if unparsed else {},
     )
     return row
@@ -115,10 +120,10 @@ def table(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         groups[(row["dataset"], row["model"], row["agent"])].append(row)
     head = (
-        "| set | model | agent | n | R@2 | R@5 | EM | F1 | tokens | wall s | calls | fallback "
+        "| set | model | agent | n | R@2 | R@5 | EM | F1 | tokens | wall s | calls | fallback | kept/judged "
         "| repairs | unrecovered | errors |"
     )
-    lines = [head, "|" + "---|" * 15]
+    lines = [head, "|" + "---|" * 16]
     for (dataset, model, agent), group in sorted(groups.items()):
         ok = [row for row in group if "recall_5" in row]
         repairs: Counter[str] = Counter()
@@ -126,12 +131,15 @@ def table(rows: list[dict[str, Any]]) -> str:
         for row in group:
             repairs.update(row.get("repairs") or {})
             unrecovered.update(row.get("unrecovered") or {})
+        judged = [row for row in ok if "judged" in row]  # rows of runs before this column: none
+        kept = f"{sum(r['kept'] for r in judged)}/{sum(r['judged'] for r in judged)}" if judged else "–"
         lines.append(
             f"| {dataset} | {model.split('-instruct')[0]} | {agent} | {len(group)} "
             f"| {mean([r['recall_2'] for r in ok])} | {mean([r['recall_5'] for r in ok])} "
             f"| {mean([r['em'] for r in ok])} | {mean([r['f1'] for r in ok])} "
             f"| {mean([r['tokens'] for r in ok])[:-2]} | {mean([r['wall_s'] for r in group])[:-2]} "
-            f"| {mean([sum(r['calls'].values()) for r in group])[:-2]} | {sum(bool(r.get('fallback')) for r in ok)} "
+            f"| {mean([sum(r['calls'].values()) for r in group])[:-2]} "
+            f"| {sum(bool(r.get('fallback')) for r in ok)} | {kept} "
             f"| {dict(repairs) or 0} | {dict(unrecovered) or 0} | {sum(1 for r in group if r['error'])} |"
         )
     return "\n".join(lines)

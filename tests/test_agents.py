@@ -76,7 +76,8 @@ def test_deep_search_answers_with_citations_and_accounts_usage(server, store, em
     assert all("Hopper" in r.text for r in result.retrieved_results)
     kinds = [step.kind for step in result.steps]
     assert kinds[:2] == ["collections", "sub_queries"]
-    assert kinds.count("search") == 2 and "judge" in kinds and "reflection" in kinds and kinds[-1] == "answer"
+    assert kinds.count("search") == 3, "the question and its 2 sub-queries"
+    assert "judge" in kinds and "reflection" in kinds and kinds[-1] == "answer"
     assert set(result.usage_by_step) == {"sub_queries", "judge", "reflection", "answer"}
     assert result.llm_calls == server.call_count == llm.calls
     assert result.total_tokens == llm.usage_total.total_tokens > 0

@@ -101,13 +101,11 @@ def test_deep_search_falls_back_to_the_best_chunks_when_the_judge_rejects_all(se
     server.on("Break the question below", '["first compiler"]')
     server.on(JUDGE, "NO")
     server.on(ANSWER, "Grace Hopper [1].")
-    agent = DeepSearch(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store, max_iter=1)
+    agent = DeepSearch(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store, max_iter=1, top_k=3)
     result = agent.query_result("Who built the first compiler?")
     fallback = next(step for step in result.steps if step.kind == "fallback")
-    assert fallback.data["kept"] == 3 and fallback.data["step"] == "judge"
+    assert fallback.data["kept"] == 3 and fallback.data["step"] == "judge"  # top_k; its order: test_deep_search_fusion
     assert len(result.retrieved_results) == 3 and result.answer.startswith("Grace Hopper")
-    scores = [r.score for r in result.retrieved_results]
-    assert scores == sorted(scores, reverse=True)
     assert "(no sources found)" not in server.requests[-1].last_user_message
     assert "Hopper" in server.requests[-1].last_user_message
 

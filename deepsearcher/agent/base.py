@@ -39,6 +39,11 @@ T = TypeVar("T")
 FALLBACK_CHUNKS = 3
 
 
+def _search_score(result: RetrievalResult) -> float:
+    """The fallback's default order: one search's scores (several searches' are not comparable)."""
+    return result.score
+
+
 def describe_class(description: str):
     """Attach a description the RAGRouter shows the LLM when it picks an agent."""
 
@@ -259,14 +264,19 @@ class RAGAgent(BaseAgent):
         return result.wider_text if self.text_window_splitter else result.text
 
     def _fallback(
-        self, retrieved: list[RetrievalResult], ctx: RunContext, step: str, keep: int = FALLBACK_CHUNKS
+        self,
+        retrieved: list[RetrievalResult],
+        ctx: RunContext,
+        step: str,
+        keep: int = FALLBACK_CHUNKS,
+        key: Callable[[RetrievalResult], float] = _search_score,
     ) -> list[RetrievalResult]:
         """When the LLM's relevance step kept nothing of what was retrieved (small models say NO to
-        everything), the best-scored retrieved chunks, said in a `fallback` event; the answer step
-        then works from real passages instead of none."""
+        everything), the `keep` best retrieved chunks by `key` (default: search score), said in a
+        `fallback` event; the answer step then works from real passages instead of none."""
         if not retrieved:
             return []
-        best = sorted(deduplicate_results(retrieved), key=lambda r: r.score, reverse=True)[:keep]
+        best = sorted(deduplicate_results(retrieved), key=key, reverse=True)[:keep]
         ctx.emit("fallback", step=step, kept=len(best), retrieved=len(retrieved))
         return best
 

@@ -14,11 +14,34 @@ from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.llm.base import BaseLLM
 from deepsearcher.llm.errors import LLMOutputError
 from deepsearcher.llm.parsing import parse_list, parse_yes_no
-from deepsearcher.types import RetrievalResult
+from deepsearcher.types import RetrievalResult, deduplicate_results
 from deepsearcher.vector_db.base import BaseVectorDB
 
 MAX_SUB_QUERIES = 4
 MAX_GAP_QUERIES = 3
+#: Reciprocal-rank fusion's constant (Cormack et al., 2009): a chunk scores the sum of
+#: 1 / (RRF_K + rank) over the searches that found it, so agreement between queries outweighs one high rank.
+RRF_K = 60
+
+
+class RankFusion:
+    """Reciprocal-rank fusion of several searches' ranked results, by chunk text: search scores of
+    different queries are not comparable, their ranks are."""
+
+    def __init__(self) -> None:
+        self.scores: dict[str, float] = {}
+
+    def add(self, ranked: list[RetrievalResult]) -> None:
+        """One search's results, best first."""
+        for rank, result in enumerate(ranked, start=1):
+            self.scores[result.text] = self.scores.get(result.text, 0.0) + 1.0 / (RRF_K + rank)
+
+    def score(self, result: RetrievalResult) -> float:
+        return self.scores.get(result.text, 0.0)
+
+    def ranked(self, results: list[RetrievalResult]) -> list[RetrievalResult]:
+        """`results` de-duplicated, best fused score first (ties keep their order)."""
+        return sorted(deduplicate_results(results), key=self.score, reverse=True)
 
 
 class DeepSearchOptions(IterativeOptions):
@@ -57,11 +80,15 @@ class DeepSearch(RAGAgent):
             self.answer_style = prompts.ANSWER_STYLE_REPORT
 
     async def _retrieve(self, query: str, ctx: RunContext, collections: list[str]) -> list[RetrievalResult]:
+        """The first iteration searches the question itself besides its sub-queries: a small model's
+        sub-queries can miss what the question names. What the judge keeps comes back in fused
+        order; when it keeps nothing, the `top_k` best fused chunks (a `fallback` step)."""
         max_iter = ctx.option("max_iter", self.max_iter)
         top_k = ctx.option("top_k", self.top_k)
-        queries = await self._sub_queries(query, ctx)
+        queries = _unique([query, *await self._sub_queries(query, ctx)])
         if not collections:
             return []
+        fusion = RankFusion()
         accepted: list[RetrievalResult] = []
         retrieved: list[RetrievalResult] = []
         judged_texts: set[str] = set()
@@ -70,7 +97,9 @@ class DeepSearch(RAGAgent):
             if iteration > 1 and ctx.budget_exhausted():  # the first iteration always runs: something to answer from
                 break
             searched.extend(queries)
-            kept, found = await self._search_and_judge(query, queries, collections, top_k, judged_texts, ctx, iteration)
+            kept, found = await self._search_and_judge(
+                query, queries, collections, top_k, judged_texts, ctx, iteration, fusion
+            )
             accepted.extend(kept)
             retrieved.extend(found)
             if iteration == max_iter or ctx.budget_exhausted():
@@ -78,7 +107,9 @@ class DeepSearch(RAGAgent):
             queries = await self._reflect(query, searched, accepted, ctx, iteration)
             if not queries:
                 break
-        return accepted or self._fallback(retrieved, ctx, "judge")
+        if accepted:
+            return fusion.ranked(accepted)
+        return self._fallback(retrieved, ctx, "judge", keep=top_k, key=fusion.score)
 
     async def _sub_queries(self, query: str, ctx: RunContext) -> list[str]:
         sub_queries = await ctx.structured(
@@ -104,12 +135,14 @@ class DeepSearch(RAGAgent):
     async def _search_chunks_from_vectordb(
         self, query: str, sub_queries: list[str] | None = None, **kwargs: Any
     ) -> tuple[list[RetrievalResult], int]:
-        """Route, search `sub_queries` (default: `query`) and keep the chunks the LLM judges relevant."""
+        """Route, search `sub_queries` (default: `query`) and keep the chunks the LLM judges relevant,
+        in fused order."""
         ctx = self._step_context(kwargs)
         collections = await self._collections(query, ctx, None)
         top_k = ctx.option("top_k", self.top_k)
-        kept, _ = await self._search_and_judge(query, sub_queries or [query], collections, top_k, set(), ctx, 1)
-        return kept, ctx.total_tokens
+        fusion = RankFusion()
+        kept, _ = await self._search_and_judge(query, sub_queries or [query], collections, top_k, set(), ctx, 1, fusion)
+        return fusion.ranked(kept), ctx.total_tokens
 
     @staticmethod
     def _format_chunk_texts(chunk_texts: list[str]) -> str:
@@ -124,15 +157,18 @@ class DeepSearch(RAGAgent):
         judged_texts: set[str],
         ctx: RunContext,
         iteration: int,
+        fusion: RankFusion,
     ) -> tuple[list[RetrievalResult], list[RetrievalResult]]:
-        """(the chunks the judge kept, every new chunk retrieved). Each chunk is judged once,
-        against the question and every sub-query that retrieved it: in a multi-hop question the
-        first sub-query to find a chunk is often not the one it answers."""
+        """(the chunks the judge kept, every new chunk retrieved); every search's ranking goes into
+        `fusion`, chunks judged before included. Each chunk is judged once, against the question and
+        every sub-query that retrieved it: in a multi-hop question the first sub-query to find a
+        chunk is often not the one it answers."""
         found = await asyncio.gather(
             *(self.retriever.asearch(q, collections, top_k=top_k, **ctx.store_kwargs) for q in queries)
         )
         by_text: dict[str, tuple[RetrievalResult, list[str]]] = {}
         for sub_query, results in zip(queries, found, strict=False):
+            fusion.add(results)
             for result in results:
                 if result.text in judged_texts:  # judged (and paid for) in an earlier iteration
                     continue

@@ -1,0 +1,94 @@
+"""DeepSearch's retrieval for multi-hop questions (issue 20): the question itself is searched with
+its sub-queries, what is kept comes back by reciprocal-rank fusion over the searches that found it,
+and a judge that keeps nothing leaves the `top_k` best fused chunks. Real Milvus Lite, the real
+embedding model, the scripted OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepsearcher.agent import DeepSearch
+from deepsearcher.agent.deep_search import RRF_K, RankFusion
+from deepsearcher.testing import scripted_llm_fixture
+from deepsearcher.types import RetrievalResult
+
+server = scripted_llm_fixture(name="server", fallback="NO")
+FAST = {"retry_base_delay": 0.01, "retry_max_delay": 0.05}
+SUB_QUERIES = "Break the question below"
+JUDGE = "Does the passage below contain"
+ANSWER = "Answer the question using only the numbered sources"
+QUESTION = "Who built the first compiler and in which year?"
+#: Sub-queries that find other chunks than the question does, and one chunk both of them find.
+ASIDES = '["Krafla caldera eruptions", "Iceland volcano"]'
+
+
+@pytest.fixture
+def store(science_store):
+    return science_store
+
+
+def fused_order(agent: DeepSearch, queries: list[str], top_k: int) -> list[str]:
+    """The texts the searches of `queries` find, by the sum of 1 / (RRF_K + rank), computed here
+    from the retriever's own rankings."""
+    scores: dict[str, float] = {}
+    for query in queries:
+        for rank, result in enumerate(agent.retriever.search(query, ["science"], top_k=top_k), start=1):
+            scores[result.text] = scores.get(result.text, 0.0) + 1 / (RRF_K + rank)
+    return sorted(scores, key=lambda text: -scores[text])
+
+
+def discovery_order(agent: DeepSearch, queries: list[str], top_k: int) -> list[str]:
+    found = [r.text for q in queries for r in agent.retriever.search(q, ["science"], top_k=top_k)]
+    return list(dict.fromkeys(found))
+
+
+def test_agreeing_searches_outrank_one_top_hit() -> None:
+    def chunk(text: str) -> RetrievalResult:
+        return RetrievalResult(embedding=None, text=text, reference=f"{text}.txt", score=0.5)
+
+    a, b, c = chunk("a"), chunk("b"), chunk("c")
+    fusion = RankFusion()
+    fusion.add([a, b])  # a first here...
+    fusion.add([c, b])  # ...c first there; b second in both
+    assert fusion.score(b) == pytest.approx(2 / (RRF_K + 2))
+    assert [r.text for r in fusion.ranked([a, c, b, a])] == ["b", "a", "c"]  # ties keep their order, duplicates go
+
+
+def test_the_question_itself_is_searched_with_its_sub_queries(server, store, embedding) -> None:
+    server.on(SUB_QUERIES, '["A-0 system year", "Who built the first compiler and in which year?"]')
+    server.on(ANSWER, "Grace Hopper [1].")
+    agent = DeepSearch(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store, max_iter=1, top_k=2)
+    result = agent.query_result(QUESTION)
+    searched = [step.data["query"] for step in result.steps if step.kind == "search"]
+    assert searched == [QUESTION, "A-0 system year"], "the question first, each query once"
+    sub_queries = next(step for step in result.steps if step.kind == "sub_queries")
+    assert sub_queries.data["queries"] == ["A-0 system year", QUESTION], "the event shows the LLM's own queries"
+
+
+def test_kept_chunks_come_back_in_fused_order(server, store, embedding) -> None:
+    server.on(SUB_QUERIES, ASIDES)
+    server.on(JUDGE, "YES")
+    server.on(ANSWER, "Grace Hopper [1].")
+    agent = DeepSearch(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store, max_iter=1, top_k=2)
+    result = agent.query_result(QUESTION)
+    queries = [QUESTION, "Krafla caldera eruptions", "Iceland volcano"]
+    expected = fused_order(agent, queries, 2)
+    assert expected != discovery_order(agent, queries, 2), "the scenario tells fused from discovery order"
+    assert expected[0].startswith("# Volcanoes"), "first for both sub-queries, before the question's own best"
+    assert [r.text for r in result.retrieved_results] == expected
+    assert not any(step.kind == "fallback" for step in result.steps)
+
+
+def test_a_judge_that_keeps_nothing_leaves_the_top_k_best_fused_chunks(server, store, embedding) -> None:
+    server.on(SUB_QUERIES, ASIDES)
+    server.on(JUDGE, "NO")
+    server.on(ANSWER, "Grace Hopper [1].")
+    agent = DeepSearch(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store, max_iter=1, top_k=3)
+    result = agent.query_result(QUESTION, top_k=2)  # the call's top_k, fewer than the 3 of the old fallback
+    queries = [QUESTION, "Krafla caldera eruptions", "Iceland volcano"]
+    expected = fused_order(agent, queries, 2)
+    fallback = next(step for step in result.steps if step.kind == "fallback")
+    assert fallback.data == {"step": "judge", "kept": 2, "retrieved": len(expected)} and len(expected) > 2
+    assert [r.text for r in result.retrieved_results] == expected[:2]
+    top_hit = agent.retriever.search(QUESTION, ["science"], top_k=1)[0]
+    assert top_hit.text not in expected[:2], "the best-scored chunk, found by one search only, gives way"
