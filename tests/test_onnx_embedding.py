@@ -169,3 +169,29 @@ def test_int8_vector_of_a_text_does_not_depend_on_its_batch(int8) -> None:
     alone = np.asarray(int8.embed_query(TEXTS[2]))
     in_window = np.asarray(int8.embed_documents(TEXTS)[2])
     assert float(alone @ in_window) > 0.99999
+
+
+def test_by_default_passes_run_side_by_side_one_thread_each_with_the_same_vectors(model_dir: Path) -> None:
+    """One thread per pass, passes spread over the cores (see _onnx_runtime): a text's vector is the
+    one it gets alone on one thread, whichever worker ran it."""
+    import threading
+
+    from deepsearcher.embedding._onnx_runtime import usable_cores
+    from deepsearcher.embedding.onnx_embedding import OnnxEmbedding
+
+    texts = [f"Passage {n}: the ferry crossed the fjord {'slowly ' * (n % 5)}at dawn." for n in range(12)]
+    parallel = OnnxEmbedding(str(model_dir))
+    single = OnnxEmbedding(str(model_dir), threads=1)
+    ran_on: set[str] = set()
+    run = parallel._run
+
+    def recording(encodings):
+        ran_on.add(threading.current_thread().name)
+        return run(encodings)
+
+    parallel._run = recording  # type: ignore[method-assign]
+    vectors = parallel.embed_documents(texts)
+    assert vectors == [single.embed_documents([text])[0] for text in texts]
+    assert usable_cores() > 1, "this test needs a machine of 2 cores or more"
+    assert len(ran_on) == usable_cores() and all(name.startswith("deepsearcher-onnx") for name in ran_on)
+    assert parallel.embed_query(texts[0]) == single.embed_query(texts[0])

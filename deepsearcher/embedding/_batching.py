@@ -9,6 +9,7 @@ small; the vectors are put back in the caller's order afterwards.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -26,10 +27,18 @@ def encode_sorted(
     lengths: Sequence[int],
     batch_size: int,
     encode: Callable[[list[T]], Sequence[list[float]]],
+    pool: Executor | None = None,
 ) -> list[list[float]]:
-    """Run `encode` over length-sorted batches of `items`; results come back in input order."""
+    """Run `encode` over length-sorted batches of `items` (on `pool`'s threads when given: the
+    batches are independent); results come back in input order."""
     results: list[list[float] | None] = [None] * len(items)
-    for batch in sorted_batches(lengths, batch_size):
-        for index, vector in zip(batch, encode([items[i] for i in batch]), strict=False):
+    batches = sorted_batches(lengths, batch_size)
+
+    def run(batch: list[int]) -> Sequence[list[float]]:
+        return encode([items[i] for i in batch])
+
+    outputs = pool.map(run, batches) if pool is not None and len(batches) > 1 else map(run, batches)
+    for batch, vectors in zip(batches, outputs, strict=True):
+        for index, vector in zip(batch, vectors, strict=False):
             results[index] = vector
     return results  # type: ignore[return-value]

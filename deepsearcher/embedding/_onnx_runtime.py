@@ -8,12 +8,20 @@ default batch of one text per call avoids that (a text always gets the same vect
 re-ingestion and query/document matches stay exact). It has a price: batches of 8 run
 10-15 % faster on 2 cores, but their vectors drift from the text's own (cosine down to
 0.98; 92 % of top-5 neighbours kept on 2Wiki; `benchmarks/ingest.py` prints both).
+
+Threads: by default each forward pass runs on one thread and the batches of a call are spread
+over one thread per core, rather than every pass being split across the cores (ONNX Runtime's
+intra-op threads). A one-text pass is too small to split well, and its split halves wait for
+each other whenever parsing or the store takes a core for a moment: on the 2-core machine, 2
+passes side by side embedded 27.6 texts/s against 21.1 for one pass on 2 threads (600 chunks of
+a real folder). `threads=N` keeps the old way: N intra-op threads, one pass at a time.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +32,15 @@ from deepsearcher.embedding.base import PrefixedEmbedding, model_loading
 #: Texts per forward pass. One per call: no padding at all and batch-independent int8 vectors,
 #: for 10-15 % less speed than 8 (see the module docstring; `batch_size=` trades it back).
 DEFAULT_BATCH_SIZE = 1
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity, not the whole machine's), at most 8."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on this platform
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 8))
 
 
 class OnnxEncoder(PrefixedEmbedding):
@@ -63,6 +80,7 @@ class OnnxEncoder(PrefixedEmbedding):
         self._session: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
 
     def _prepare(self) -> tuple[Path, Any]:
         """(the ONNX file to run, a tokenizer whose encode_batch gives `tokenizers` encodings)."""
@@ -77,7 +95,9 @@ class OnnxEncoder(PrefixedEmbedding):
             with model_loading(f"Loading the embedding model {self.model_name} (ONNX Runtime)"):
                 path, tokenizer = self._prepare()
                 options = ort.SessionOptions()
-                options.intra_op_num_threads = self.threads or min(os.cpu_count() or 1, 8)
+                options.intra_op_num_threads = self.threads or 1
+                if self.threads is None and (cores := usable_cores()) > 1:
+                    self._pool = ThreadPoolExecutor(cores, thread_name_prefix="deepsearcher-onnx")
                 # Busy-waiting worker threads only steal CPU from the insert thread and other processes.
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
@@ -102,7 +122,7 @@ class OnnxEncoder(PrefixedEmbedding):
             return []
         self._load()
         encodings = self._tokenizer.encode_batch(texts)
-        return encode_sorted(encodings, [len(e.ids) for e in encodings], self.batch_size, self._run)
+        return encode_sorted(encodings, [len(e.ids) for e in encodings], self.batch_size, self._run, self._pool)
 
     @property
     def dimension(self) -> int:
