@@ -32,3 +32,11 @@ def components_for(config_path: Path | str | None, **kwargs: object):  # noqa: A
     from deepsearcher.config import Configuration
 
     return build_components(Configuration(config_path), **kwargs)  # type: ignore[arg-type]
+
+
+#: Opening words of the agents' prompts, to script the LLM stand-in's reply to each step.
+SUB_QUERIES_PROMPT = "Break the question below"
+JUDGE_PROMPT = "Does the passage below contain"
+ANSWER_PROMPT = "Answer the question using only the numbered sources"
+#: Retry delays short enough for tests.
+FAST_RETRIES = {"retry_base_delay": 0.01, "retry_max_delay": 0.05}

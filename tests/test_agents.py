@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers import make_docs
+from helpers import ANSWER_PROMPT, FAST_RETRIES, JUDGE_PROMPT, SUB_QUERIES_PROMPT, make_docs
 
 from deepsearcher.agent import ChainOfRAG, CollectionRouter, DeepSearch, NaiveRAG, RAGRouter
 from deepsearcher.agent.context import RunContext
@@ -23,12 +23,12 @@ from deepsearcher.types.errors import CollectionNotFoundError, NoSearchableDataE
 from deepsearcher.vector_db.milvus import Milvus
 
 server = scripted_llm_fixture(name="server", fallback="NO")
-FAST = {"retry_base_delay": 0.01, "retry_max_delay": 0.05}
+FAST = FAST_RETRIES
 
-SUB_QUERIES = "Break the question below"
-JUDGE = "Does the passage below contain"
+SUB_QUERIES = SUB_QUERIES_PROMPT
+JUDGE = JUDGE_PROMPT
 REFLECT = "These queries were already searched"
-ANSWER = "Answer the question using only the numbered sources"
+ANSWER = ANSWER_PROMPT
 QUESTION = "Who built the first compiler and in which year?"
 
 

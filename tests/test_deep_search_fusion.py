@@ -6,6 +6,7 @@ embedding model, the scripted OpenAI-compatible server."""
 from __future__ import annotations
 
 import pytest
+from helpers import ANSWER_PROMPT, FAST_RETRIES, JUDGE_PROMPT, SUB_QUERIES_PROMPT
 
 from deepsearcher.agent import DeepSearch
 from deepsearcher.agent.deep_search import RRF_K, RankFusion
@@ -13,10 +14,10 @@ from deepsearcher.testing import scripted_llm_fixture
 from deepsearcher.types import RetrievalResult
 
 server = scripted_llm_fixture(name="server", fallback="NO")
-FAST = {"retry_base_delay": 0.01, "retry_max_delay": 0.05}
-SUB_QUERIES = "Break the question below"
-JUDGE = "Does the passage below contain"
-ANSWER = "Answer the question using only the numbered sources"
+FAST = FAST_RETRIES
+SUB_QUERIES = SUB_QUERIES_PROMPT
+JUDGE = JUDGE_PROMPT
+ANSWER = ANSWER_PROMPT
 QUESTION = "Who built the first compiler and in which year?"
 #: Sub-queries that find other chunks than the question does, and one chunk both of them find.
 ASIDES = '["Krafla caldera eruptions", "Iceland volcano"]'
