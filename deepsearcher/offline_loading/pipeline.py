@@ -213,12 +213,11 @@ class IngestionPipeline:
     def _read(self, source: LoadedSource, known: dict) -> PreparedSource:
         """One source hashed, parsed and split, in the read-ahead thread: nothing here touches
         the store or the summary (`_admit` does, in order)."""
+        fingerprint: str | None = None
         if source.pending:
             source, fingerprint = self._open_entry(source, known)
             if source.pending:
                 return PreparedSource(source, fingerprint, unchanged=True)
-        else:
-            fingerprint = None
         if source.unsupported or source.skip_reason is not None or source.error is not None:
             return PreparedSource(source)
         if not any(document.page_content.strip() for document in source.documents):
