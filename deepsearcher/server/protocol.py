@@ -26,6 +26,10 @@ HEADER_TIMEOUT = 10.0
 MAX_HEADER_BYTES = 16 * 1024
 #: Seconds an idle keep-alive connection stays open between requests.
 KEEP_ALIVE_TIMEOUT = 5
+#: Seconds a refused connection keeps reading (and dropping) what the client still sends before it
+#: closes: closing with unread input makes the kernel reset the connection, and a reset can destroy
+#: the 408 / 431 answer before the client reads it (a lingering close, as web servers do).
+LINGER_SECONDS = 2.0
 
 
 class GuardedH11Protocol(H11Protocol):
@@ -39,6 +43,7 @@ class GuardedH11Protocol(H11Protocol):
         self._header_deadline: asyncio.TimerHandle | None = None
         self._header_bytes = 0
         self._tail = b""  # the last bytes seen: the blank line ending the headers may straddle two reads
+        self._refused = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -49,6 +54,8 @@ class GuardedH11Protocol(H11Protocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if self._refused:  # answered already: the rest of what the client sends is dropped
+            return
         if self._between_requests():
             self._arm()
         if self._header_deadline is not None:  # still reading this request's headers
@@ -90,7 +97,18 @@ class GuardedH11Protocol(H11Protocol):
             body = f'{{"error": "{reason}: {why}."}}'.encode()
             head = f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
             self.transport.write(head.encode() + b"connection: close\r\n\r\n" + body)
+            self._refused = True
+            if self.transport.can_write_eof():
+                self.transport.write_eof()  # the answer, then end of stream; input is read until the linger ends
+                self.loop.call_later(LINGER_SECONDS, self.transport.close)
+            else:
+                self.transport.close()
+
+    def eof_received(self) -> None:
+        if self._refused:  # the client read the answer and closed its side
             self.transport.close()
+            return
+        super().eof_received()
 
 
 def uvicorn_options(app: Any = None) -> dict[str, Any]:
