@@ -48,12 +48,15 @@ def peak_rss_mib() -> float:
 
 def chunk_texts(corpus: Path) -> list[str]:
     """The very texts the pipeline embeds: chunk index_text (title + text) after splitting,
-    of one corpus file or of every readable file under a folder (benchmarks/real_corpus.py)."""
+    of one corpus file or of every readable file under a folder (benchmarks/real_corpus.py),
+    read as `deepsearcher load` reads them (extension-less text files included)."""
     from deepsearcher.loader.file_loader.file_loader import FileLoader
+    from deepsearcher.loader.file_loader.text_detection import WithTextFiles
     from deepsearcher.loader.splitter import split_docs_to_chunks
     from deepsearcher.offline_loading.sources import iter_file_sources
 
-    documents = [doc for source in iter_file_sources([corpus], FileLoader()) for doc in source.documents]
+    loader = WithTextFiles(FileLoader(), [])
+    documents = [doc for source in iter_file_sources([corpus], loader) for doc in source.documents]
     return [chunk.index_text for chunk in split_docs_to_chunks(documents)]
 
 

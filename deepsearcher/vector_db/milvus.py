@@ -35,6 +35,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from deepsearcher.config.registry import register_provider
@@ -64,6 +65,7 @@ from deepsearcher.vector_db._milvus_capabilities import (
 )
 from deepsearcher.vector_db._milvus_meta import META_COLLECTION, MetaTable
 from deepsearcher.vector_db.base import BaseVectorDB, SourceRecord, StoredChunk
+from deepsearcher.vector_db.word_segmentation import segment_chinese
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +99,13 @@ DEFAULT_ANALYZER: dict[str, Any] = {
     "tokenizer": "jieba",
     "filter": ["lowercase", {"type": "stop", "stop_words": _PUNCTUATION}],
 }
+#: Marks analyzer_params whose text we cut into Chinese words before the tokenizer sees it
+#: (Milvus Lite ignores the key; inserts and searches read it from the schema).
+SEGMENTED_BY = "deepsearcher.segmented_by"
+#: New Milvus Lite collections: the same tokens as DEFAULT_ANALYZER for Chinese and English
+#: (jieba's cut, done in `word_segmentation.py`, then the regex tokenizer), without running
+#: Milvus Lite's Python jieba tokenizer on every English word (see that module's docstring).
+LITE_DEFAULT_ANALYZER: dict[str, Any] = {"tokenizer": "standard", SEGMENTED_BY: "jieba"}
 STRONG = "Strong"  # consistency for reads that must see our own writes
 SESSION = "Session"  # searches: this client's writes are visible, nothing else is waited for
 #: search_consistency value that keeps the collection's own level (as created).
@@ -126,6 +135,27 @@ def _with_ping_retries(connect: Any) -> Any:
             logger.info("Milvus refused the connection (%s); retrying in %.1f s", PING_REFUSAL, delay)
             time.sleep(delay)
     return connect()
+
+
+@dataclass(frozen=True)
+class _Schema:
+    """What inserts and searches need to know of a collection's schema, read once."""
+
+    names: set[str]
+    #: Chinese runs of index_text (and of BM25 queries) are cut into words here first.
+    segmented: bool
+
+    @classmethod
+    def of(cls, description: dict[str, Any]) -> _Schema:
+        fields = description.get("fields", [])
+        segmented = False
+        for field in fields:
+            if field.get("name") == INDEX_TEXT:
+                params = (field.get("params") or {}).get("analyzer_params") or {}
+                if isinstance(params, str):
+                    params = json.loads(params)
+                segmented = isinstance(params, dict) and SEGMENTED_BY in params
+        return cls({field["name"] for field in fields}, segmented)
 
 
 class _DropMvccWarning(logging.Filter):
@@ -292,7 +322,7 @@ class Milvus(BaseVectorDB):
         self.ranker = ranker
         self.weights = (float(weights[0]), float(weights[1]))
         self._loaded: set[str] = set()
-        self._fields: dict[str, set[str]] = {}
+        self._fields: dict[str, _Schema] = {}
         self._lite_path: str | None = None
         self._capabilities: Capabilities | None = None
         self._meta: MetaTable | None = None
@@ -487,10 +517,13 @@ class Milvus(BaseVectorDB):
         with self._op("describe_collection", name):
             return self._client().describe_collection(name)
 
-    def _field_names(self, name: str) -> set[str]:
+    def _schema(self, name: str) -> _Schema:
         if name not in self._fields:
-            self._fields[name] = {field["name"] for field in self._describe(name).get("fields", [])}
+            self._fields[name] = _Schema.of(self._describe(name))
         return self._fields[name]
+
+    def _field_names(self, name: str) -> set[str]:
+        return self._schema(name).names
 
     @staticmethod
     def _info_from_description(name: str, desc: dict[str, Any]) -> CollectionInfo:
@@ -529,6 +562,8 @@ class Milvus(BaseVectorDB):
         return self._info_from_description(name, desc)
 
     def _analyzer_params(self) -> dict[str, Any]:
+        if self.is_lite and self.analyzer == "default":
+            return LITE_DEFAULT_ANALYZER
         params = analyzer_params(self.analyzer)
         if self.is_lite:
             tokenizer = params.get("tokenizer") or params.get("type", "standard")
@@ -661,7 +696,8 @@ class Milvus(BaseVectorDB):
 
     # ------------------------------------------------------------------ data
 
-    def _row(self, chunk: Chunk, fields: set[str], dim: int | None) -> dict[str, Any]:
+    def _row(self, chunk: Chunk, schema: _Schema, dim: int | None) -> dict[str, Any]:
+        fields = schema.names
         metadata = chunk.metadata or {}
         row: dict[str, Any] = {
             EMBEDDING: common.checked_vector(chunk, dim),
@@ -670,7 +706,8 @@ class Milvus(BaseVectorDB):
             METADATA: _json_safe(metadata),
         }
         if INDEX_TEXT in fields:
-            row[INDEX_TEXT] = fit_bytes(chunk.index_text)
+            index_text = chunk.index_text
+            row[INDEX_TEXT] = fit_bytes(segment_chinese(index_text) if schema.segmented else index_text)
         source_hash, source_chunks = common.source_fields(metadata)
         if SOURCE_HASH in fields:
             row[SOURCE_HASH] = fit_bytes(source_hash, HASH_MAX)
@@ -679,11 +716,11 @@ class Milvus(BaseVectorDB):
         return row
 
     def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: Any) -> int:
-        fields = self._field_names(name)
+        schema = self._schema(name)
         dim = self._read_info(name).dim
         inserted = 0
         for batch in common.batches(chunks, batch_size):
-            rows = [self._row(chunk, fields, dim) for chunk in batch]
+            rows = [self._row(chunk, schema, dim) for chunk in batch]
             with self._op("insert", name):
                 result = self._client().insert(name, rows)
             inserted += int(result.get("insert_count", len(rows))) if isinstance(result, dict) else len(rows)
@@ -842,14 +879,16 @@ class Milvus(BaseVectorDB):
     ) -> list[RetrievalResult]:
         """Dense, BM25 or hybrid (fused by the weighted or the RRF ranker) search; `filter`
         is a Milvus boolean expression on the fields (e.g. 'reference == "a.txt"')."""
-        has_sparse = SPARSE in self._field_names(name)
+        schema = self._schema(name)
         if mode is None:
             mode = "hybrid" if self.hybrid and text else "dense"
-        if mode in ("sparse", "hybrid") and (not text or not has_sparse):
+        if mode in ("sparse", "hybrid") and (not text or SPARSE not in schema.names):
             if mode == "sparse":
                 reason = "no query_text was given" if not text else self._no_bm25_reason(name)
                 raise VectorStoreError(f"Cannot run a BM25 (sparse) search: {reason}.")
             mode = "dense"
+        if mode != "dense" and schema.segmented:
+            text = segment_chinese(text)  # as the stored index_text was cut
         with_embedding = _as_bool(kwargs.get("with_embedding", self.return_embedding))
         output = [TEXT, REFERENCE, METADATA] + ([EMBEDDING] if with_embedding else [])
         metric = self._metric(name)
