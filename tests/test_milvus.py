@@ -436,6 +436,23 @@ def test_connect_retries_only_a_refusal_for_too_many_pings(monkeypatch):
     assert len(attempts) == 1
 
 
+def test_milvus_lite_is_pinged_no_faster_than_its_server_allows(milvus_uri, embedding):
+    """Milvus Lite's gRPC server keeps gRPC's default ping policy (one per 5 min without data);
+    at pymilvus's 10 s, ~2.5 idle minutes (measured: a 170 s pause) made it send GOAWAY
+    "too_many_pings", which gRPC printed on the terminal. The channel really carries the slower
+    keep-alive, and a pass-through grpc_options of the user's is kept beside it. (The idle
+    minutes themselves are not waited for here.)"""
+    db = Milvus(uri=milvus_uri, grpc_options={"grpc.enable_retries": 0})
+    try:
+        db.init_collection(embedding.dimension, "pinged", embedding_model=embedding.model_name)
+        options = db._client()._get_connection()._grpc_options
+        assert options["grpc.keepalive_time_ms"] >= 300_000
+        assert options["grpc.enable_retries"] == 0
+        assert db.list_collections()[0].collection_name == "pinged"
+    finally:
+        db.close()
+
+
 def test_an_exception_chain_that_loops_back_is_read_once():
     """gRPC errors can carry a __context__ that points back up the chain; looking for the ping
     refusal in it must end (an unreachable server once spun here forever)."""

@@ -113,6 +113,11 @@ COLLECTION_LEVEL = "collection"
 
 
 PING_REFUSAL = "Too many pings"
+#: Milvus Lite's in-process gRPC server keeps gRPC's default ping policy (at most one ping per
+#: 5 minutes without data), while pymilvus pings every 10 s: after ~2.5 idle minutes (a slow
+#: local LLM's answer) the server sent GOAWAY "too_many_pings" and gRPC's C core printed it on
+#: the terminal, past GRPC_VERBOSITY=ERROR. Pinging an in-process server at that pace is harmless.
+LITE_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 300_000}
 PING_RETRY_DELAYS = (0.5, 1.0, 2.0)
 
 
@@ -356,6 +361,7 @@ class Milvus(BaseVectorDB):
             connect = {"uri": path}
             if db and db != "default":
                 connect["db_name"] = db
+            kwargs["grpc_options"] = {**LITE_GRPC_OPTIONS, **(kwargs.get("grpc_options") or {})}
         connect.setdefault("timeout", kwargs.pop("timeout", 30))
         connect.update(kwargs)
         if self.is_lite and not os.path.exists(self.uri):
