@@ -105,7 +105,7 @@ def run_one(agent: Any, log: CallLog, question: Any, collection: str, args: argp
         queries=[step.data["query"] for step in result.steps if step.kind == "search"],
         judged=sum(data.get("judged", 0) for data in judged),
         kept=sum(data.get("accepted", 0) for data in judged),
-        titles=titles[:5],
+        titles=titles,  # all, in order: what the answer read, and enough to re-rank them offline
         unrecovered={"judge_chunk": unparsed} if unparsed else {},
     )
     return row
