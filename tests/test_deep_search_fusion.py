@@ -1,6 +1,7 @@
 """DeepSearch's retrieval for multi-hop questions (issue 20): the question itself is searched with
-its sub-queries, what is kept comes back by reciprocal-rank fusion over the searches that found it,
-and a judge that keeps nothing leaves the `top_k` best fused chunks. Real Milvus Lite, the real
+its sub-queries, what is kept comes back in fused order (each search's first hits before any
+search's second ones, then reciprocal-rank agreement), and a judge that keeps nothing leaves the
+`top_k` first fused chunks. Real Milvus Lite, the real
 embedding model, the scripted OpenAI-compatible server."""
 
 from __future__ import annotations
@@ -29,13 +30,15 @@ def store(science_store):
 
 
 def fused_order(agent: DeepSearch, queries: list[str], top_k: int) -> list[str]:
-    """The texts the searches of `queries` find, by the sum of 1 / (RRF_K + rank), computed here
-    from the retriever's own rankings."""
+    """The texts the searches of `queries` find, by best rank, then the sum of 1 / (RRF_K + rank),
+    computed here from the retriever's own rankings."""
     scores: dict[str, float] = {}
+    best: dict[str, int] = {}
     for query in queries:
         for rank, result in enumerate(agent.retriever.search(query, ["science"], top_k=top_k), start=1):
             scores[result.text] = scores.get(result.text, 0.0) + 1 / (RRF_K + rank)
-    return sorted(scores, key=lambda text: -scores[text])
+            best[result.text] = min(best.get(result.text, rank), rank)
+    return sorted(scores, key=lambda text: (best[text], -scores[text]))
 
 
 def discovery_order(agent: DeepSearch, queries: list[str], top_k: int) -> list[str]:
@@ -43,16 +46,19 @@ def discovery_order(agent: DeepSearch, queries: list[str], top_k: int) -> list[s
     return list(dict.fromkeys(found))
 
 
-def test_agreeing_searches_outrank_one_top_hit() -> None:
+def test_each_searchs_first_hits_lead_then_agreement() -> None:
     def chunk(text: str) -> RetrievalResult:
         return RetrievalResult(embedding=None, text=text, reference=f"{text}.txt", score=0.5)
 
-    a, b, c = chunk("a"), chunk("b"), chunk("c")
+    a, b, c, d = chunk("a"), chunk("b"), chunk("c"), chunk("d")
     fusion = RankFusion()
     fusion.add([a, b])  # a first here...
     fusion.add([c, b])  # ...c first there; b second in both
-    assert fusion.score(b) == pytest.approx(2 / (RRF_K + 2))
-    assert [r.text for r in fusion.ranked([a, c, b, a])] == ["b", "a", "c"]  # ties keep their order, duplicates go
+    fusion.add([d, a])  # d first, and a found a second time
+    assert fusion.key(b) == (-2, pytest.approx(2 / (RRF_K + 2)))
+    # b, found by two searches, still follows every first hit; among first hits a agrees most;
+    # c and d tie and keep their order; duplicates go
+    assert [r.text for r in fusion.ranked([c, b, d, a, c])] == ["a", "c", "d", "b"]
 
 
 def test_the_question_itself_is_searched_with_its_sub_queries(server, store, embedding) -> None:
@@ -92,4 +98,4 @@ def test_a_judge_that_keeps_nothing_leaves_the_top_k_best_fused_chunks(server, s
     assert fallback.data == {"step": "judge", "kept": 2, "retrieved": len(expected)} and len(expected) > 2
     assert [r.text for r in result.retrieved_results] == expected[:2]
     top_hit = agent.retriever.search(QUESTION, ["science"], top_k=1)[0]
-    assert top_hit.text not in expected[:2], "the best-scored chunk, found by one search only, gives way"
+    assert top_hit.text == expected[1], "the question's own first hit stays, after the one two searches put first"

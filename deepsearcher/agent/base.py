@@ -269,7 +269,7 @@ class RAGAgent(BaseAgent):
         ctx: RunContext,
         step: str,
         keep: int = FALLBACK_CHUNKS,
-        key: Callable[[RetrievalResult], float] = _search_score,
+        key: Callable[[RetrievalResult], Any] = _search_score,
     ) -> list[RetrievalResult]:
         """When the LLM's relevance step kept nothing of what was retrieved (small models say NO to
         everything), the `keep` best retrieved chunks by `key` (default: search score), said in a
