@@ -208,6 +208,11 @@ def upstream_subset(corpus: Path, folder: Path) -> Path:
 PIPELINE_CONFIG = {"backend": "onnx", "window": 256, "batch_size": 1, "threads": 0}
 
 
+def configuration(row: dict) -> dict:
+    """The embedding configuration of a sweep or raw-run row (what `run_child("raw")` takes)."""
+    return {key: row[key] for key in PIPELINE_CONFIG}
+
+
 #: (ONNX threads, windows, batch sizes) swept: every window x batch with the default (one thread
 #: per pass, passes side by side on every core), then one pass at a time on 1 and on 2 intra-op
 #: threads (the default before, with each pass split across the cores) at two batch sizes.
@@ -245,10 +250,9 @@ def raw_limit(corpus: Path, backends: list[str], sample: int, rounds: int) -> tu
             if best is None or row["rate"] > best["rate"]:
                 best = row
     assert best is not None
-    keys = ("backend", "window", "batch_size", "threads")
     own = ingest.run_child("raw", corpus=corpus, **PIPELINE_CONFIG)
-    raw = ingest.run_child("raw", corpus=corpus, **{k: best[k] for k in keys})  # last: the first load follows
-    return {**raw, **{k: best[k] for k in keys}}, own, rows
+    raw = ingest.run_child("raw", corpus=corpus, **configuration(best))  # last: the first load follows
+    return {**raw, **configuration(best)}, own, rows
 
 
 def main() -> None:
@@ -275,7 +279,7 @@ def main() -> None:
     raw, own, sweep_rows = raw_limit(corpus, ingest.parse_list(args.backends), args.sample, args.rounds)
     print(f"raw model sweep ({args.sample} chunk texts, best of {args.rounds} rounds):")
     print(format_table(["backend", "threads", "window", "batch", "chunks/s", "min cos"], sweep_rows))
-    best = {key: raw[key] for key in ("backend", "window", "batch_size", "threads")}
+    best = configuration(raw)
     latency = 0.3
     with ScriptedLLMServer(latency=latency) as server:
         server.on("numbered sources", "Use ls -lt [1].")
