@@ -126,7 +126,7 @@ def test_the_fast_exit_keeps_the_data_the_status_and_the_output(tmp_path: Path, 
     assert "Collection 'nope' does not exist (existing: notes)" in " ".join(missing.stderr.split())
 
 
-def test_query_warm_up_loads_the_local_model_and_jieba_but_never_calls_a_remote_model() -> None:
+def test_query_warm_up_loads_the_local_model_jieba_only_for_chinese_and_never_calls_a_remote_model() -> None:
     import jieba
     import milvus_lite  # noqa: F401  # as in a query on Milvus Lite: its server runs in this process
 
@@ -135,15 +135,17 @@ def test_query_warm_up_loads_the_local_model_and_jieba_but_never_calls_a_remote_
     from deepsearcher.embedding.openai_embedding import OpenAIEmbedding
 
     local = MiniLMEmbedding()
-    threads = warm_up_in_background(SimpleNamespace(embedding_model=local))
-    assert sorted(t.name for t in threads) == ["warm-up embedding model", "warm-up jieba dictionary"]
-    for thread in threads:
+    english = warm_up_in_background(SimpleNamespace(embedding_model=local), "Who built the first compiler?")
+    assert [t.name for t in english] == ["warm-up embedding model"]  # no Chinese to cut: jieba stays unread
+    chinese = warm_up_in_background(SimpleNamespace(embedding_model=local), "谁发明了第一个编译器？")
+    assert sorted(t.name for t in chinese) == ["warm-up embedding model", "warm-up jieba dictionary"]
+    for thread in english + chinese:
         thread.join(timeout=120)
         assert not thread.is_alive()
     assert jieba.dt.initialized
     assert local.inner._session is not None  # loaded once, ahead: the first search finds it ready
     remote = OpenAIEmbedding(model="text-embedding-3-small", api_key="unused", base_url="http://127.0.0.1:9/v1")
-    names = [t.name for t in warm_up_in_background(SimpleNamespace(embedding_model=remote))]
+    names = [t.name for t in warm_up_in_background(SimpleNamespace(embedding_model=remote), "谁？")]
     assert "warm-up embedding model" not in names  # a request (maybe billed) for nothing
 
 

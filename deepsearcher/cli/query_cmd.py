@@ -102,7 +102,7 @@ def query(
         with handle_errors():
             request = QueryRequest(question, agent, collection, max_iter, max_tokens, timeout, options=options)
             plan = plan_query(components, request, no_llm_hint=NO_LLM_HINT)
-        warm_up_in_background(components)
+        warm_up_in_background(components, question)
     with handle_errors():
         result = asyncio.run(_run(plan, live=not as_json))
     if as_json:

@@ -1,9 +1,13 @@
 """Load what a query will need while its agent waits for the first LLM reply.
 
 A query's first LLM call (the sub-queries) comes before its first search, and an LLM takes
-seconds to answer: the bundled embedding model (~0.5 s) and, for Milvus Lite, jieba's
-dictionary (~1 s, read at the first BM25 search) load in those seconds instead of after
-them. Each still loads once: both loaders are locked, the searches wait for the same load.
+seconds to answer: the bundled embedding model (~0.5 s) and, for a Chinese question on Milvus
+Lite, jieba's dictionary (~0.8 s of CPU, read when the query's Chinese is cut into words) load
+in those seconds instead of after them. Each still loads once: both loaders are locked, the
+searches wait for the same load. jieba is not loaded for other questions: collections made by
+this version cut only Chinese text with it, and an older collection whose BM25 analyzer runs
+jieba loads it in the agent's own warm-up search (`Retriever.start_warm_up`). Loading it for
+nothing took the CPU (and the GIL) from the query's own start.
 """
 
 from __future__ import annotations
@@ -15,17 +19,19 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from deepsearcher.vector_db.word_segmentation import has_chinese
+
 logger = logging.getLogger(__name__)
 
 
-def warm_up_in_background(components: Any) -> list[threading.Thread]:
-    """Start the loads `components` will need for searching; returns the threads started."""
+def warm_up_in_background(components: Any, question: str = "") -> list[threading.Thread]:
+    """Start the loads `components` will need for searching `question`; returns the threads started."""
     jobs: list[tuple[str, Callable[[], object]]] = []
     model = components.embedding_model
     if model.runs_locally:  # a remote one is never called ahead: a request, maybe a bill, for nothing
         jobs.append(("embedding model", lambda: model.embed_query("warm-up")))
     # Milvus Lite tokenises in this process; a Milvus server does it on its own side.
-    if "milvus_lite" in sys.modules and importlib.util.find_spec("jieba") is not None:
+    if has_chinese(question) and "milvus_lite" in sys.modules and importlib.util.find_spec("jieba") is not None:
         jobs.append(("jieba dictionary", _load_jieba))
     threads = [
         threading.Thread(target=_run, args=(name, job), name=f"warm-up {name}", daemon=True) for name, job in jobs

@@ -20,10 +20,15 @@ from collections.abc import Callable
 _HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 
 
+def has_chinese(text: str) -> bool:
+    """Whether `text` holds a run of Chinese characters (what `segment_chinese` cuts)."""
+    return _HAN_RUN.search(text) is not None
+
+
 def segment_chinese(text: str) -> str:
     """`text` with every run of Chinese characters replaced by its words, space-separated
     and set apart from neighbouring letters and digits ("北京2008年" → " 北京 2008 年 ")."""
-    if not _HAN_RUN.search(text):
+    if not has_chinese(text):
         return text
     cut = _jieba_cut()
     return _HAN_RUN.sub(lambda run: " " + " ".join(cut(run.group())) + " ", text)
