@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from deepsearcher.vector_db.word_segmentation import has_chinese
+from deepsearcher.vector_db.word_segmentation import has_chinese, load_dictionary
 
 logger = logging.getLogger(__name__)
 
@@ -32,20 +32,13 @@ def warm_up_in_background(components: Any, question: str = "") -> list[threading
         jobs.append(("embedding model", lambda: model.embed_query("warm-up")))
     # Milvus Lite tokenises in this process; a Milvus server does it on its own side.
     if has_chinese(question) and "milvus_lite" in sys.modules and importlib.util.find_spec("jieba") is not None:
-        jobs.append(("jieba dictionary", _load_jieba))
+        jobs.append(("jieba dictionary", load_dictionary))
     threads = [
         threading.Thread(target=_run, args=(name, job), name=f"warm-up {name}", daemon=True) for name, job in jobs
     ]
     for thread in threads:
         thread.start()
     return threads
-
-
-def _load_jieba() -> None:
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)  # it logs the dictionary loading to stderr at DEBUG
-    jieba.initialize()
 
 
 def _run(name: str, job: Callable[[], object]) -> None:

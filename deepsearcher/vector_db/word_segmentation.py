@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from typing import Any
 
 #: CJK unified ideographs (jieba's own range for Chinese words) and extension A.
 _HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
@@ -34,8 +35,17 @@ def segment_chinese(text: str) -> str:
     return _HAN_RUN.sub(lambda run: " " + " ".join(cut(run.group())) + " ", text)
 
 
+def load_dictionary() -> None:
+    """Read jieba's dictionary now (~0.8 s of CPU), before the first Chinese text needs it."""
+    _jieba().initialize()
+
+
 def _jieba_cut() -> Callable[[str], list[str]]:
+    return _jieba().lcut_for_search  # type: ignore[no-any-return]
+
+
+def _jieba() -> Any:
     import jieba
 
     jieba.setLogLevel(logging.WARNING)  # it logs its dictionary loading to stderr at DEBUG
-    return jieba.lcut_for_search
+    return jieba
