@@ -113,3 +113,24 @@ def test_scheduler_returns_batches_as_they_finish(api):
     assert sorted(chunk.text for batch in finished for chunk in batch) == sorted(c.text for b in batches for c in b)
     assert all(chunk.embedding is not None for batch in finished for chunk in batch)
     assert scheduler.peak_in_flight == 2
+
+
+def test_a_text_repeated_in_a_batch_is_sent_once_and_every_copy_is_stored(tmp_path: Path, api) -> None:
+    # The same file under two names (a man page and its alias) and one other file: the API
+    # hears the repeated text once, and both copies are stored with the one vector.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shared = "Register a service on the local network. " * 20
+    (docs / "avahi-publish.txt").write_text(shared, encoding="utf-8")
+    (docs / "avahi-publish-service.txt").write_text(shared, encoding="utf-8")
+    (docs / "other.txt").write_text("Resolve a host name to an address.", encoding="utf-8")
+    store, embedding = Milvus(uri=str(tmp_path / "milvus.db")), remote(api)
+    before = (embedding.dimension, api.stats()["texts"])[1]  # the dimension is asked of the API once
+    with store:
+        summary = IngestionPipeline(embedding, store).run(iter_file_sources([docs], FileLoader()), "kb")
+        sent = api.stats()["texts"] - before
+        hits = store.search_data("kb", embedding.embed_query(shared), top_k=3)
+    assert summary.chunks_inserted == 3 and summary.embeddings_computed == 2 and summary.embeddings_shared == 1
+    assert sent == 2
+    by_name = {Path(hit.reference).name: hit.score for hit in hits}
+    assert by_name["avahi-publish.txt"] == by_name["avahi-publish-service.txt"] > by_name["other.txt"]

@@ -93,6 +93,15 @@ def test_the_reload_summary_says_what_happened_and_a_new_chunk_size_reloads(tmp_
     assert len(json.loads(resized.stdout)["replaced"]) == 4  # the chunking is part of the fingerprint
 
 
+def test_the_summary_counts_chunks_that_repeat_another_chunks_text(tmp_path: Path, config_file: Path) -> None:
+    docs = corpus(tmp_path, files=2)
+    for package in ("xmlsec1", "xmlsec1-doc"):  # one README shipped by two packages
+        (docs / f"{package}-README.md").write_text("# XMLSec\n\nA C library for XML security.\n", encoding="utf-8")
+    human = cli(str(docs), "-c", str(config_file))
+    assert human.exit_code == 0
+    assert "chunks repeating another's text (vector shared) │ 1" in human.stdout.replace("  ", "")
+
+
 def test_failures_and_skips_are_listed_and_the_files_are_counted_first(tmp_path: Path, config_file: Path) -> None:
     docs = corpus(tmp_path, files=3)
     (docs / "empty.md").write_text("", encoding="utf-8")

@@ -239,6 +239,8 @@ def _print_summary(summary: LoadSummary, show_all: bool = False) -> None:
         table.add_row("changed while being read", str(len(summary.changed)))
     table.add_row("chunks inserted", str(summary.chunks_inserted))
     table.add_row("embeddings computed", str(summary.embeddings_computed))
+    if summary.embeddings_shared:
+        table.add_row("chunks repeating another's text (vector shared)", str(summary.embeddings_shared))
     if summary.chunks_unchanged:
         table.add_row("chunks already stored (unchanged sources)", str(summary.chunks_unchanged))
     if summary.chunks_kept:

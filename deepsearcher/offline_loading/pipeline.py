@@ -35,7 +35,7 @@ from typing import Any
 
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.loader.splitter import split_docs_to_chunks
-from deepsearcher.offline_loading.embed_scheduler import EmbedScheduler
+from deepsearcher.offline_loading.embed_scheduler import EmbedScheduler, distinct_texts
 from deepsearcher.offline_loading.file_hash import file_fingerprint, hash_file, loader_signature
 from deepsearcher.offline_loading.read_ahead import ReadAhead
 from deepsearcher.offline_loading.sources import LoadedSource
@@ -340,7 +340,9 @@ class IngestionPipeline:
         """Embed `batch` (up to the embedding's max_concurrency batches in flight; an empty
         batch waits for those) and queue each finished one for the single writer."""
         for done in self._scheduler.submit(batch) if batch else self._scheduler.drain():
-            summary.embeddings_computed += len(done)
+            computed = distinct_texts(done)
+            summary.embeddings_computed += computed
+            summary.embeddings_shared += len(done) - computed
             self._batches += 1
             _crash_point("embedded", self._batches)
             if previous is not None:

@@ -56,6 +56,8 @@ class LoadSummary:
     documents: int = 0
     chunks_inserted: int = 0
     embeddings_computed: int = 0
+    #: Chunks whose text repeated another chunk's in their batch: given its vector, not embedded again.
+    embeddings_shared: int = 0
     #: Chunks already stored by an interrupted load and kept (not embedded again).
     chunks_kept: int = 0
     #: Chunks of unchanged sources, already stored whole (nothing to do for them).
