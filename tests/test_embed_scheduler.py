@@ -110,8 +110,9 @@ def test_scheduler_returns_batches_as_they_finish(api):
     for batch in batches:
         finished += scheduler.submit(batch)
     finished += scheduler.drain()
-    assert sorted(chunk.text for batch in finished for chunk in batch) == sorted(c.text for b in batches for c in b)
-    assert all(chunk.embedding is not None for batch in finished for chunk in batch)
+    assert sorted(chunk.text for batch, _ in finished for chunk in batch) == sorted(c.text for b in batches for c in b)
+    assert all(chunk.embedding is not None for batch, _ in finished for chunk in batch)
+    assert [computed for _, computed in finished] == [2] * 5
     assert scheduler.peak_in_flight == 2
 
 
@@ -134,3 +135,42 @@ def test_a_text_repeated_in_a_batch_is_sent_once_and_every_copy_is_stored(tmp_pa
     assert sent == 2
     by_name = {Path(hit.reference).name: hit.score for hit in hits}
     assert by_name["avahi-publish.txt"] == by_name["avahi-publish-service.txt"] > by_name["other.txt"]
+
+
+def test_a_text_embedded_in_an_earlier_batch_is_not_sent_again_within_the_memory(api) -> None:
+    from deepsearcher.offline_loading.repeated_texts import RecentVectors
+    from deepsearcher.types import Chunk
+
+    embedding = remote(api)
+    before = (embedding.dimension, api.stats()["texts"])[1]
+
+    def batch(*texts: str) -> list[Chunk]:
+        return [Chunk(text=text, reference="r") for text in texts]
+
+    recent = RecentVectors(capacity=2)
+    first = batch("ctags(1) Universal Ctags", "AUTHORS Julian Seward")
+    assert recent.embed(embedding, first) == 2
+    again = batch("AUTHORS Julian Seward", "ctags(1) Universal Ctags", "AUTHORS Julian Seward", "new page")
+    assert recent.embed(embedding, again) == 1  # only "new page" is sent
+    assert again[0].embedding == again[2].embedding == first[1].embedding and again[1].embedding == first[0].embedding
+    assert api.stats()["texts"] - before == 3
+    # capacity 2: "AUTHORS" (used last in `again`) and "new page" are remembered, "ctags" was let go
+    assert recent.embed(embedding, batch("AUTHORS Julian Seward", "new page")) == 0
+    assert recent.embed(embedding, batch("ctags(1) Universal Ctags")) == 1
+    assert RecentVectors(capacity=0).embed(embedding, batch("x", "x")) == 1  # within a batch, always once
+
+
+def test_a_load_shares_vectors_across_batches(tmp_path: Path, api) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("ctags", "ctags-universal"):  # one man page under two names, in different batches
+        (docs / f"{name}.txt").write_text("Generate tag files for source code.", encoding="utf-8")
+    (docs / "cut.txt").write_text("Remove sections from each line of files.", encoding="utf-8")
+    # one batch in flight at a time: batches embedded side by side may each compute a text they share
+    store, embedding = Milvus(uri=str(tmp_path / "milvus.db")), remote(api, max_concurrency=1)
+    before = (embedding.dimension, api.stats()["texts"])[1]
+    with store:
+        pipeline = IngestionPipeline(embedding, store, batch_size=1)
+        summary = pipeline.run(iter_file_sources([docs], FileLoader()), "kb")
+    assert summary.chunks_inserted == 3 and summary.embeddings_computed == 2 and summary.embeddings_shared == 1
+    assert api.stats()["texts"] - before == 2

@@ -12,12 +12,8 @@ Retry-After (`embedding._http`), so a throttled request holds its slot in the wi
 and the window never grows past `max_concurrency`.
 
 Local models (max_concurrency 1, the default) embed in the calling thread, as before.
-
-Each distinct text of a batch is embedded once: chunks whose index text (title + text) repeats
-another's in the batch get that chunk's vector. A real folder repeats itself (a man page
-installed under two names, the same README in two packages: 73 of the 1,406 chunks of
-`benchmarks/real_corpus.py`'s corpus), and the vector would be the same: the local model
-embeds one text per pass, so a text's vector does not depend on its batch.
+Each text is embedded once (`repeated_texts`): a chunk repeating a text embedded in its batch
+or shortly before shares that vector.
 """
 
 from __future__ import annotations
@@ -26,24 +22,11 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.offline_loading.repeated_texts import RecentVectors
 from deepsearcher.types import Chunk
 
-
-def distinct_texts(batch: list[Chunk]) -> int:
-    """How many vectors embedding `batch` computes: one per distinct index text."""
-    return len({chunk.index_text for chunk in batch})
-
-
-def embed_each_text_once(embedding: BaseEmbedding, batch: list[Chunk]) -> list[Chunk]:
-    """Fill every chunk's embedding, computing one vector per distinct index text."""
-    firsts: dict[str, Chunk] = {}
-    for chunk in batch:
-        firsts.setdefault(chunk.index_text, chunk)
-    distinct = list(firsts.values())
-    embedding.embed_chunks(distinct, batch_size=len(distinct), show_progress=False)
-    for chunk in batch:
-        chunk.embedding = firsts[chunk.index_text].embedding
-    return batch
+#: A batch embedded, and how many vectors were computed for it (fewer than its chunks when texts repeat).
+Embedded = tuple[list[Chunk], int]
 
 
 def concurrency_of(embedding: BaseEmbedding) -> int:
@@ -61,13 +44,18 @@ class EmbedScheduler:
         self.embedding = embedding
         self.max_concurrency = max(1, int(max_concurrency or concurrency_of(embedding)))
         self._pool: ThreadPoolExecutor | None = None
-        self._in_flight: set[Future[list[Chunk]]] = set()
+        self._in_flight: set[Future[Embedded]] = set()
+        self._recent = RecentVectors()
         self.peak_in_flight = 0  # the most batches ever in flight at once (for tests and benchmarks)
 
-    def _embed(self, batch: list[Chunk]) -> list[Chunk]:
-        return embed_each_text_once(self.embedding, batch)
+    def _embed(self, batch: list[Chunk]) -> Embedded:
+        return batch, self._recent.embed(self.embedding, batch)
 
-    def submit(self, batch: list[Chunk]) -> list[list[Chunk]]:
+    def forget(self) -> None:
+        """Drop the remembered vectors (a new load starts with none)."""
+        self._recent = RecentVectors(self._recent.capacity)
+
+    def submit(self, batch: list[Chunk]) -> list[Embedded]:
         """Start embedding `batch`; returns the batches finished by now (waiting only while
         the window is full). A failed batch raises here, and batches not yet started are cancelled."""
         if self.max_concurrency == 1:
@@ -78,14 +66,14 @@ class EmbedScheduler:
         self.peak_in_flight = max(self.peak_in_flight, len(self._in_flight))
         return self._collect(block=len(self._in_flight) >= self.max_concurrency)
 
-    def drain(self) -> list[list[Chunk]]:
+    def drain(self) -> list[Embedded]:
         """Wait for every batch in flight; returns them (in completion order)."""
-        finished: list[list[Chunk]] = []
+        finished: list[Embedded] = []
         while self._in_flight:
             finished.extend(self._collect(block=True))
         return finished
 
-    def _collect(self, block: bool) -> list[list[Chunk]]:
+    def _collect(self, block: bool) -> list[Embedded]:
         if not self._in_flight:
             return []
         done, _ = wait(self._in_flight, timeout=None if block else 0, return_when=FIRST_COMPLETED)

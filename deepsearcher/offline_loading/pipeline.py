@@ -35,7 +35,7 @@ from typing import Any
 
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.loader.splitter import split_docs_to_chunks
-from deepsearcher.offline_loading.embed_scheduler import EmbedScheduler, distinct_texts
+from deepsearcher.offline_loading.embed_scheduler import EmbedScheduler
 from deepsearcher.offline_loading.file_hash import file_fingerprint, hash_file, loader_signature
 from deepsearcher.offline_loading.read_ahead import ReadAhead
 from deepsearcher.offline_loading.sources import LoadedSource
@@ -144,6 +144,7 @@ class IngestionPipeline:
         )
         known = {} if force_new_collection else self.vector_db.list_sources(collection)
         summary = LoadSummary(collection=collection)
+        self._scheduler.forget()  # texts repeat within one run; a re-run computes what it restores
         self._batches = 0
         self._signature: str | None = None
         pending: list[Chunk] = []
@@ -339,8 +340,7 @@ class IngestionPipeline:
     ) -> Future[int] | None:
         """Embed `batch` (up to the embedding's max_concurrency batches in flight; an empty
         batch waits for those) and queue each finished one for the single writer."""
-        for done in self._scheduler.submit(batch) if batch else self._scheduler.drain():
-            computed = distinct_texts(done)
+        for done, computed in self._scheduler.submit(batch) if batch else self._scheduler.drain():
             summary.embeddings_computed += computed
             summary.embeddings_shared += len(done) - computed
             self._batches += 1

@@ -56,7 +56,7 @@ class LoadSummary:
     documents: int = 0
     chunks_inserted: int = 0
     embeddings_computed: int = 0
-    #: Chunks whose text repeated another chunk's in their batch: given its vector, not embedded again.
+    #: Chunks repeating a text embedded just before (in their batch or a recent one): given its vector.
     embeddings_shared: int = 0
     #: Chunks already stored by an interrupted load and kept (not embedded again).
     chunks_kept: int = 0
