@@ -13,8 +13,8 @@
    right after the sweep's best configuration ran on every chunk text and right before it runs
    again: the first load counts against the mean of those two runs, its neighbours in time
    (this VM's speed drifts by up to 25 % over the minutes a whole run takes). The raw runs
-   embed every chunk text; the load embeds each distinct text of a batch once (a man page
-   under two names), so it is also shown per text embedded, its model work alone. Then the
+   embed every chunk text; the load embeds a repeated text once (a man page under two
+   names), so it is also shown per text embedded, its model work alone. Then the
    unchanged re-load (median of three), a re-load after one file changed (what was
    re-embedded), `search`, `query --agent naive` against the scripted LLM server (overhead =
    wall minus the server's latency), and `collections list`.

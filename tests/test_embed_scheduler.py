@@ -30,6 +30,12 @@ def remote(api: StandInEmbeddingServer, **kwargs) -> OpenAIEmbedding:
     return OpenAIEmbedding(model="stand-in", api_key="test-key", base_url=api.url, dimension=None, **FAST, **kwargs)
 
 
+def texts_sent(api: StandInEmbeddingServer, embedding: OpenAIEmbedding) -> int:
+    """Texts the API has embedded so far, once `embedding` has asked it its dimension (one text)."""
+    _ = embedding.dimension  # asked of the API on first use
+    return api.stats()["texts"]
+
+
 def corpus(folder: Path, files: int = 6, paragraphs: int = 4) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for f in range(files):
@@ -126,10 +132,10 @@ def test_a_text_repeated_in_a_batch_is_sent_once_and_every_copy_is_stored(tmp_pa
     (docs / "avahi-publish-service.txt").write_text(shared, encoding="utf-8")
     (docs / "other.txt").write_text("Resolve a host name to an address.", encoding="utf-8")
     store, embedding = Milvus(uri=str(tmp_path / "milvus.db")), remote(api)
-    before = (embedding.dimension, api.stats()["texts"])[1]  # the dimension is asked of the API once
+    before = texts_sent(api, embedding)
     with store:
         summary = IngestionPipeline(embedding, store).run(iter_file_sources([docs], FileLoader()), "kb")
-        sent = api.stats()["texts"] - before
+        sent = texts_sent(api, embedding) - before
         hits = store.search_data("kb", embedding.embed_query(shared), top_k=3)
     assert summary.chunks_inserted == 3 and summary.embeddings_computed == 2 and summary.embeddings_shared == 1
     assert sent == 2
@@ -142,7 +148,7 @@ def test_a_text_embedded_in_an_earlier_batch_is_not_sent_again_within_the_memory
     from deepsearcher.types import Chunk
 
     embedding = remote(api)
-    before = (embedding.dimension, api.stats()["texts"])[1]
+    before = texts_sent(api, embedding)
 
     def batch(*texts: str) -> list[Chunk]:
         return [Chunk(text=text, reference="r") for text in texts]
@@ -153,7 +159,7 @@ def test_a_text_embedded_in_an_earlier_batch_is_not_sent_again_within_the_memory
     again = batch("AUTHORS Julian Seward", "ctags(1) Universal Ctags", "AUTHORS Julian Seward", "new page")
     assert recent.embed(embedding, again) == 1  # only "new page" is sent
     assert again[0].embedding == again[2].embedding == first[1].embedding and again[1].embedding == first[0].embedding
-    assert api.stats()["texts"] - before == 3
+    assert texts_sent(api, embedding) - before == 3
     # capacity 2: "AUTHORS" (used last in `again`) and "new page" are remembered, "ctags" was let go
     assert recent.embed(embedding, batch("AUTHORS Julian Seward", "new page")) == 0
     assert recent.embed(embedding, batch("ctags(1) Universal Ctags")) == 1
@@ -168,9 +174,9 @@ def test_a_load_shares_vectors_across_batches(tmp_path: Path, api) -> None:
     (docs / "cut.txt").write_text("Remove sections from each line of files.", encoding="utf-8")
     # one batch in flight at a time: batches embedded side by side may each compute a text they share
     store, embedding = Milvus(uri=str(tmp_path / "milvus.db")), remote(api, max_concurrency=1)
-    before = (embedding.dimension, api.stats()["texts"])[1]
+    before = texts_sent(api, embedding)
     with store:
         pipeline = IngestionPipeline(embedding, store, batch_size=1)
         summary = pipeline.run(iter_file_sources([docs], FileLoader()), "kb")
     assert summary.chunks_inserted == 3 and summary.embeddings_computed == 2 and summary.embeddings_shared == 1
-    assert api.stats()["texts"] - before == 2
+    assert texts_sent(api, embedding) - before == 2

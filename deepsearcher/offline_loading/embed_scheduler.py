@@ -53,7 +53,7 @@ class EmbedScheduler:
 
     def forget(self) -> None:
         """Drop the remembered vectors (a new load starts with none)."""
-        self._recent = RecentVectors(self._recent.capacity)
+        self._recent.clear()
 
     def submit(self, batch: list[Chunk]) -> list[Embedded]:
         """Start embedding `batch`; returns the batches finished by now (waiting only while

@@ -55,9 +55,15 @@ class RecentVectors:
             for chunk in todo:
                 self._remember(chunk.index_text, chunk.embedding)
         for chunk in batch:
-            if chunk.embedding is None:  # a repeat of a text first met in this batch
-                chunk.embedding = firsts[chunk.index_text].embedding
+            first = firsts.get(chunk.index_text)
+            if first is not None:  # this text was embedded for this batch: every copy takes its vector
+                chunk.embedding = first.embedding
         return len(todo)
+
+    def clear(self) -> None:
+        """Forget every vector (a new load starts with none)."""
+        with self._lock:
+            self._vectors.clear()
 
     def _remember(self, text: str, vector: list[float] | None) -> None:
         if vector is None or self.capacity == 0:
