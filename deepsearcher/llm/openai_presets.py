@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from deepsearcher.config.registry import register_provider
 from deepsearcher.llm.openai_llm import OpenAI
 
-__all__ = ["PRESETS", "OpenAIPreset", "preset_class"]
+__all__ = ["PRESETS", "OpenAIPreset", "preset_class", "preset_named"]
 
 
 @dataclass(frozen=True)
@@ -155,3 +155,9 @@ def preset_class(preset: OpenAIPreset) -> type[OpenAI]:
 # module attributes too, so each class has an importable home (pickling, repr, `help`)
 for _preset in PRESETS:
     globals()[_preset.name] = preset_class(_preset)
+
+
+def preset_named(name: str) -> type[OpenAI]:
+    """The class made for the row `name` (upstream's per-service modules alias it)."""
+    cls: type[OpenAI] = globals()[name]
+    return cls
