@@ -273,7 +273,7 @@ class RemoteEmbedding(BaseEmbedding):
                 exc.reason,
                 status=exc.failure.status,
                 hint=exc.failure.hint,
-            ) from None
+            ) from exc.__cause__  # the last attempt's own exception, for debugging
 
     def close(self) -> None:
         client, self._http = self._http, None

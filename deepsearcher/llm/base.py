@@ -32,7 +32,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
-from deepsearcher.llm.errors import LLMError
+from deepsearcher.llm.errors import LLMError, request_id_of
 from deepsearcher.llm.parsing import literal_eval as _literal_eval
 from deepsearcher.llm.parsing import remove_think as _remove_think
 from deepsearcher.llm.token_estimate import estimate_counts
@@ -434,7 +434,8 @@ class BaseLLM(ABC):
         detail = " ".join(str(detail).split())[:120]
         return Failure("bad_response", f"the reply is not a valid chat completion ({detail})", True)
 
-    def _error(self, give_up: GiveUp) -> LLMError:
+    def _error(self, give_up: GiveUp, cause: BaseException | None = None) -> LLMError:
+        """The LLMError for a call given up; `cause` (default: the GiveUp's) gives its request id."""
         failure = give_up.failure
         return LLMError(
             self.name,
@@ -445,6 +446,7 @@ class BaseLLM(ABC):
             status=failure.status,
             attempts=give_up.attempts,
             hint=failure.hint,
+            request_id=request_id_of(cause or give_up.__cause__),
         )
 
     def _on_retry(self, failure: Failure, delay: float) -> None:
@@ -483,7 +485,7 @@ class BaseLLM(ABC):
             except GiveUp as give_up:
                 with self._stats_lock:
                     self.failed_calls += 1
-                raise self._error(give_up) from None
+                raise self._error(give_up) from give_up.__cause__  # the SDK's own exception, for debugging
         if not response.usage.total_tokens and response.content:
             response.usage = estimate_usage(msgs, response.content)
         self._record(response.usage)
@@ -548,7 +550,8 @@ class BaseLLM(ABC):
                             kind=failure.kind,
                             status=failure.status,
                             attempts=attempts,
-                        ) from None
+                            request_id=request_id_of(exc),
+                        ) from exc
                     if not failure.retryable or attempts > self.policy.max_retries:
                         with self._stats_lock:
                             self.failed_calls += 1
@@ -557,8 +560,9 @@ class BaseLLM(ABC):
                                 failure,
                                 attempts,
                                 final_reason(failure, attempts, self.policy),
-                            )
-                        ) from None
+                            ),
+                            cause=exc,
+                        ) from exc
                     delay = self.policy.backoff(attempts - 1, failure.retry_after)
                     if not budget.fits(delay):
                         with self._stats_lock:
@@ -568,8 +572,9 @@ class BaseLLM(ABC):
                                 failure,
                                 attempts,
                                 budget.spent_reason(failure, attempts),
-                            )
-                        ) from None
+                            ),
+                            cause=exc,
+                        ) from exc
                     self._on_retry(failure, delay)
                     await asyncio.sleep(delay)
                 finally:

@@ -6,7 +6,7 @@ from typing import Any
 
 from deepsearcher.types.errors import MissingAPIKeyError, ProviderError, failure_message
 
-__all__ = ["LLMError", "LLMOutputError", "MissingAPIKeyError", "failure_message"]
+__all__ = ["LLMError", "LLMOutputError", "MissingAPIKeyError", "failure_message", "request_id_of"]
 
 
 class LLMError(ProviderError):
@@ -30,6 +30,7 @@ class LLMError(ProviderError):
         status: int | None = None,
         attempts: int = 1,
         hint: str = "",
+        request_id: str | None = None,
     ) -> None:
         super().__init__(failure_message(f"{provider} call", model, base_url, reason, hint))
         self.provider = provider
@@ -39,6 +40,18 @@ class LLMError(ProviderError):
         self.kind = kind
         self.status = status
         self.attempts = attempts
+        #: The server's id of the failed request (SDK `request_id` or x-request-id), for support tickets.
+        self.request_id = request_id
+
+
+def request_id_of(exc: BaseException | None) -> str | None:
+    """The request id an SDK exception carries (openai/anthropic `request_id`, else the reply's
+    x-request-id header); None when there is none."""
+    found = getattr(exc, "request_id", None)
+    if found is None:
+        headers = getattr(getattr(exc, "response", None), "headers", None)
+        found = headers.get("x-request-id") if headers is not None and hasattr(headers, "get") else None
+    return str(found) if found else None
 
 
 class LLMOutputError(ProviderError, ValueError):

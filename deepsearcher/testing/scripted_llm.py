@@ -70,6 +70,8 @@ class Fail:
     body: str = ""
     after_chunks: int = 0
     latency: float | None = None
+    #: Sent as the x-request-id header of an error reply (as OpenAI's API does).
+    request_id: str | None = None
 
     @classmethod
     def rate_limit(cls, retry_after: str | float | None = 1) -> Fail:
@@ -86,9 +88,11 @@ class Fail:
         return cls("status", http_status=status, body=message)
 
     @classmethod
-    def status(cls, status: int, message: str = "error", retry_after: str | float | None = None) -> Fail:
+    def status(
+        cls, status: int, message: str = "error", retry_after: str | float | None = None, request_id: str | None = None
+    ) -> Fail:
         """Any HTTP error status (401, 404, 503, ...)."""
-        return cls("status", http_status=status, body=message, retry_after=retry_after)
+        return cls("status", http_status=status, body=message, retry_after=retry_after, request_id=request_id)
 
     @classmethod
     def timeout(cls, seconds: float = 30.0) -> Fail:
@@ -722,8 +726,10 @@ class ScriptedLLMServer:
         api: str,
     ) -> bool:
         if fail.kind == "status":
-            headers = {"Retry-After": str(fail.retry_after)} if fail.retry_after is not None else None
-            await self._send_error(writer, api, fail.http_status, fail.body or "error", headers)
+            headers = {"Retry-After": str(fail.retry_after)} if fail.retry_after is not None else {}
+            if fail.request_id is not None:
+                headers["x-request-id"] = fail.request_id
+            await self._send_error(writer, api, fail.http_status, fail.body or "error", headers or None)
             return True
         if fail.kind == "timeout":
             await asyncio.sleep(fail.seconds)

@@ -260,21 +260,24 @@ async def call_with_retries(
                 return await attempt()
         except asyncio.CancelledError:
             raise
-        except (asyncio.TimeoutError, TimeoutError):
+        except (asyncio.TimeoutError, TimeoutError) as exc:
             failure = Failure("timeout", f"timed out after {format_seconds(round(limit, 3))} s", True)
+            error: BaseException = exc
         except Exception as exc:  # noqa: BLE001 - every SDK error is classified below
             failure = classify(exc)
+            error = exc
+        # GiveUp's cause is the last attempt's own exception (an SDK's, with its status and request id)
         if not failure.retryable or attempts > policy.max_retries:
-            raise GiveUp(failure, attempts, final_reason(failure, attempts, policy)) from None
+            raise GiveUp(failure, attempts, final_reason(failure, attempts, policy)) from error
         if failure.retry_after is not None and failure.retry_after > policy.max_retry_after:
             reason = (
                 f"{failure.reason}; the server asked to retry after {format_seconds(round(failure.retry_after))} s, "
                 f"longer than max_retry_after ({format_seconds(policy.max_retry_after)} s)"
             )
-            raise GiveUp(failure, attempts, reason) from None
+            raise GiveUp(failure, attempts, reason) from error
         delay = policy.backoff(attempts - 1, failure.retry_after)
         if not budget.fits(delay):
-            raise GiveUp(failure, attempts, budget.spent_reason(failure, attempts)) from None
+            raise GiveUp(failure, attempts, budget.spent_reason(failure, attempts)) from error
         if on_retry is not None:
             on_retry(failure, delay)
         await asyncio.sleep(delay)

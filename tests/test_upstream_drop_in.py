@@ -1,0 +1,68 @@
+"""What a DeepSearcher user's own code and tests rely on besides import paths: the factory
+builds a class patched onto the package, an SDK's exception is the cause of our LLMError, and
+a store takes chunks shaped as upstream's (no `index_text`). Real SDK against the scripted
+server on 127.0.0.1, real Milvus Lite in a temp dir."""
+
+from __future__ import annotations
+
+from unittest.mock import patch
+
+import openai
+import pytest
+
+from deepsearcher.configuration import Configuration, ModuleFactory
+from deepsearcher.llm.errors import LLMError
+from deepsearcher.llm.openai_llm import OpenAI
+from deepsearcher.testing import Fail, scripted_llm_fixture
+
+server = scripted_llm_fixture(name="server", fallback="reply")
+
+
+class FakeLLM:
+    """A user's test double, built the way DeepSearcher's factory built providers."""
+
+    def __init__(self, model: str = "none", **kwargs: object) -> None:
+        self.model = model
+        self.kwargs = kwargs
+
+
+def test_the_factory_builds_a_class_patched_onto_the_package() -> None:
+    config = Configuration()
+    config.set_provider_config("llm", "OpenAI", {"model": "gpt-test", "temperature": 0.1})
+    with patch("deepsearcher.llm.OpenAI", FakeLLM):
+        llm = ModuleFactory(config).create_llm()
+        assert ModuleFactory(config).provider_class("llm") is FakeLLM
+    assert isinstance(llm, FakeLLM) and llm.model == "gpt-test" and llm.kwargs == {"temperature": 0.1}
+    assert ModuleFactory(config).provider_class("llm") is OpenAI  # the patch is gone again
+
+    with patch("deepsearcher.llm.OpenAI") as mocked:  # a MagicMock, called as DeepSearcher called it
+        ModuleFactory(config).create_llm()
+    mocked.assert_called_once_with(model="gpt-test", temperature=0.1)
+
+
+def test_a_module_named_like_a_provider_alias_is_not_taken_for_a_patch() -> None:
+    import deepsearcher.llm.watsonx  # noqa: F401 - now an attribute `watsonx` of deepsearcher.llm
+
+    config = Configuration()
+    config.set_provider_config("llm", "watsonx", {})
+    assert ModuleFactory(config).provider_class("llm").__name__ == "WatsonX"
+
+
+def test_the_sdk_exception_is_the_cause_of_llm_error(server) -> None:
+    server.queue(Fail.status(400, "bad model parameter", request_id="req_abc123"))
+    llm = server.llm(max_retries=0, timeout=5)
+    with pytest.raises(LLMError) as info:
+        llm.chat("hi")
+    cause = info.value.__cause__
+    assert isinstance(cause, openai.BadRequestError) and cause.status_code == 400
+    assert cause.request_id == "req_abc123" == info.value.request_id
+    assert info.value.status == 400 and "bad model parameter" in str(info.value)
+
+
+def test_a_stream_failure_keeps_its_cause_too(server) -> None:
+    server.queue(Fail.status(401, "invalid key", request_id="req_stream"))
+    llm = server.llm(max_retries=0, timeout=5)
+    with pytest.raises(LLMError) as info:
+        "".join(llm.stream("hi"))
+    assert isinstance(info.value.__cause__, openai.AuthenticationError)
+    assert info.value.request_id == "req_stream" and info.value.status == 401
