@@ -66,3 +66,25 @@ def test_a_stream_failure_keeps_its_cause_too(server) -> None:
         "".join(llm.stream("hi"))
     assert isinstance(info.value.__cause__, openai.AuthenticationError)
     assert info.value.request_id == "req_stream" and info.value.status == 401
+
+
+def test_milvus_inserts_upstream_shaped_chunks(tmp_path) -> None:
+    import numpy as np
+
+    from deepsearcher.vector_db import Milvus, RetrievalResult
+
+    rng = np.random.default_rng(seed=19530)
+    vectors = rng.random((3, 8))
+    texts = ["hello world", "hello milvus", "hello llm"]
+    store = Milvus(uri=str(tmp_path / "milvus.db"))
+    try:
+        store.init_collection(dim=8, collection="upstream")
+        chunks = [
+            RetrievalResult(embedding=vector, text=text, reference="local file: hi.txt", metadata={"a": 1})
+            for vector, text in zip(vectors, texts, strict=True)
+        ]
+        assert store.insert_data(collection="upstream", chunks=chunks) == 3
+        [best] = store.search_data(collection="upstream", vector=vectors[1], top_k=1)
+    finally:
+        store.close()
+    assert (best.text, best.reference, best.metadata["a"]) == ("hello milvus", "local file: hi.txt", 1)

@@ -91,6 +91,19 @@ class StoredChunk:
 _Store = TypeVar("_Store", bound="BaseVectorDB")
 
 
+def as_chunk(item: Any) -> Chunk:
+    """`item` as our Chunk: upstream-shaped chunks lack `index_text` (and `title`), which every
+    store reads; their text, reference, metadata and vector carry over unchanged."""
+    if isinstance(item, Chunk):
+        return item
+    return Chunk(
+        text=item.text,
+        reference=item.reference,
+        metadata=dict(getattr(item, "metadata", None) or {}),
+        embedding=getattr(item, "embedding", None),
+    )
+
+
 #: The hooks behind each public method of the template (our own stores implement these).
 _TEMPLATE_HOOKS: dict[str, tuple[str, ...]] = {
     "init_collection": ("_exists", "_create_collection", "_open_existing"),
@@ -191,12 +204,15 @@ class BaseVectorDB(metaclass=ContractMeta):
         batch_size: int = 256,
         **kwargs: Any,
     ) -> int:
-        """Insert chunks that already carry embeddings; returns how many were inserted."""
+        """Insert chunks that already carry embeddings; returns how many were inserted.
+
+        A chunk may be any object with `text`, `reference`, `metadata` and `embedding` (upstream's
+        `Chunk` or a `RetrievalResult`, as DeepSearcher's tests insert): it is stored as our Chunk."""
         name = self._collection(collection)
         if not chunks:
             return 0
         self._require(name, "insert")
-        return self._insert(name, chunks, max(1, int(batch_size)), **kwargs)
+        return self._insert(name, [as_chunk(chunk) for chunk in chunks], max(1, int(batch_size)), **kwargs)
 
     def search_data(
         self,
