@@ -109,9 +109,14 @@ class AzureSearchStandIn(StandIn):
         text = body.get("search")
         if text and text != "*":
             words = set(re.findall(r"\w+", text.lower()))
-            scored = [
-                (float(len(words & set(re.findall(r"\w+", doc.get("content", "").lower())))), doc) for doc in candidates
+            searchable = [
+                f["name"] for f in self.indexes[name]["fields"] if f.get("searchable") and f["type"] == "Edm.String"
             ]
+            fields = body["searchFields"].split(",") if body.get("searchFields") else searchable
+            scored = []
+            for doc in candidates:
+                seen = set(re.findall(r"\w+", " ".join(str(doc.get(f, "")) for f in fields).lower()))
+                scored.append((float(len(words & seen)), doc))
             rankings.append(sorted([pair for pair in scored if pair[0] > 0], key=lambda pair: -pair[0]))
         if not rankings:
             ranked = [(1.0, doc) for doc in candidates]

@@ -31,7 +31,8 @@ def open_store(azure: AzureSearchStandIn, **config):
 def test_azure_search_store_round_trip(azure, embedding) -> None:
     store = open_store(azure, index_name="docs")
     chunks = loaded(store, embedding, description="Laptop notes")
-    assert "docs" in azure.indexes and azure.indexes["docs"]["fields"][2]["dimensions"] == 384
+    fields = {field["name"]: field for field in azure.indexes["docs"]["fields"]}
+    assert fields["content_vector"]["dimensions"] == 384 and fields["index_text"]["searchable"]
     [info] = store.list_collections()
     assert (info.collection_name, info.description, info.dim, info.embedding_model) == (
         "docs",
@@ -138,7 +139,7 @@ def test_oracle_db_flow_on_a_stand_in_driver(monkeypatch, tmp_path, embedding) -
         "docs",
         "Laptop notes",
         384,
-        None,
+        MODEL,  # recorded in our DEEPSEARCHER_COLLECTION_MODEL table
     )
     hits = store.search_data("docs", embedding.embed_query(TARGET), top_k=2)
     assert hits[0].text == TARGET and hits[0].reference == "doc.txt" and hits[0].score > hits[1].score

@@ -1,8 +1,9 @@
 """Azure AI Search as a vector store, over its REST API (no SDK needed).
 
 One collection is one search index (its name lower-cased, `_` → `-`, as Azure requires).
-Each chunk is a document: `id`, `content` (searchable: the BM25 side of hybrid search),
-the vector field (`vector_field`, default `content_vector`, as DeepSearcher created it),
+Each chunk is a document: `id`, `content` (the chunk), `index_text` (title + chunk,
+searchable: the BM25 side of hybrid search; an index without it searches `content`), the
+vector field (`vector_field`, default `content_vector`, as DeepSearcher created it),
 `reference`, `metadata` (JSON text), `source_hash`, `source_chunks`. Azure keeps no free
 metadata on an index, so each collection's description and embedding model live in a
 small side index, `deepsearcher-collections`. Indexes made by DeepSearcher (only `id`,
@@ -205,6 +206,7 @@ class AzureSearch(BaseVectorDB):
         fields = [
             {"name": "id", "type": "Edm.String", "key": True, "filterable": True},
             {"name": "content", "type": "Edm.String", "searchable": True},
+            {"name": common.INDEX_TEXT, "type": "Edm.String", "searchable": True},
             {
                 "name": self.vector_field,
                 "type": "Collection(Edm.Single)",
@@ -272,6 +274,7 @@ class AzureSearch(BaseVectorDB):
             "@search.action": "upload",
             "id": uuid.uuid4().hex,
             "content": chunk.text,
+            common.INDEX_TEXT: chunk.index_text,
             self.vector_field: common.checked_vector(chunk, dim),
             common.REFERENCE: chunk.reference,
             common.METADATA: json.dumps(common.plain_json(chunk.metadata or {}), ensure_ascii=False),
@@ -354,13 +357,16 @@ class AzureSearch(BaseVectorDB):
                     "kind": "vector",
                     "vector": list(vector),
                     "fields": self.vector_field,
-                    "k": top_k,
+                    # hybrid: more vector candidates than results, so that RRF can lift a chunk only
+                    # BM25 finds above the vector side's own top_k (as Milvus and Qdrant fuse)
+                    "k": top_k if mode == "dense" else max(top_k * 2, 20),
                 }
             ]
         if mode in ("sparse", "hybrid"):
             if not text:
                 raise VectorStoreError("Cannot run a BM25 (sparse) search: no query_text was given.")
             body["search"] = text
+            body["searchFields"] = common.INDEX_TEXT if common.INDEX_TEXT in fields else "content"
         if filter:
             body["filter"] = filter
         return [self._result(hit, fields) for hit in self._hits(name, body, f"{mode} search")]
