@@ -114,7 +114,7 @@ def first_line(text: str | None) -> str:
 
 #: Upstream files whose tests replace an SDK's internals (`sys.modules["openai"]`, `litellm.completion`,
 #: `requests.request`, the firecrawl SDK) and assert how it is called. The issue lets them fail where
-#: matching them would make ours worse; docs/deepsearcher_compat.md gives each file's reason. The
+#: matching them would make ours worse; docs/guides/coming-from-deepsearcher.md gives each file's reason. The
 #: second pass rate leaves their failures out (their passing tests still count).
 SDK_PATCHING = {
     "tests/llm/test_xai.py",

@@ -104,3 +104,18 @@ def test_tools_log_critical_logs_in_dev_mode_and_never_raises(dev_lines) -> None
     assert dev_lines == ["CRITICAL loud"]
     with pytest.raises(RuntimeError, match="still raises"):
         utils_log.critical("still raises")  # the newer path keeps upstream's later behaviour
+
+
+def test_upstream_shims_are_attached_in_one_place_and_never_imported_by_the_core() -> None:
+    from test_architecture import PACKAGE_DIR, imports, module_name
+
+    shims = {"deepsearcher.vector_db._upstream": {"deepsearcher.vector_db"}}
+    for path in PACKAGE_DIR.rglob("*.py"):
+        importer = module_name(path)
+        for shim, allowed in shims.items():
+            if shim in imports(path):
+                assert importer in allowed, f"{importer} imports {shim}"
+    from deepsearcher.vector_db._upstream import UpstreamStoreShape
+    from deepsearcher.vector_db.base import _SHAPES
+
+    assert [type(shape) for shape in _SHAPES] == [UpstreamStoreShape]  # attached once

@@ -5,6 +5,7 @@ from deepsearcher.config.registry import ProviderRegistry
 
 registry = ProviderRegistry("vector_db", ("deepsearcher.vector_db",))
 
+from deepsearcher.vector_db import _upstream  # noqa: E402, F401 - attaches upstream's store shape (the one place)
 from deepsearcher.vector_db.base import (  # noqa: E402
     BaseVectorDB,
     CollectionInfo,

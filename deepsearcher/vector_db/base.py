@@ -4,13 +4,11 @@ from `deepsearcher.vector_db.base`."""
 
 from __future__ import annotations
 
-import functools
 import re
 from abc import abstractmethod
-from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from deepsearcher.types import (
     Chunk,
@@ -19,15 +17,17 @@ from deepsearcher.types import (
     RetrievalResult,
     deduplicate_results,
 )
-from deepsearcher.utils.contracts import ContractMeta, drop_unknown_keywords, overrides
+from deepsearcher.utils.contracts import ContractMeta, overrides
 
 __all__ = [
     "SEARCH_MODES",
     "BaseVectorDB",
+    "SubclassShape",
     "CollectionInfo",
     "RetrievalResult",
     "SourceRecord",
     "StoredChunk",
+    "attach_subclass_shape",
     "deduplicate_results",
     "normalize_collection_name",
 ]
@@ -111,11 +111,44 @@ _TEMPLATE_HOOKS: dict[str, tuple[str, ...]] = {
     "search_data": ("_require", "_search"),
     "get_collection_info": ("_exists", "_read_info"),
 }
-#: What a store written against upstream's base implements (`list_collections` optional).
-UPSTREAM_METHODS = ("init_collection", "insert_data", "search_data", "clear_db")
-#: What our own stores also implement; an upstream-shaped store gets the fallbacks below.
+#: What our own stores also implement; a store of another shape gets the fallbacks below.
 _RICH_METHODS = ("list_collections", "delete_by_reference", "list_sources")
 _TEMPLATE_USE = "run the shared init_collection / insert_data / search_data flow"
+
+
+class SubclassShape(Protocol):
+    """Another contract a store subclass may follow instead of ours (upstream DeepSearcher's
+    four methods: deepsearcher/vector_db/_upstream.py), attached from outside this module."""
+
+    def missing(self, cls: type[BaseVectorDB]) -> set[str] | None:
+        """The methods `cls` still lacks under this shape, or None when `cls` is not of it."""
+        ...
+
+    def adapt(self, cls: type[BaseVectorDB]) -> None:
+        """Fit a subclass of this shape to the callers of ours (run once, at class creation)."""
+        ...
+
+
+_SHAPES: list[SubclassShape] = []
+
+
+def attach_subclass_shape(shape: SubclassShape) -> None:
+    """Accept subclasses of `shape` too (for classes created from now on)."""
+    _SHAPES.append(shape)
+
+
+def _shape_of(cls: type[BaseVectorDB]) -> tuple[SubclassShape, set[str]] | None:
+    for shape in _SHAPES:
+        missing = shape.missing(cls)
+        if missing is not None:
+            return shape, missing
+    return None
+
+
+def uses_template(cls: type[BaseVectorDB]) -> bool:
+    """True for a store implementing at least one of our hooks (the template's shape)."""
+    hooks = {hook for needed in _TEMPLATE_HOOKS.values() for hook in needed}
+    return any(overrides(cls, cls._contract_base, hook) for hook in hooks)
 
 
 class BaseVectorDB(metaclass=ContractMeta):
@@ -131,14 +164,12 @@ class BaseVectorDB(metaclass=ContractMeta):
       included). Every chunk's metadata carries `source_hash` and `source_chunks` (set
       by the ingestion pipeline) so `list_sources` tells unchanged, changed and partial
       sources apart without a side table.
-    - upstream's: `init_collection`, `insert_data`, `search_data` and `clear_db`
-      (`list_collections` optional), as DeepSearcher users wrote them. Loading, search and
-      queries work with it: what it lacks falls back (`list_collections`: the default
-      collection; `list_sources`: nothing known, so every load inserts every source, as
-      upstream did; `get_collection_info`: from `list_collections`), and removing one
-      source (`delete_by_reference`) raises NotImplementedError naming the method.
-      Keywords our callers add (`query_text=`, `embedding_model=`) are dropped for
-      methods whose signature has no `**kwargs`.
+    - another shape attached with `attach_subclass_shape`: upstream's `init_collection`,
+      `insert_data`, `search_data` and `clear_db`, adapted in deepsearcher/vector_db/_upstream.py
+      (this module knows no more of it). What such a store lacks falls back here
+      (`list_collections`: the default collection; `list_sources`: nothing known, so every
+      load inserts every source; `get_collection_info`: from `list_collections`), and removing
+      one source (`delete_by_reference`) raises NotImplementedError naming the method.
     """
 
     #: Also a class attribute: upstream-shaped stores often skip `super().__init__()`.
@@ -148,15 +179,10 @@ class BaseVectorDB(metaclass=ContractMeta):
         self.default_collection = normalize_collection_name(default_collection)
 
     @classmethod
-    def _upstream_shaped(cls) -> bool:
-        """True for a store that implements none of our hooks (written against upstream's base)."""
-        hooks = {hook for needed in _TEMPLATE_HOOKS.values() for hook in needed}
-        return not any(overrides(cls, cls._contract_base, hook) for hook in hooks)
-
-    @classmethod
     def __missing_methods__(cls) -> set[str]:
-        if cls._upstream_shaped():
-            return {name for name in UPSTREAM_METHODS if not overrides(cls, cls._contract_base, name)}
+        shaped = _shape_of(cls)
+        if shaped is not None:
+            return shaped[1]
         missing = {name for name in _RICH_METHODS if not overrides(cls, cls._contract_base, name)}
         for public, hooks in _TEMPLATE_HOOKS.items():
             if not overrides(cls, cls._contract_base, public):
@@ -165,13 +191,9 @@ class BaseVectorDB(metaclass=ContractMeta):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if not cls._upstream_shaped():
-            return
-        for name in ("init_collection", "search_data", "list_collections"):
-            if name in cls.__dict__:
-                setattr(cls, name, drop_unknown_keywords(cls.__dict__[name]))
-        if "insert_data" in cls.__dict__:
-            cls.insert_data = _counting_insert(drop_unknown_keywords(cls.__dict__["insert_data"]))  # type: ignore[method-assign]
+        shaped = _shape_of(cls)
+        if shaped is not None:
+            shaped[0].adapt(cls)
 
     def init_collection(
         self,
@@ -278,7 +300,7 @@ class BaseVectorDB(metaclass=ContractMeta):
     def get_collection_info(self, collection: str | None) -> CollectionInfo | None:
         """Name, description, dimension and embedding model of one collection, or None."""
         name = self._collection(collection)
-        if not overrides(type(self), BaseVectorDB, "_exists"):  # upstream-shaped: what list_collections says
+        if not overrides(type(self), BaseVectorDB, "_exists"):  # no template hooks: what list_collections says
             return next((info for info in self.list_collections() if info.collection_name == name), None)
         if not self._exists(name):
             return None
@@ -356,16 +378,3 @@ def _not_implemented(store: BaseVectorDB, method: str, needed_for: str) -> NotIm
         f"{type(store).__name__} does not implement {method}, which is needed to {needed_for}; "
         "add it to the store (see deepsearcher.vector_db.base.BaseVectorDB)."
     )
-
-
-def _counting_insert(insert: Callable[..., Any]) -> Callable[..., Any]:
-    """An upstream-shaped `insert_data` (returning None or True), returning how many chunks it took."""
-
-    @functools.wraps(insert)
-    def call(self: BaseVectorDB, collection: str | None, chunks: list[Chunk], *args: Any, **kwargs: Any) -> int:
-        inserted = insert(self, collection, chunks, *args, **kwargs)
-        if isinstance(inserted, int) and not isinstance(inserted, bool):
-            return inserted
-        return len(chunks)
-
-    return call
