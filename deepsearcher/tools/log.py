@@ -7,8 +7,6 @@ RuntimeError after logging. Scripts and tests written for the old path keep runn
 
 from __future__ import annotations
 
-from typing import Any
-
 from deepsearcher.utils import log as _log
 from deepsearcher.utils.log import (
     ColoredFormatter,
@@ -38,13 +36,13 @@ __all__ = [
 ]
 
 
-def critical(message: Any) -> None:
+def critical(message: object) -> None:
     """Log `message` at CRITICAL in dev mode, and return (the oldest module never raised)."""
     if _log.dev_mode:
         dev_logger.critical(message)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> bool:
     if name == "dev_mode":  # the live flag, not a copy taken at import
         return _log.dev_mode
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
