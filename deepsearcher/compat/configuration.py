@@ -12,8 +12,9 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Collection
+from pathlib import Path
 from types import MappingProxyType, ModuleType
-from typing import Any
+from typing import Any, Literal
 
 from deepsearcher.app.components import ComponentBuilder, Components, build_components, create_provider, provider_class
 from deepsearcher.app.components import registries as _registries  # noqa: F401 - an older import of the tests
@@ -25,6 +26,7 @@ __all__ = [
     "DEFAULT_CONFIG_YAML_PATH",
     "Components",
     "Configuration",
+    "FeatureType",
     "ModuleFactory",
     "build_components",
     "current",
@@ -34,8 +36,12 @@ __all__ = [
 #: DeepSearcher's name for the built-in defaults file (ours: the packaged default_config.yaml).
 DEFAULT_CONFIG_YAML_PATH = str(default_config_path())
 
+#: DeepSearcher's names: the package folder, and the features `set_provider_config` takes.
+current_dir = str(Path(__file__).resolve().parent.parent)
+FeatureType = Literal["llm", "embedding", "file_loader", "web_crawler", "vector_db"]
+
 #: The package DeepSearcher's factory read each feature's class from.
-_PACKAGES = {
+_PACKAGES: dict[str, str] = {
     "llm": "deepsearcher.llm",
     "embedding": "deepsearcher.embedding",
     "file_loader": "deepsearcher.loader.file_loader",

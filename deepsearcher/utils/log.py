@@ -49,6 +49,16 @@ def _logger(name: str, fmt: str) -> logging.Logger:
 
 dev_logger = _logger("dev", "%(asctime)s - %(levelname)s - %(message)s")
 progress_logger = _logger("progress", "%(message)s")
+
+
+def _our_handler(logger: logging.Logger) -> logging.Handler:
+    return next(handler for handler in logger.handlers if getattr(handler, "_deepsearcher_log", False))
+
+
+#: DeepSearcher's module names for the handlers and the dev formatter (scripts reconfigure them).
+dev_handler = _our_handler(dev_logger)
+dev_formatter = dev_handler.formatter
+progress_handler = _our_handler(progress_logger)
 dev_mode = False
 
 
