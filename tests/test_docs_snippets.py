@@ -128,3 +128,46 @@ def test_the_page_runs_as_written(page: str, tmp_path: Path) -> None:
     for snippet in snippets(page):
         if snippet.runs:
             run_snippet(snippet, tmp_path, env)
+
+
+def test_the_reference_pages_cover_every_command_provider_key_and_route() -> None:
+    """The generated pages (docs/hooks/reference.py, run by `make docs`) leave nothing of the code out."""
+    import importlib.util
+
+    import typer
+
+    from deepsearcher.app.components import registries
+    from deepsearcher.cli.main import app
+    from deepsearcher.config.settings import LOAD_KEYS
+    from deepsearcher.server.app import create_app
+    from deepsearcher.server.settings import SERVER_KEYS
+
+    spec = importlib.util.spec_from_file_location("docs_reference", DOCS / "hooks" / "reference.py")
+    assert spec is not None and spec.loader is not None
+    reference = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reference)
+    pages = reference.render_all()
+
+    cli = pages["reference/cli.md"]
+    root = typer.main.get_command(app)
+    for name, command in root.commands.items():
+        for sub, leaf in getattr(command, "commands", {name: command}).items():
+            heading = f"## {name} {sub}" if sub != name else f"## {name}"
+            assert heading + "\n" in cli, heading
+            for param in leaf.params:
+                assert f"`{param.opts[0]}`" in cli or f"`{param.name.upper()}`" in cli, (heading, param.opts)
+    providers = pages["reference/providers.md"]
+    for feature, registry in registries().items():
+        for info in registry.infos():
+            if info.source == "built-in":
+                assert f"### {info.name} " in providers, (feature, info.name)
+                if info.env_var:
+                    assert f"`{info.env_var}`" in providers
+    config = pages["reference/configuration.md"]
+    for key in (*LOAD_KEYS, *SERVER_KEYS, "max_iter", "top_k", "agent", "relevance_floor"):
+        assert f"| `{key}` |" in config, key
+    assert "| `max_parse_seconds` | float | `60.0` | > 0 |" in config
+    rest = pages["reference/rest-api.md"]
+    for path, methods in create_app().openapi()["paths"].items():
+        for method in methods:
+            assert f"### `{method.upper()} {path}`" in rest

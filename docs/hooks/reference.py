@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -36,7 +37,12 @@ def _cell(value: object) -> str:
 
 
 def _code(value: object) -> str:
-    return f"`{value}`" if value not in (None, "") else "–"
+    """A value as config.yaml writes it (`true`, `{"model": "gpt-4o-mini"}`), in backticks."""
+    if value is None or value == "":
+        return "–"
+    if isinstance(value, (dict, list, tuple, bool)):
+        value = json.dumps(value, default=str)
+    return f"`{value}`"
 
 
 def _table(headers: Iterable[str], rows: Iterable[Iterable[object]]) -> list[str]:
