@@ -48,27 +48,18 @@ def _install_api_docs(app: FastAPI) -> None:
     from fastapi.responses import HTMLResponse
 
     app.mount(DOCS_ASSETS, StaticFiles(directory=_docs_assets_dir()), name="docs-assets")
-    openapi_url = app.openapi_url or "/openapi.json"
+    page: dict[str, Any] = {"openapi_url": app.openapi_url or "/openapi.json", "title": f"{app.title} API"}
+    icon = f"{DOCS_ASSETS}/favicon.png"
 
     @app.get("/docs", include_in_schema=False)
     async def swagger_ui() -> HTMLResponse:
-        return get_swagger_ui_html(
-            openapi_url=openapi_url,
-            title=f"{app.title} API",
-            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
-            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
-            swagger_favicon_url=f"{DOCS_ASSETS}/favicon.png",
-        )
+        script, style = f"{DOCS_ASSETS}/swagger-ui-bundle.js", f"{DOCS_ASSETS}/swagger-ui.css"
+        return get_swagger_ui_html(**page, swagger_js_url=script, swagger_css_url=style, swagger_favicon_url=icon)
 
     @app.get("/redoc", include_in_schema=False)
     async def redoc() -> HTMLResponse:
-        return get_redoc_html(
-            openapi_url=openapi_url,
-            title=f"{app.title} API",
-            redoc_js_url=f"{DOCS_ASSETS}/redoc.standalone.js",
-            redoc_favicon_url=f"{DOCS_ASSETS}/favicon.png",
-            with_google_fonts=False,
-        )
+        script = f"{DOCS_ASSETS}/redoc.standalone.js"
+        return get_redoc_html(**page, redoc_js_url=script, redoc_favicon_url=icon, with_google_fonts=False)
 
 
 def _stop_jobs_on_sigterm(jobs: JobManager) -> None:
