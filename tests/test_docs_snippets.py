@@ -89,6 +89,7 @@ def fresh_environment(workdir: Path) -> dict[str, str]:
         XDG_DATA_HOME=str(workdir / "data"),  # the default store: milvus.db in the user data folder
         DEEPSEARCHER_LOG_FILE=str(workdir / "deepsearcher.log"),
         NO_COLOR="1",
+        COLUMNS="200",  # a wide terminal: rich does not wrap a path in the middle of an expected name
     )
     return env
 
