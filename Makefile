@@ -60,8 +60,8 @@ docs: install-dev
 # Lint and format check of the package, its tests, benchmarks and examples, and type check of
 # the package (settings in pyproject.toml), before the tests.
 lint: install-dev
-	$(BIN)/ruff check deepsearcher tests benchmarks examples
-	$(BIN)/ruff format --check deepsearcher tests benchmarks examples
+	$(BIN)/ruff check deepsearcher tests benchmarks examples docs/hooks
+	$(BIN)/ruff format --check deepsearcher tests benchmarks examples docs/hooks
 	$(BIN)/mypy
 
 # tests/test_docs_snippets.py runs the getting-started and guide snippets (the local model answers one).

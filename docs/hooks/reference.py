@@ -24,7 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # the checkout's package, whichever directory mkdocs runs from
     sys.path.insert(0, str(ROOT))
 
-GENERATED_NOTE = "*Generated from the code by `docs/hooks/reference.py` at each `make docs`: edit the code, not this page.*"
+GENERATED_NOTE = (
+    "*Generated from the code by `docs/hooks/reference.py` at each `make docs`: edit the code, not this page.*"
+)
 
 
 # ----------------------------------------------------------------------------- shared helpers
@@ -158,7 +160,9 @@ def _param_table(command: Any, context: Any) -> list[str]:
             names = f"`{param.name.upper()}`" + ("..." if param.nargs != 1 else "")
         value = param.display_type(context)
         default = "" if param.default is None or param.default is False or param.default == () else param.default
-        limits = ", ".join(f"{sign} {bound}" for sign, bound in (("≥", param.min), ("≤", param.max)) if bound is not None)
+        limits = ", ".join(
+            f"{sign} {bound}" for sign, bound in (("≥", param.min), ("≤", param.max)) if bound is not None
+        )
         notes = [param.help or ""]
         if param.multiple:
             notes.append("(repeatable)")
@@ -177,16 +181,11 @@ def config_reference() -> str:
     """Every key of config.yaml: its section, type, default, bounds and meaning, from the checking schemas."""
     import yaml
 
-    from deepsearcher.agent.catalog import QUERY_LEVEL_KEYS, agent_infos
-    from deepsearcher.agent.options import QueryLimits
-    from deepsearcher.config.settings import LOAD_KEYS, TOP_LEVEL_KEYS, default_config_path
-    from deepsearcher.loader.file_loader._budget import ParseBudget
-    from deepsearcher.offline_loading.pipeline import IngestionPipeline
-    from deepsearcher.server import settings as server_settings
+    from deepsearcher.config.settings import TOP_LEVEL_KEYS, default_config_path
 
     defaults_text = default_config_path().read_text(encoding="utf-8")
     defaults = yaml.safe_load(defaults_text) or {}
-    notes = _notes(defaults_text)
+    notes = _notes(defaults_text)  # the defaults file's comments say what a key is for
     lines = ["# Configuration", "", GENERATED_NOTE, ""]
     lines += [
         "A `config.yaml` holds only the keys it changes; everything else keeps the defaults below. "
@@ -194,20 +193,41 @@ def config_reference() -> str:
         "`${ENV_VAR}` and `${ENV_VAR:-default}`. Give the file with `--config FILE` (any command) or "
         "`DEEPSEARCHER_CONFIG`.",
         "",
+    ]
+    lines += _provide_section(defaults.get("provide_settings") or {})
+    lines += _query_section(notes)
+    lines += _load_section(defaults.get("load_settings") or {}, notes)
+    lines += _server_section()
+    return "\n".join(lines)
+
+
+def _provide_section(provide: Mapping[str, Any]) -> list[str]:
+    lines = [
         "## provide_settings",
         "",
         "One `provider` and its `config` per feature. The options of each provider are listed in the "
         "[providers reference](providers.md).",
         "",
     ]
-    provide = defaults.get("provide_settings") or {}
-    lines += _table(
-        ("feature", "default provider", "default config"),
-        ((f"`{feature}`", _code(spec.get("provider")), _code(spec.get("config") or {})) for feature, spec in provide.items()),
+    rows = (
+        (f"`{feature}`", _code(spec.get("provider")), _code(spec.get("config") or {}))
+        for feature, spec in provide.items()
     )
+    return lines + _table(("feature", "default provider", "default config"), rows)
 
-    lines += ["## query_settings", "", "Defaults of every query; each is also a per-query option "
-              "(`deepsearcher query -o NAME=VALUE`, REST's and MCP's `options`).", ""]
+
+def _query_section(notes: Mapping[str, str]) -> list[str]:
+    """The query's own limits (QueryLimits) and every agent's options (their `Options` schemas)."""
+    from deepsearcher.agent.catalog import QUERY_LEVEL_KEYS, agent_infos
+    from deepsearcher.agent.options import QueryLimits
+
+    lines = [
+        "## query_settings",
+        "",
+        "Defaults of every query; each is also a per-query option "
+        "(`deepsearcher query -o NAME=VALUE`, REST's and MCP's `options`).",
+        "",
+    ]
     limits = QueryLimits.model_json_schema().get("properties", {})
     rows: list[tuple[object, ...]] = [
         ("`agent`", "string", "`auto`", "a registered agent", "–", notes.get("agent", "The default agent."))
@@ -215,52 +235,71 @@ def config_reference() -> str:
     for key in QUERY_LEVEL_KEYS:
         if key in limits:
             schema = limits[key]
-            rows.append((f"`{key}`", _schema_type(schema), _code(schema.get("default")), _bounds(schema), "every",
-                         schema.get("description", "")))
+            default = _code(schema.get("default"))
+            rows.append(
+                (f"`{key}`", _schema_type(schema), default, _bounds(schema), "every", schema.get("description"))
+            )
     options: dict[str, dict[str, Any]] = {}
     for info in agent_infos():
         for name, schema in info.options.items():
-            options.setdefault(name, {"schema": schema, "agents": {}})
-            options[name]["agents"][info.name] = schema.get("default")
+            options.setdefault(name, {"schema": schema, "agents": {}})["agents"][info.name] = schema.get("default")
     for name, entry in options.items():
-        schema = entry["schema"]
-        per_agent = ", ".join(f"{agent}: {_code(value)}" for agent, value in entry["agents"].items() if value is not None)
-        rows.append((f"`{name}`", _schema_type(schema), per_agent or "–", _bounds(schema),
-                     ", ".join(entry["agents"]), schema.get("description", "")))
-    lines += _table(("key", "type", "default", "bounds", "agents", "what"), rows)
+        schema, agents = entry["schema"], entry["agents"]
+        per_agent = ", ".join(f"{agent}: {_code(value)}" for agent, value in agents.items() if value is not None)
+        row = (_schema_type(schema), per_agent or "–", _bounds(schema), ", ".join(agents), schema.get("description"))
+        rows.append((f"`{name}`", *row))
+    return lines + _table(("key", "type", "default", "bounds", "agents", "what"), rows)
 
-    lines += ["## load_settings", "", "How files are split, embedded and parsed. A file over one of the "
-              "per-file limits is refused by name; the rest load.", ""]
-    load_defaults = defaults.get("load_settings") or {}
+
+def _load_section(load_defaults: Mapping[str, Any], notes: Mapping[str, str]) -> list[str]:
+    """Split and embed settings (the pipeline's signature) and the per-file budget (ParseBudget's fields)."""
+    from deepsearcher.config.settings import LOAD_KEYS
+    from deepsearcher.loader.file_loader._budget import ParseBudget
+    from deepsearcher.offline_loading.pipeline import IngestionPipeline
+
+    lines = [
+        "## load_settings",
+        "",
+        "How files are split, embedded and parsed. A file over one of the "
+        "per-file limits is refused by name; the rest load.",
+        "",
+    ]
     budget = {item.name: item for item in dataclasses.fields(ParseBudget)}
     budget_notes = _field_notes(ParseBudget)
     pipeline = inspect.signature(IngestionPipeline.__init__).parameters
     rows = []
     for key in LOAD_KEYS:
+        note = budget_notes.get(key) or notes.get(key, "")
         if key in budget:
             item = budget[key]
             bound = "≥ 0" if key == "max_parse_memory_mb" else "> 0"
-            rows.append((f"`{key}`", _type_name(item.type), _code(_dataclass_default(item)), bound,
-                         budget_notes.get(key) or notes.get(key, "")))
+            rows.append((f"`{key}`", _type_name(item.type), _code(_dataclass_default(item)), bound, note))
         elif key in pipeline:
             parameter = pipeline[key]
             default = load_defaults.get(key, parameter.default)
             bound = "≥ 0" if key in ("chunk_overlap", "window_size") else "≥ 1"
-            rows.append((f"`{key}`", _type_name(parameter.annotation), _code(default), bound, notes.get(key, "")))
+            rows.append((f"`{key}`", _type_name(parameter.annotation), _code(default), bound, note))
         else:
-            rows.append((f"`{key}`", "list of string", "`[]`", "–", notes.get(key, "")))
-    lines += _table(("key", "type", "default", "bounds", "what"), rows)
+            rows.append((f"`{key}`", "list of string", "`[]`", "–", note))
+    return lines + _table(("key", "type", "default", "bounds", "what"), rows)
 
-    lines += ["## server", "", "Read by `deepsearcher serve`.", ""]
+
+def _server_section() -> list[str]:
+    """ServerSettings' fields, described by their `#:` comments or the module docstring's example."""
+    from deepsearcher.server import settings as server_settings
+
+    lines = ["## server", "", "Read by `deepsearcher serve`.", ""]
     server_notes = {**_notes(server_settings.__doc__ or ""), **_field_notes(server_settings.ServerSettings)}
     rows = [
         (f"`{item.name}`", _type_name(item.type), _code(_dataclass_default(item)), "", server_notes.get(item.name, ""))
         for item in dataclasses.fields(server_settings.ServerSettings)
     ]
     lines += _table(("key", "type", "default", "bounds", "what"), rows)
-    lines += ["Each entry of `api_keys` takes " + ", ".join(f"`{key}`" for key in server_settings.API_KEY_KEYS)
-              + f"; a key is at least {server_settings.MIN_KEY_LENGTH} characters.", ""]
-    return "\n".join(lines)
+    keys = ", ".join(f"`{key}`" for key in server_settings.API_KEY_KEYS)
+    return lines + [
+        f"Each entry of `api_keys` takes {keys}; a key is at least {server_settings.MIN_KEY_LENGTH} characters.",
+        "",
+    ]
 
 
 # ----------------------------------------------------------------------------- providers
@@ -284,8 +323,13 @@ def providers_reference() -> str:
         lines += _table(
             ("provider", "aliases", "extra", "env var", "what"),
             (
-                (f"[`{info.name}`](#{_anchor(feature, info.name)})", ", ".join(info.aliases),
-                 _code(info.extra), _code(info.env_var), _first_line(info.cls))
+                (
+                    f"[`{info.name}`](#{_anchor(feature, info.name)})",
+                    ", ".join(info.aliases),
+                    _code(info.extra),
+                    _code(info.env_var),
+                    _first_line(info.cls),
+                )
                 for info in infos
             ),
         )
@@ -298,8 +342,12 @@ def providers_reference() -> str:
                 lines += _table(
                     ("option", "type", "default", "bounds"),
                     (
-                        (f"`{name}`", _schema_type(schema), "required" if name in required else _code(schema.get("default")),
-                         _bounds(schema))
+                        (
+                            f"`{name}`",
+                            _schema_type(schema),
+                            "required" if name in required else _code(schema.get("default")),
+                            _bounds(schema),
+                        )
                         for name, schema in properties.items()
                     ),
                 )
@@ -353,8 +401,13 @@ def rest_reference() -> str:
                 lines += _table(
                     ("parameter", "in", "type", "required", "what"),
                     (
-                        (f"`{p['name']}`", p.get("in"), _schema_type(p.get("schema", {})), "yes" if p.get("required") else "no",
-                         p.get("description", ""))
+                        (
+                            f"`{p['name']}`",
+                            p.get("in"),
+                            _schema_type(p.get("schema", {})),
+                            "yes" if p.get("required") else "no",
+                            p.get("description", ""),
+                        )
                         for p in parameters
                     ),
                 )
@@ -362,7 +415,10 @@ def rest_reference() -> str:
             for media, content in body.items():
                 lines += [f"Body (`{media}`):", ""]
                 lines += _schema_table(content.get("schema", {}), components)
-            codes = ", ".join(f"{code} {_cell(reply.get('description', ''))}" for code, reply in operation.get("responses", {}).items())
+            codes = ", ".join(
+                f"{code} {_cell(reply.get('description', ''))}"
+                for code, reply in operation.get("responses", {}).items()
+            )
             lines += [f"Answers: {codes}.", ""]
     return "\n".join(lines)
 
@@ -377,8 +433,13 @@ def _schema_table(schema: Mapping[str, Any], components: Mapping[str, Any]) -> l
     return _table(
         ("field", "type", "default", "bounds", "what"),
         (
-            (f"`{name}`", _schema_type(prop), "required" if name in required else _code(prop.get("default")),
-             _bounds(prop), prop.get("description", ""))
+            (
+                f"`{name}`",
+                _schema_type(prop),
+                "required" if name in required else _code(prop.get("default")),
+                _bounds(prop),
+                prop.get("description", ""),
+            )
             for name, prop in properties.items()
         ),
     )
