@@ -201,14 +201,16 @@ def config_reference() -> str:
     return "\n".join(lines)
 
 
+def _section(title: str, intro: str) -> list[str]:
+    return [f"## {title}", "", intro, ""]
+
+
 def _provide_section(provide: Mapping[str, Any]) -> list[str]:
-    lines = [
-        "## provide_settings",
-        "",
+    lines = _section(
+        "provide_settings",
         "One `provider` and its `config` per feature. The options of each provider are listed in the "
         "[providers reference](providers.md).",
-        "",
-    ]
+    )
     rows = (
         (f"`{feature}`", _code(spec.get("provider")), _code(spec.get("config") or {}))
         for feature, spec in provide.items()
@@ -221,13 +223,11 @@ def _query_section(notes: Mapping[str, str]) -> list[str]:
     from deepsearcher.agent.catalog import QUERY_LEVEL_KEYS, agent_infos
     from deepsearcher.agent.options import QueryLimits
 
-    lines = [
-        "## query_settings",
-        "",
+    lines = _section(
+        "query_settings",
         "Defaults of every query; each is also a per-query option "
         "(`deepsearcher query -o NAME=VALUE`, REST's and MCP's `options`).",
-        "",
-    ]
+    )
     limits = QueryLimits.model_json_schema().get("properties", {})
     rows: list[tuple[object, ...]] = [
         ("`agent`", "string", "`auto`", "a registered agent", "–", notes.get("agent", "The default agent."))
@@ -257,13 +257,11 @@ def _load_section(load_defaults: Mapping[str, Any], notes: Mapping[str, str]) ->
     from deepsearcher.loader.file_loader._budget import ParseBudget
     from deepsearcher.offline_loading.pipeline import IngestionPipeline
 
-    lines = [
-        "## load_settings",
-        "",
-        "How files are split, embedded and parsed. A file over one of the "
-        "per-file limits is refused by name; the rest load.",
-        "",
-    ]
+    lines = _section(
+        "load_settings",
+        "How files are split, embedded and parsed. A file over one of the per-file limits is refused by name; "
+        "the rest load.",
+    )
     budget = {item.name: item for item in dataclasses.fields(ParseBudget)}
     budget_notes = _field_notes(ParseBudget)
     pipeline = inspect.signature(IngestionPipeline.__init__).parameters
@@ -288,7 +286,7 @@ def _server_section() -> list[str]:
     """ServerSettings' fields, described by their `#:` comments or the module docstring's example."""
     from deepsearcher.server import settings as server_settings
 
-    lines = ["## server", "", "Read by `deepsearcher serve`.", ""]
+    lines = _section("server", "Read by `deepsearcher serve`.")
     server_notes = {**_notes(server_settings.__doc__ or ""), **_field_notes(server_settings.ServerSettings)}
     rows = [
         (f"`{item.name}`", _type_name(item.type), _code(_dataclass_default(item)), "", server_notes.get(item.name, ""))
