@@ -8,7 +8,7 @@ PIP := $(BIN)/python -m pip
 # build, so the CPU build is installed first.
 TORCH ?= torch==2.13.0
 
-.PHONY: demo demo-local test test-real-llm local-llm lint install install-dev browser clean
+.PHONY: demo demo-local docs test test-real-llm local-llm lint install install-dev browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,17 +47,25 @@ install: $(VENV)/.installed
 
 install-dev: $(VENV)/.installed-dev
 
+# Answers with the local model when `make local-llm` has put it there, or with OPENAI_API_KEY; else
+# it says in one line how to get an answer.
 demo: install
 	HF_HUB_OFFLINE=1 $(BIN)/python examples/demo.py
+
+# The documentation site (MkDocs Material) into site/: --strict fails on a broken link or a page
+# missing from the nav; the reference pages are generated from the code (docs/hooks/reference.py).
+docs: install-dev
+	NO_MKDOCS_2_WARNING=1 HF_HUB_OFFLINE=1 $(BIN)/mkdocs build --strict
 
 # Lint and format check of the package, its tests, benchmarks and examples, and type check of
 # the package (settings in pyproject.toml), before the tests.
 lint: install-dev
-	$(BIN)/ruff check deepsearcher tests benchmarks examples
-	$(BIN)/ruff format --check deepsearcher tests benchmarks examples
+	$(BIN)/ruff check deepsearcher tests benchmarks examples docs/hooks
+	$(BIN)/ruff format --check deepsearcher tests benchmarks examples docs/hooks
 	$(BIN)/mypy
 
-test: install-dev browser lint local-llm
+# tests/test_docs_snippets.py runs the getting-started and guide snippets (the local model answers one).
+test: install-dev browser lint docs local-llm
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider
 
 # Only the real-model tier (tests/test_real_llm.py): about 3-4 min on a quiet 2-core machine.
@@ -69,4 +77,4 @@ demo-local: local-llm
 	HF_HUB_OFFLINE=1 $(BIN)/python examples/demo.py --local
 
 clean:
-	rm -rf $(VENV) .demo
+	rm -rf $(VENV) .demo site

@@ -1,13 +1,16 @@
-"""`make demo`: load the bundled sample documents, search them, and ask a deep question.
+"""`make demo`: load the bundled sample documents, search them, and answer a question with citations.
 
-Runs offline with the built-in defaults (local embedding model, embedded Milvus Lite).
-The deep query needs an LLM; without one the demo says in one line how to add it.
-`--local` (`make demo-local`) answers with the small local model in this process instead
+Runs offline with the built-in defaults (local embedding model, embedded Milvus Lite). The answer
+needs an LLM: an API key when one is set (OPENAI_API_KEY), else the small local model in this
+process when its runtime and file are present (`make local-llm` puts them there), else the demo
+says in one line how to get one. `--local` (`make demo-local`) always uses the local model
 (demo_local_config.yaml: no key, no server).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -16,14 +19,37 @@ sys.path.insert(0, str(HERE.parent))
 
 from deepsearcher import configuration  # noqa: E402
 from deepsearcher.config import Configuration  # noqa: E402
+from deepsearcher.llm.gguf_models import resolve_model  # noqa: E402
 from deepsearcher.offline_loading import load_from_local_files  # noqa: E402
 from deepsearcher.online_query import naive_retrieve  # noqa: E402
+from deepsearcher.types.errors import DeepSearcherError, MissingAPIKeyError  # noqa: E402
 
 QUESTION = "Which engineer led the battery that powered the Svalbard weather station, and what had he designed before?"
+LOCAL_MODEL = "qwen2.5-coder-0.5b-instruct"
+HOW_TO_ANSWER = (
+    "No LLM for an answer yet: run `make demo-local` (a 0.5B model in this process, no key) "
+    "or set OPENAI_API_KEY and run `make demo` again."
+)
+NEXT = (
+    "Next: .venv/bin/deepsearcher search 'Aurora cell' --config examples/demo_config.yaml "
+    "(or `source .venv/bin/activate` first and drop the .venv/bin/)."
+)
+
+
+def local_model_present() -> bool:
+    """Whether the in-process model can answer now: llama-cpp-python installed and the model file
+    already assembled (nothing is downloaded or built by `make demo`)."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        return False
+    try:
+        resolve_model(LOCAL_MODEL, download=False)
+    except DeepSearcherError:
+        return False
+    return True
 
 
 def main() -> int:
-    local = "--local" in sys.argv[1:]
+    local = "--local" in sys.argv[1:] or (not os.environ.get("OPENAI_API_KEY") and local_model_present())
     config_path = HERE / ("demo_local_config.yaml" if local else "demo_config.yaml")
     configuration.init_config(Configuration(config_path))
     summary = load_from_local_files(
@@ -46,14 +72,18 @@ def main() -> int:
 
     print()
     if configuration.llm is None:
-        print(f"Deep query skipped: {configuration.llm_error}")
+        error = configuration.llm_error
+        print(HOW_TO_ANSWER if error is None or isinstance(error, MissingAPIKeyError) else f"No answer: {error}")
+        print(NEXT)
         return 0 if summary.ok else 1
     from deepsearcher.online_query import query_result
 
     if local:
-        print(f"Asking {configuration.llm!r} (on a CPU this takes a while)…")
+        print(f"Asking the local model {LOCAL_MODEL} in this process (on a CPU this takes a while)…")
     result = query_result(QUESTION, collections=["demo"])
     print(result.format_answer())
+    print()
+    print(NEXT)
     return 0 if summary.ok else 1
 
 

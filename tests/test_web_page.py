@@ -94,7 +94,7 @@ def cite_hopper(request) -> str:
     return (
         f"Grace Hopper built the first compiler, the A-0 system, in 1952 [{n}].\n\n"
         f"- **A-0** translated symbolic code <script>window.pwned = 1</script> [{n}]\n"
-        "- It preceded FLOW-MATIC"
+        "- It preceded FLOW-MATIC, as __enter__() precedes __exit__() and f(*args, **kwargs) calls g(**opts)"
     )
 
 
@@ -150,6 +150,9 @@ def test_upload_ask_and_read_the_cited_source(server, tmp_path: Path, milvus_uri
         answer = page.locator("#answer")
         assert "Grace Hopper built the first compiler, the A-0 system, in 1952" in answer.inner_text()
         assert answer.locator("strong").inner_text() == "A-0"
+        # code identifiers verbatim: a dunder is not bold, `*args, **kwargs` not italic or bold
+        assert "__enter__() precedes __exit__() and f(*args, **kwargs) calls g(**opts)" in answer.inner_text()
+        assert answer.locator("em").count() == 0
         assert answer.locator("li").count() == 2
         assert answer.locator("script").count() == 0 and "<script>" in answer.inner_text()  # shown as text
         assert page.evaluate("window.pwned") is None

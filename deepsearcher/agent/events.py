@@ -99,6 +99,16 @@ def _judge(data: dict[str, Any]) -> StepView:
     return StepView("Judged", text)
 
 
+def _trimmed(data: dict[str, Any]) -> StepView:
+    kept, dropped = int(data.get("kept", 0)), int(data.get("dropped", 0))
+    shortened = ", the last one shortened" if data.get("cut") else ""
+    return StepView(
+        "Fitted to the model",
+        f"the answer is written from the best {kept} of {_plural(kept + dropped, 'passage')}{shortened}: "
+        "the others do not fit in the model's context window",
+    )
+
+
 def _reflection(data: dict[str, Any]) -> StepView:
     queries = tuple(data.get("queries") or ())
     return StepView("Reflection", "searching further for" if queries else "enough found, stopping", items=queries)
@@ -119,10 +129,11 @@ _VIEWS: dict[str, Callable[[dict[str, Any]], StepView]] = {
         "Hop answer", f"→ {d.get('answer', '')}", quote=str(d.get("query", ""))
     ),
     EventKind.FALLBACK: lambda d: StepView(
-        "Fallback",
-        f"the {d.get('step', 'judge')} step kept none of {_plural(int(d.get('retrieved', 0)), 'passage')}: "
-        f"answering from the best {d.get('kept', 0)} by search score",
+        "No passage judged relevant",
+        f"answering from the {d.get('kept', 0)} of {_plural(int(d.get('retrieved', 0)), 'passage')} found "
+        "that matched the search best",
     ),
+    "context_trimmed": _trimmed,
     EventKind.EARLY_STOPPING: lambda d: StepView("Early stop", "the facts found answer the question"),
     EventKind.BUDGET_STOP: lambda d: StepView(
         "Budget",

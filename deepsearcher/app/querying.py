@@ -21,7 +21,7 @@ from deepsearcher.agent.result import QueryResult
 from deepsearcher.app.collections import searchable_collections
 from deepsearcher.app.components import Components
 from deepsearcher.app.searching import MAX_QUERY_CHARS
-from deepsearcher.types.errors import BadInputError, NotReadyError
+from deepsearcher.types.errors import BadInputError, DeepSearcherError, MissingAPIKeyError, NotReadyError
 
 __all__ = [
     "DEFAULT_QUERY_TIMEOUT",
@@ -92,6 +92,16 @@ def query_timeout(components: Components, given: float | None = None) -> float:
     return float(hint) if hint else DEFAULT_QUERY_TIMEOUT
 
 
+def no_llm_message(error: DeepSearcherError | None, hint: str) -> str:
+    """Why there is no LLM, with the front-end's advice on getting one only where it fits: a missing
+    key or no LLM at all. A configured LLM that failed (a wrong model name, a missing package) says
+    its own cause and fix, never advice about an API key it does not use."""
+    if error is None or isinstance(error, MissingAPIKeyError):
+        reason = f" ({error})" if error else ""
+        return f"{NO_LLM}{reason}. {hint}".strip()
+    return f"The configured LLM could not be set up, and querying needs one: {error}"
+
+
 def plan_query(
     components: Components,
     request: QueryRequest,
@@ -112,8 +122,7 @@ def plan_query(
     name = check_agent(request.agent or (str(default_agent) if default_agent else "auto"))
     limits = QueryLimits.check({"max_tokens": request.max_tokens, "timeout": request.timeout})
     if components.llm is None:
-        reason = f" ({components.llm_error})" if components.llm_error else ""
-        raise NotReadyError(f"{NO_LLM}{reason}. {no_llm_hint}".strip())
+        raise NotReadyError(no_llm_message(components.llm_error, no_llm_hint))
     agent = components.agents[name]
     given = {**request.options, **({"max_iter": request.max_iter} if request.max_iter is not None else {})}
     options = agent.check_options(given)

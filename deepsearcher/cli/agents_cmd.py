@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.table import Table
 
-from deepsearcher.cli.common import JsonOption, console, print_json
+from deepsearcher.cli.common import ConfigOption, JsonOption, console, handle_errors, print_json
 
 
 def _bounds(schema: dict[str, Any]) -> str:
@@ -17,16 +17,30 @@ def _bounds(schema: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def agents(as_json: JsonOption = False) -> None:
+def _default_agent(config: ConfigOption) -> str:
+    """The agent `query` uses without --agent under this config (query_settings.agent, else auto)."""
+    from deepsearcher.agent.catalog import check_agent
+    from deepsearcher.config import Configuration
+    from deepsearcher.types.errors import ConfigurationError
+
+    with handle_errors():
+        configured = Configuration(config).query_settings.get("agent")
+        return check_agent(str(configured), "query_settings.agent", ConfigurationError) if configured else "auto"
+    raise AssertionError("not reached: handle_errors exits")
+
+
+def agents(config: ConfigOption = None, as_json: JsonOption = False) -> None:
     """List the agents `query --agent` takes and their options (`query -o NAME=VALUE`)."""
     from deepsearcher.agent.catalog import agent_infos
 
+    default = _default_agent(config)
     infos = agent_infos()
     if as_json:
-        print_json([info.to_dict() for info in infos])
+        print_json([{**info.to_dict(), "default": info.name == default} for info in infos])
         return
     for info in infos:
-        console.print(f"[bold]{info.name}[/]  {info.label}", highlight=False)
+        marker = "  [green](default)[/]" if info.name == default else ""
+        console.print(f"[bold]{info.name}[/]  {info.label}{marker}", highlight=False)
         console.print(f"  {info.description}", highlight=False, markup=False)
         table = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 2))
         for column in ("option", "type", "default", "bounds", "what"):

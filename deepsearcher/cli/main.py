@@ -42,9 +42,21 @@ app.command("mcp")(mcp_command)
 app.add_typer(collections_app, name="collections")
 
 
+def _print_version(value: bool) -> None:
+    """`deepsearcher --version`: the installed version, before any command or config is read."""
+    if value:
+        from deepsearcher import __version__
+
+        typer.echo(f"deepsearcher {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def main(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what happens inside."),
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     from deepsearcher.utils.logfile import route_logs
 

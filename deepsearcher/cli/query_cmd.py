@@ -21,8 +21,8 @@ from deepsearcher.cli.warm_up import warm_up_in_background
 
 AGENT_HELP = "A registered agent: auto, deep, chain, naive or a plugin's (default: query_settings.agent, else auto)."
 NO_LLM_HINT = (
-    "No LLM configured: set OPENAI_API_KEY, or point provide_settings.llm.config.base_url at a local "
-    "OpenAI-compatible server (Ollama http://localhost:11434/v1, llama.cpp, vLLM) in your --config file."
+    "With no key, a model runs in this process: provider LlamaCpp, model qwen2.5-coder-0.5b-instruct "
+    "(pip install 'deepsearcher[llamacpp]'; `make demo-local` in a checkout), in your --config file."
 )
 
 

@@ -186,7 +186,7 @@ def resolve_model(model: str, *, download: bool = True, cache_dir: Path | None =
     if not download:
         raise ConfigurationError(
             f"{known.name} is not in {target.parent}: run `python -m deepsearcher.llm.gguf_models {known.name}` "
-            "(or `make local-model`), or set download: true."
+            "(or `make local-llm` in a checkout), or set download: true."
         )
     return _download(known, target)
 

@@ -30,6 +30,36 @@ from deepsearcher.server.state import ServerState
 logger = logging.getLogger("deepsearcher.server")
 
 STATIC_DIR = Path(__file__).with_name("static")
+#: Swagger UI and ReDoc served from this mount, out of an installed package: `/docs` works offline.
+DOCS_ASSETS = "/docs-assets"
+
+
+def _docs_assets_dir() -> Path:
+    """Swagger UI's and ReDoc's files as the fastapi-offline package ships them (a core dependency)."""
+    import fastapi_offline
+
+    return Path(fastapi_offline.__file__).with_name("static")
+
+
+def _install_api_docs(app: FastAPI) -> None:
+    """`/docs` (Swagger UI) and `/redoc` with their scripts, styles and icon from this server, never
+    a CDN: FastAPI's own pages are blank on a machine without internet access."""
+    from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+    from fastapi.responses import HTMLResponse
+
+    app.mount(DOCS_ASSETS, StaticFiles(directory=_docs_assets_dir()), name="docs-assets")
+    page: dict[str, Any] = {"openapi_url": app.openapi_url or "/openapi.json", "title": f"{app.title} API"}
+    icon = f"{DOCS_ASSETS}/favicon.png"
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui() -> HTMLResponse:
+        script, style = f"{DOCS_ASSETS}/swagger-ui-bundle.js", f"{DOCS_ASSETS}/swagger-ui.css"
+        return get_swagger_ui_html(**page, swagger_js_url=script, swagger_css_url=style, swagger_favicon_url=icon)
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc() -> HTMLResponse:
+        script = f"{DOCS_ASSETS}/redoc.standalone.js"
+        return get_redoc_html(**page, redoc_js_url=script, redoc_favicon_url=icon, with_google_fonts=False)
 
 
 def _stop_jobs_on_sigterm(jobs: JobManager) -> None:
@@ -88,7 +118,10 @@ def create_app(config: Configuration | None = None) -> FastAPI:
         description="Load documents and web pages into a vector store, then ask questions that agents "
         "research with citations.",
         lifespan=lifespan,
+        docs_url=None,  # served by _install_api_docs, offline
+        redoc_url=None,
     )
+    _install_api_docs(app)
     app.state.deepsearcher = state
     install_error_handlers(app)
     app.add_middleware(BodyLimit, limit=state.settings.max_request_bytes)

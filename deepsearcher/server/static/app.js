@@ -598,17 +598,22 @@
 
   /* ------------------------------------------------------------------ markdown */
 
-  /** Inline markdown on already-escaped text: code, bold, italic, citations. */
+  /** Inline markdown on already-escaped text: code, bold, italic, citations.
+   *  Emphasis opens only before a non-space and closes only after one, not inside a word, as in
+   *  CommonMark, and a Python dunder (`__enter__()`, `__init__`) stays as written: answers about
+   *  code name identifiers without backticks, and `**kwargs` ... `g(**opts)` is not bold either. */
   function inline(escaped, clickable) {
     const codes = [];
-    let text = escaped.replace(/`([^`]+)`/g, (_, code) => {
-      codes.push("<code>" + code + "</code>");
+    const keep = (code) => {
+      codes.push(code);
       return "\u0000" + (codes.length - 1) + "\u0000";
-    });
+    };
+    let text = escaped.replace(/`([^`]+)`/g, (_, code) => keep("<code>" + code + "</code>"));
+    text = text.replace(/(^|[^\w])(__[A-Za-z]\w*?__)(?!\w)/g, (_, before, name) => before + keep(name));
     text = text
-      .replace(/\*\*([^*]+?)\*\*/g, "<strong>$1</strong>")
-      .replace(/__([^_]+?)__/g, "<strong>$1</strong>")
-      .replace(/(^|[^*\w])\*([^*\s][^*]*?)\*(?!\w)/g, "$1<em>$2</em>");
+      .replace(/(^|[^*\w])\*\*(?=\S)([^*]*?\S)\*\*(?![*\w])/g, "$1<strong>$2</strong>")
+      .replace(/(^|[^_\w])__(?=\S)([^_]*?\S)__(?![_\w])/g, "$1<strong>$2</strong>")
+      .replace(/(^|[^*\w])\*(?=[^*\s])([^*]*?[^*\s])\*(?![*\w])/g, "$1<em>$2</em>");
     text = text.replace(/\[(\d+(?:\s*,\s*\d+)*)\]/g, (_, group) => {
       const numbers = group.split(/\s*,\s*/).map((n) => parseInt(n, 10));
       return "<sup class=\"cites\">" + numbers.map((n) => citation(n, clickable)).join("") + "</sup>";
