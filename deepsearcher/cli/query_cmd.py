@@ -86,6 +86,14 @@ def query(
             help="An agent option as NAME=VALUE (repeatable), e.g. -o top_k=20; `deepsearcher agents` lists them.",
         ),
     ] = None,
+    web: Annotated[
+        bool,
+        typer.Option(
+            "--web",
+            help="Research the web too (provide_settings.web_search; the query sent is your question, never "
+            "your documents' text). Same as -o web=always; -o web=auto lets the collection router decide.",
+        ),
+    ] = False,
     config: ConfigOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -96,6 +104,8 @@ def query(
 
         with handle_errors():
             options = parse_options(option or [])
+            if web:
+                options["web"] = "always"
             if agent is not None:
                 check_agent(agent)  # a wrong name is refused before any model loads
         components = setup(config, llm=True)

@@ -1,0 +1,52 @@
+"""Tavily (https://tavily.com), a search API built for LLM agents, through its official SDK
+(`tavily-python`); key in TAVILY_API_KEY."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from deepsearcher.config.optional import require
+from deepsearcher.config.registry import register_provider
+from deepsearcher.transport.http import classify_http
+from deepsearcher.transport.retry import Failure
+from deepsearcher.web_search.base import BaseWebSearch, WebResult
+
+
+@register_provider("web_search", "Tavily", extra="web", requires=("tavily",), env_var="TAVILY_API_KEY")
+class Tavily(BaseWebSearch):
+    env_var = "TAVILY_API_KEY"
+
+    def __init__(
+        self, api_key: str | None = None, base_url: str | None = None, search_depth: str = "basic", **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.api_key = self._setting(api_key)
+        self.base_url = base_url  # None: the SDK's https://api.tavily.com
+        self.search_depth = search_depth
+        self._sdk = require("tavily", "web", "the Tavily web search provider")
+
+    async def _request(self, query: str, max_results: int) -> Any:
+        async with httpx.AsyncClient(
+            timeout=self.policy.timeout,
+            base_url=self.base_url or "https://api.tavily.com",
+            headers={"Authorization": f"Bearer {self.api_key}"},
+        ) as client:
+            sdk = self._sdk.AsyncTavilyClient(api_key=self.api_key, api_base_url=self.base_url, client=client)
+            return await sdk.search(query, max_results=max_results, search_depth=self.search_depth)
+
+    def _classify(self, exc: BaseException) -> Failure:
+        """The SDK raises httpx's status error for 429 and 5xx (its Retry-After kept) and its own
+        errors for a bad key or an exhausted plan (not worth a retry)."""
+        if isinstance(exc, httpx.HTTPStatusError):
+            return Failure.from_status(exc.response.status_code, exc.response.text[:200], exc.response.headers)
+        if type(exc).__module__.startswith("tavily"):
+            return Failure("fatal", f"{type(exc).__name__}: {exc}", False, hint="Check TAVILY_API_KEY and your plan")
+        return classify_http(exc)
+
+    def _normalise(self, payload: Any) -> list[WebResult]:
+        return [
+            self._result(hit.get("title"), hit["url"], hit.get("content"), hit.get("published_date"))
+            for hit in payload["results"]
+        ]

@@ -1,0 +1,152 @@
+"""The web beside private documents (issue 32): providers, the web source, privacy, degradation, cache.
+
+Everything is real on loopback: a SearXNG- and Tavily-compatible stand-in search API that also
+serves the fixture pages (deepsearcher/testing/web_search_api.py), the scripted OpenAI-compatible
+LLM server, Milvus Lite in a temp dir and the bundled MiniLM model. The crawler's private-network
+allowance is switched on only through the explicit `web.allow_private_network` setting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from deepsearcher.cli.main import app
+from deepsearcher.testing import scripted_llm_fixture
+from deepsearcher.testing.web_search_api import WebSearchStandIn
+from deepsearcher.types.errors import MissingAPIKeyError
+from deepsearcher.web_search.base import WebSearchError
+from deepsearcher.web_search.searxng import SearXNG
+from deepsearcher.web_search.tavily_search import Tavily
+
+server = scripted_llm_fixture(name="server", fallback="NO")
+runner = CliRunner()
+
+MARKER = "ZEBRAQUILL-4471"
+PRIVATE_MEMO = (
+    "Project Falcon internal memo. Codename " + MARKER + ". Project Falcon will launch its first satellite "
+    "from the Kourou spaceport in French Guiana, as the board decided in its closed meeting."
+)
+PAGES = {
+    "moon": (
+        "Distance to the Moon",
+        "The Moon orbits the Earth at an average distance of 384,400 kilometres. Light takes about 1.3 "
+        "seconds to travel from the Moon to the Earth, and the distance changes over each orbit.",
+    ),
+    "kourou": (
+        "Kourou spaceport",
+        "The Guiana Space Centre near Kourou lies close to the equator, which gives launches an extra push "
+        "from the rotation of the Earth. European rockets have launched from there since 1968.",
+    ),
+}
+QUESTION = "Where does Project Falcon launch, and how far is the Moon from Earth?"
+
+
+def cite_everything(request) -> str:
+    numbers = sorted({int(n) for n in re.findall(r"^\[(\d+)\] \(", request.last_user_message, re.M)})
+    return "Falcon launches from Kourou and the Moon is 384,400 km away " + "".join(f"[{n}]" for n in numbers) + "."
+
+
+@pytest.fixture
+def api():
+    with WebSearchStandIn(PAGES) as stand_in:
+        yield stand_in
+
+
+@pytest.fixture
+def web_config(tmp_path: Path, milvus_uri: str, server, api) -> Path:
+    settings = {
+        "provide_settings": {
+            "llm": server.llm_config(retry_base_delay=0.01),
+            "vector_db": {"provider": "Milvus", "config": {"uri": milvus_uri}},
+            "web_search": {"provider": "SearXNG", "config": {"base_url": api.base_url, "call_timeout": 3}},
+        },
+        "web": {"allow_private_network": True, "audit_log": str(tmp_path / "audit.jsonl")},
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    docs = tmp_path / "private"
+    docs.mkdir()
+    (docs / "falcon_memo.md").write_text(f"# Falcon memo\n\n{PRIVATE_MEMO}\n", encoding="utf-8")
+    loaded = runner.invoke(app, ["load", str(docs), "--collection-name", "memos", "-c", str(path)])
+    assert loaded.exit_code == 0, loaded.output
+    return path
+
+
+def ask(config: Path, *extra: str) -> dict:
+    result = runner.invoke(app, ["query", QUESTION, "--agent", "naive", "-c", str(config), "--json", *extra])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_web_query_cites_a_web_page_and_a_private_file_and_never_sends_private_text(
+    server, api, web_config: Path, tmp_path: Path
+) -> None:
+    server.on("Answer the question using only the numbered sources", cite_everything)
+    data = ask(web_config, "--web")
+    cited = [source for source in data["sources"] if source["cited"]]
+    web = [source for source in cited if source["reference"].startswith("http")]
+    private = [source for source in cited if source["reference"].endswith("falcon_memo.md")]
+    assert web and private
+    assert web[0]["title"] in {title for title, _ in PAGES.values()} and web[0]["fetched_at"].endswith("+00:00")
+    searches = [step for step in data["steps"] if step["kind"] == "web_search"]
+    assert [step["query"] for step in searches] == [QUESTION] == api.queries  # shown, and all that was sent
+    assert all(MARKER not in query and "Kourou spaceport in French" not in query for query in api.queries)
+    audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert [entry["query"] for entry in audit] == [QUESTION]
+    assert "Web search failed" not in data["answer"]
+    # the fetched pages are cached apart from the user's collections, and reused by the next question
+    listed = runner.invoke(app, ["collections", "list", "-c", str(web_config), "--json"])
+    assert "deepsearcher_web_cache" not in listed.stdout and "memos" in listed.stdout
+    hits = len(api.page_hits)
+    again = ask(web_config, "--web")
+    assert len(api.page_hits) == hits and any(s["reference"].startswith("http") for s in again["sources"])
+    pages = runner.invoke(app, ["web-cache", "-c", str(web_config), "--json"])
+    assert pages.exit_code == 0, pages.output
+    assert {page["url"] for page in json.loads(pages.stdout)} >= {api.page_url("moon")}
+    cleared = runner.invoke(app, ["web-cache", "--clear", "-c", str(web_config)])
+    assert cleared.exit_code == 0 and "Removed" in cleared.output
+    assert json.loads(runner.invoke(app, ["web-cache", "-c", str(web_config), "--json"]).stdout) == []
+
+
+def test_with_the_search_api_stopped_the_answer_is_private_only_and_says_so(server, api, web_config: Path) -> None:
+    server.on("Answer the question using only the numbered sources", cite_everything)
+    api.close()
+    data = ask(web_config, "--web")
+    assert data["sources"] and all(not s["reference"].startswith("http") for s in data["sources"])
+    assert data["answer"].splitlines()[-1].startswith("Web search failed (")
+    failed = [step for step in data["steps"] if step["kind"] == "web_search"]
+    assert failed and "cannot connect" in failed[0]["error"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"), [("rate_limit", "429 Too Many Requests"), ("error", "500"), ("garbage", "not JSON")]
+)
+def test_searxng_faults_become_one_error_naming_the_cause(mode: str, expected: str) -> None:
+    with WebSearchStandIn(PAGES, mode=mode) as api:
+        search = SearXNG(base_url=api.base_url, max_retries=1, call_timeout=3)
+        with pytest.raises(WebSearchError, match=expected) as caught:
+            asyncio.run(search.asearch("moon distance"))
+    assert "SearXNG" in str(caught.value)
+    assert len(api.queries) == (1 if mode == "garbage" else 2)  # a 429 or 500 is retried once, garbage is not
+
+
+def test_searxng_and_tavily_results_are_normalised(api) -> None:
+    searxng = asyncio.run(SearXNG(base_url=api.base_url).asearch("distance to the Moon", 1))
+    tavily = asyncio.run(Tavily(api_key="tvly-test", base_url=api.base_url).asearch("distance to the Moon", 1))
+    for results in (searxng, tavily):
+        assert [(r.title, r.url) for r in results] == [("Distance to the Moon", api.page_url("moon"))]
+        assert results[0].snippet.startswith("The Moon orbits")
+    assert api.queries == ["distance to the Moon"] * 2
+
+
+def test_a_provider_without_its_setting_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SEARXNG_URL", raising=False)
+    with pytest.raises(MissingAPIKeyError, match="SEARXNG_URL"):
+        SearXNG()
