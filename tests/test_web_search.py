@@ -150,3 +150,63 @@ def test_a_provider_without_its_setting_names_the_variable(monkeypatch: pytest.M
     monkeypatch.delenv("SEARXNG_URL", raising=False)
     with pytest.raises(MissingAPIKeyError, match="SEARXNG_URL"):
         SearXNG()
+
+
+def sse_kinds_and_result(response) -> tuple[list[str], dict]:
+    steps, result, name = [], {}, None
+    for line in response.iter_lines():
+        if line.startswith("event:"):
+            name = line.split(":", 1)[1].strip()
+        elif line.startswith("data:") and name in ("step", "result"):
+            data = json.loads(line.split(":", 1)[1])
+            if name == "step":
+                steps.append(data["kind"])
+            else:
+                result = data
+    return steps, result
+
+
+def test_rest_web_auto_lets_the_collection_router_pick_the_web(server, api, web_config: Path) -> None:
+    import httpx
+
+    from deepsearcher.config import Configuration
+    from deepsearcher.server.app import create_app
+    from deepsearcher.server.runner import ServerThread
+
+    routed: list[str] = []
+
+    def route(request) -> str:
+        routed.append(request.last_user_message)
+        return '["memos", "web"]'
+
+    server.on("You choose which document collections", route)
+    server.on("Answer the question using only the numbered sources", cite_everything)
+    body = {"question": QUESTION, "agent": "naive", "web": "auto"}
+    with ServerThread(create_app(Configuration(web_config))) as running, httpx.Client(base_url=running.url) as client:
+        with client.stream("POST", "/v1/query", json=body, headers={"Accept": "text/event-stream"}, timeout=60) as r:
+            assert r.status_code == 200
+            steps, result = sse_kinds_and_result(r)
+        off = client.post("/v1/query", json={**body, "web": "off"}, timeout=60).json()
+    assert "- web: the public web" in routed[0] and "deepsearcher_web_cache" not in routed[0]
+    assert steps[:3] == ["collections", "web_search", "web_fetch"]
+    assert any(source["reference"].startswith("http") for source in result["sources"])
+    assert len(routed) == 1 and "web_search" not in [step["kind"] for step in off["steps"]]  # off: no router call
+    assert api.queries == [QUESTION]
+
+
+def test_query_from_private_is_an_explicit_opt_in(server, api, web_config: Path) -> None:
+    settings = yaml.safe_load(web_config.read_text())
+    settings["web"]["query_from_private"] = True
+    web_config.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    asked: list[str] = []
+
+    def write_query(request) -> str:
+        asked.append(request.last_user_message)
+        return "Falcon launch site Kourou distance Moon"
+
+    server.on("Write one web search query", write_query)
+    server.on("Answer the question using only the numbered sources", cite_everything)
+    data = ask(web_config, "--web")
+    assert MARKER in asked[0]  # the user allowed private passages to shape the query
+    assert api.queries == ["Falcon launch site Kourou distance Moon"]
+    assert [s["query"] for s in data["steps"] if s["kind"] == "web_search"] == api.queries

@@ -67,8 +67,8 @@ class WebSettings(BaseModel):
     query_from_private: bool = Field(
         False, description="Let the LLM write the web query from private passages too (they then leave the machine)."
     )
-    max_results: int = Field(5, ge=1, le=20, description="Search results asked per question.")
-    max_pages: int = Field(3, ge=1, le=20, description="Result pages fetched per question (cached ones are free).")
+    max_results: int = Field(5, ge=1, le=50, description="Search results asked per question.")
+    max_pages: int = Field(3, ge=1, le=10, description="Result pages fetched per question (cached ones are free).")
     cache_ttl_hours: float = Field(24.0, gt=0, description="Hours a fetched page is reused before it is fetched again.")
     fetch_timeout: float = Field(10.0, gt=0, le=120, description="Seconds per page request.")
     max_page_bytes: int = Field(2 * 1024 * 1024, ge=1024, description="Bytes read of one page at most.")

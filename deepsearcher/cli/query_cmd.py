@@ -104,13 +104,20 @@ def query(
 
         with handle_errors():
             options = parse_options(option or [])
-            if web:
-                options["web"] = "always"
             if agent is not None:
                 check_agent(agent)  # a wrong name is refused before any model loads
         components = setup(config, llm=True)
         with handle_errors():
-            request = QueryRequest(question, agent, collection, max_iter, max_tokens, timeout, options=options)
+            request = QueryRequest(
+                question,
+                agent,
+                collection,
+                max_iter,
+                max_tokens,
+                timeout,
+                options=options,
+                web="always" if web else None,
+            )
             plan = plan_query(components, request, no_llm_hint=NO_LLM_HINT)
         warm_up_in_background(components, question)
     with handle_errors():

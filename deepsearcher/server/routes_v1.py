@@ -22,7 +22,7 @@ import shutil
 import uuid
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
@@ -377,6 +377,9 @@ class QueryRequest(BaseModel):
         description="The agent's options by name (checked against its schema; GET /health lists them).",
         examples=[{"top_k": 20}],
     )
+    web: Literal["off", "auto", "always"] | None = Field(
+        None, description="Research the web beside the collections (default: query_settings.web, else off)."
+    )
 
     @field_validator("agent")
     @classmethod
@@ -424,6 +427,7 @@ async def query(
         body.max_tokens,
         body.timeout,
         options=body.options,
+        web=body.web,
     )
     state = services.server_state(request)
     plan = await services.plan_query(state, principal, query_request)
