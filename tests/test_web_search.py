@@ -126,7 +126,7 @@ def test_with_the_search_api_stopped_the_answer_is_private_only_and_says_so(serv
 
 
 @pytest.mark.parametrize(
-    ("mode", "expected"), [("rate_limit", "429 Too Many Requests"), ("error", "500"), ("garbage", "not JSON")]
+    ("mode", "expected"), [("error", "500 Internal Server Error after 2 attempts"), ("garbage", "not JSON")]
 )
 def test_searxng_faults_become_one_error_naming_the_cause(mode: str, expected: str) -> None:
     with WebSearchStandIn(PAGES, mode=mode) as api:
@@ -134,7 +134,7 @@ def test_searxng_faults_become_one_error_naming_the_cause(mode: str, expected: s
         with pytest.raises(WebSearchError, match=expected) as caught:
             asyncio.run(search.asearch("moon distance"))
     assert "SearXNG" in str(caught.value)
-    assert len(api.queries) == (1 if mode == "garbage" else 2)  # a 429 or 500 is retried once, garbage is not
+    assert len(api.queries) == (1 if mode == "garbage" else 2)  # a 500 is retried once, garbage is not
 
 
 def test_searxng_and_tavily_results_are_normalised(api) -> None:
@@ -146,10 +146,42 @@ def test_searxng_and_tavily_results_are_normalised(api) -> None:
     assert api.queries == ["distance to the Moon"] * 2
 
 
-def test_a_provider_without_its_setting_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("SEARXNG_URL", raising=False)
-    with pytest.raises(MissingAPIKeyError, match="SEARXNG_URL"):
-        SearXNG()
+@pytest.mark.parametrize(
+    ("name", "variable"),
+    [
+        ("SearXNG", "SEARXNG_URL"),
+        ("Tavily", "TAVILY_API_KEY"),
+        ("Brave", "BRAVE_API_KEY"),
+        ("Serper", "SERPER_API_KEY"),
+    ],
+)
+def test_a_provider_without_its_setting_names_the_variable(
+    name: str, variable: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deepsearcher.web_search import registry
+
+    monkeypatch.delenv(variable, raising=False)
+    with pytest.raises(MissingAPIKeyError, match=rf"web search provider {name}: set {variable} or provide_settings"):
+        registry.get(name)()
+
+
+def test_brave_and_serper_replies_are_normalised_the_same_way() -> None:
+    """Their real APIs cannot be reached from the test machine: their documented reply shapes are read here."""
+    from deepsearcher.web_search.brave import Brave
+    from deepsearcher.web_search.serper import Serper
+
+    brave = Brave(api_key="k")._normalise(
+        {"web": {"results": [{"title": "Moon", "url": "https://a.org/moon", "description": "384,400 km", "age": "2d"}]}}
+    )
+    serper = Serper(api_key="k")._normalise(
+        {"organic": [{"title": "Moon", "link": "https://a.org/moon", "snippet": "384,400 km", "date": "2d"}]}
+    )
+    assert brave == serper and brave[0].to_dict() == {
+        "title": "Moon",
+        "url": "https://a.org/moon",
+        "snippet": "384,400 km",
+        "date": "2d",
+    }
 
 
 def sse_kinds_and_result(response) -> tuple[list[str], dict]:
@@ -210,3 +242,74 @@ def test_query_from_private_is_an_explicit_opt_in(server, api, web_config: Path)
     assert MARKER in asked[0]  # the user allowed private passages to shape the query
     assert api.queries == ["Falcon launch site Kourou distance Moon"]
     assert [s["query"] for s in data["steps"] if s["kind"] == "web_search"] == api.queries
+
+
+def test_pages_on_loopback_are_refused_without_the_explicit_setting(server, api, web_config: Path) -> None:
+    settings = yaml.safe_load(web_config.read_text())
+    del settings["web"]["allow_private_network"]
+    web_config.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    server.on("Answer the question using only the numbered sources", cite_everything)
+    data = ask(web_config, "--web")
+    fetch = next(step for step in data["steps"] if step["kind"] == "web_fetch")
+    assert fetch["fetched"] == 0 and all(
+        "private" in reason or "loopback" in reason for reason in fetch["failed"].values()
+    )
+    assert api.page_hits == [] and all(not s["reference"].startswith("http") for s in data["sources"])
+    assert "Web search failed (no result page could be fetched)" in data["answer"]
+
+
+def test_deep_search_judges_web_chunks_with_the_same_judge(server, api, web_config: Path) -> None:
+    judged: list[str] = []
+
+    def judge(request) -> str:
+        judged.append(request.last_user_message)
+        return "YES" if "384,400" in request.last_user_message or MARKER in request.last_user_message else "NO"
+
+    server.on("Break the question below", '["Project Falcon launch site", "distance to the Moon"]')
+    server.on("Does the passage below contain", judge)
+    server.on("Answer the question using only the numbered sources", cite_everything)
+    result = runner.invoke(
+        app, ["query", QUESTION, "--agent", "deep", "--max-iter", "1", "--web", "-c", str(web_config), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert any("384,400" in prompt for prompt in judged) and any("Guiana" in prompt for prompt in judged)
+    references = {source["reference"] for source in data["sources"]}
+    assert api.page_url("moon") in references and api.page_url("kourou") not in references  # judged NO
+    assert any(reference.endswith("falcon_memo.md") for reference in references)
+
+
+def test_expired_pages_are_removed_before_use(milvus_uri: str) -> None:
+    from deepsearcher.agent.web_cache import WebCache
+    from deepsearcher.embedding import MiniLMEmbedding
+    from deepsearcher.types import Document
+    from deepsearcher.vector_db import Milvus
+
+    store = Milvus(uri=milvus_uri)
+    try:
+        cache = WebCache(MiniLMEmbedding(), store, ttl_hours=1)
+        page = Document("The Moon is 384,400 km away.", {"reference": "https://example.org/moon", "title": "Moon"})
+        assert cache.add([page], fetched=1_000_000.0) == 1
+        assert cache.fresh(now=1_000_000.0 + 3500) == {"https://example.org/moon"}
+        [listed] = cache.pages(now=1_000_000.0 + 1800)
+        assert listed.expires_in_hours == 0.5 and listed.fetched_at == "1970-01-12T13:46:40+00:00"
+        assert cache.fresh(now=1_000_000.0 + 3700) == set() and cache.pages() == []  # expired: deleted
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("provider", ["SearXNG", "Tavily"])
+def test_429_is_retried_and_its_retry_after_read(provider: str) -> None:
+    def build(base_url: str):
+        if provider == "Tavily":
+            return Tavily(api_key="tvly-test", base_url=base_url, max_retries=2, call_timeout=5)
+        return SearXNG(base_url=base_url, max_retries=2, call_timeout=5)
+
+    with WebSearchStandIn(PAGES, mode="rate_limit") as api:
+        with pytest.raises(WebSearchError, match=rf"{provider}.*429 Too Many Requests after 3 attempts"):
+            asyncio.run(build(api.base_url).asearch("moon"))
+    assert api.queries == ["moon"] * 3
+    with WebSearchStandIn(PAGES, mode="rate_limit", retry_after="600") as api:  # longer than the search may wait
+        with pytest.raises(WebSearchError, match=r"asked to retry after 600 s"):
+            asyncio.run(build(api.base_url).asearch("moon"))
+    assert api.queries == ["moon"]

@@ -40,11 +40,12 @@ def _html(title: str, text: str) -> str:
 
 
 class WebSearchStandIn:
-    """`pages`: slug → (title, text). `mode`: "ok", "rate_limit", "error" or "garbage"."""
+    """`pages`: slug → (title, text). `mode`: "ok", "rate_limit" (429 with `retry_after`), "error" or "garbage"."""
 
-    def __init__(self, pages: dict[str, tuple[str, str]], mode: str = "ok") -> None:
+    def __init__(self, pages: dict[str, tuple[str, str]], mode: str = "ok", retry_after: str = "0") -> None:
         self.pages = dict(pages)
         self.mode = mode
+        self.retry_after = retry_after
         self.queries: list[str] = []
         self.page_hits: list[str] = []
         self._lock = threading.Lock()
@@ -70,7 +71,7 @@ class WebSearchStandIn:
         with self._lock:
             self.queries.append(query)
         if self.mode == "rate_limit":
-            return 429, {"Retry-After": "0"}, b'{"error": "slow down"}'
+            return 429, {"Retry-After": self.retry_after}, b'{"error": "slow down"}'
         if self.mode == "error":
             return 500, {}, b'{"error": "internal"}'
         if self.mode == "garbage":

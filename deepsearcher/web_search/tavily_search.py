@@ -9,7 +9,7 @@ import httpx
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
-from deepsearcher.transport.http import classify_http
+from deepsearcher.transport.http import HTTPStatusError, classify_http
 from deepsearcher.transport.retry import Failure
 from deepsearcher.web_search.base import BaseWebSearch, WebResult
 
@@ -28,17 +28,28 @@ class Tavily(BaseWebSearch):
         self._sdk = require("tavily", "web", "the Tavily web search provider")
 
     async def _request(self, query: str, max_results: int) -> Any:
+        """The SDK turns a 429 into UsageLimitExceededError without the response: our own client's hook
+        keeps the last response's headers, so the retry loop still waits as long as Retry-After says."""
+        last: dict[str, httpx.Headers] = {}
+
+        async def keep(response: httpx.Response) -> None:
+            last["headers"] = response.headers
+
         async with httpx.AsyncClient(
             timeout=self.policy.timeout,
             base_url=self.base_url or "https://api.tavily.com",
             headers={"Authorization": f"Bearer {self.api_key}"},
+            event_hooks={"response": [keep]},
         ) as client:
             sdk = self._sdk.AsyncTavilyClient(api_key=self.api_key, api_base_url=self.base_url, client=client)
-            return await sdk.search(query, max_results=max_results, search_depth=self.search_depth)
+            try:
+                return await sdk.search(query, max_results=max_results, search_depth=self.search_depth)
+            except self._sdk.UsageLimitExceededError as exc:
+                raise HTTPStatusError(429, str(exc) or "rate limited", last.get("headers") or {}) from None
 
     def _classify(self, exc: BaseException) -> Failure:
-        """The SDK raises httpx's status error for 429 and 5xx (its Retry-After kept) and its own
-        errors for a bad key or an exhausted plan (not worth a retry)."""
+        """429 and 5xx are retried (Retry-After honoured); the SDK's own errors (a bad key, an exhausted
+        plan) are not worth a retry."""
         if isinstance(exc, httpx.HTTPStatusError):
             return Failure.from_status(exc.response.status_code, exc.response.text[:200], exc.response.headers)
         if type(exc).__module__.startswith("tavily"):
