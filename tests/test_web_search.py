@@ -48,6 +48,16 @@ PAGES = {
 QUESTION = "Where does Project Falcon launch, and how far is the Moon from Earth?"
 
 
+def recording(log: list[str], reply: str):
+    """A scripted reply that also keeps each prompt it answered."""
+
+    def answer(request) -> str:
+        log.append(request.last_user_message)
+        return reply
+
+    return answer
+
+
 def cite_everything(request) -> str:
     numbers = sorted({int(n) for n in re.findall(r"^\[(\d+)\] \(", request.last_user_message, re.M)})
     return "Falcon launches from Kourou and the Moon is 384,400 km away " + "".join(f"[{n}]" for n in numbers) + "."
@@ -206,12 +216,7 @@ def test_rest_web_auto_lets_the_collection_router_pick_the_web(server, api, web_
     from deepsearcher.server.runner import ServerThread
 
     routed: list[str] = []
-
-    def route(request) -> str:
-        routed.append(request.last_user_message)
-        return '["memos", "web"]'
-
-    server.on("You choose which document collections", route)
+    server.on("You choose which document collections", recording(routed, '["memos", "web"]'))
     server.on("Answer the question using only the numbered sources", cite_everything)
     body = {"question": QUESTION, "agent": "naive", "web": "auto"}
     with ServerThread(create_app(Configuration(web_config))) as running, httpx.Client(base_url=running.url) as client:
@@ -231,12 +236,7 @@ def test_query_from_private_is_an_explicit_opt_in(server, api, web_config: Path)
     settings["web"]["query_from_private"] = True
     web_config.write_text(yaml.safe_dump(settings), encoding="utf-8")
     asked: list[str] = []
-
-    def write_query(request) -> str:
-        asked.append(request.last_user_message)
-        return "Falcon launch site Kourou distance Moon"
-
-    server.on("Write one web search query", write_query)
+    server.on("Write one web search query", recording(asked, "Falcon launch site Kourou distance Moon"))
     server.on("Answer the question using only the numbered sources", cite_everything)
     data = ask(web_config, "--web")
     assert MARKER in asked[0]  # the user allowed private passages to shape the query

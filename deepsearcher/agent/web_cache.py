@@ -11,9 +11,10 @@ are deleted before each use, so a stale page is never searched.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 
 from deepsearcher.embedding.base import BaseEmbedding
@@ -42,35 +43,29 @@ class CachedPage:
     expires_in_hours: float
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "url": self.url,
-            "chunks": self.chunks,
-            "fetched_at": self.fetched_at,
-            "expires_in_hours": self.expires_in_hours,
-        }
+        return asdict(self)
 
 
 def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds")
 
 
+@dataclass
 class WebCache:
     """Fetched pages with a time to live, in `WEB_CACHE_COLLECTION` of the configured store."""
 
-    def __init__(
-        self,
-        embedding: BaseEmbedding,
-        vector_db: BaseVectorDB,
-        ttl_hours: float = 24.0,
-        chunk_size: int = 1500,
-        chunk_overlap: int = 100,
-    ) -> None:
-        self.embedding = embedding
-        self.vector_db = vector_db
-        self.ttl_seconds = ttl_hours * 3600
-        self.chunk_size = chunk_size
-        self.chunk_overlap = chunk_overlap
-        self.collection = WEB_CACHE_COLLECTION
+    embedding: BaseEmbedding
+    vector_db: BaseVectorDB
+    ttl_hours: float = 24.0
+    chunk_size: int = 1500
+    chunk_overlap: int = 100
+    collection: str = field(default=WEB_CACHE_COLLECTION, init=False)
+    #: two questions fetching one page must not store it twice
+    _writing: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    @property
+    def ttl_seconds(self) -> float:
+        return self.ttl_hours * 3600
 
     def _fetched(self) -> dict[str, tuple[float, int]]:
         """URL → (fetch time as epoch seconds, chunks) of every cached page; {} without a cache."""
@@ -112,15 +107,17 @@ class WebCache:
             embedding_model=self.embedding.model_name,
         )
         chunks = []
-        for url, docs in pages.items():
-            self.vector_db.delete_by_reference(self.collection, url)
+        for docs in pages.values():
             page_chunks = split_docs_to_chunks(docs, self.chunk_size, self.chunk_overlap)
             for chunk in page_chunks:
                 chunk.metadata.setdefault("fetched_at", _iso(fetched))
                 chunk.metadata.update(source_hash=f"{_HASH_PREFIX}{fetched:.0f}", source_chunks=len(page_chunks))
             chunks.extend(page_chunks)
         self.embedding.embed_chunks(chunks, show_progress=False)
-        return self.vector_db.insert_data(self.collection, chunks)
+        with self._writing:
+            for url in pages:
+                self.vector_db.delete_by_reference(self.collection, url)
+            return self.vector_db.insert_data(self.collection, chunks)
 
     def pages(self, now: float | None = None) -> list[CachedPage]:
         """Every cached page with its fetch time and the hours it has left (negative: expired)."""

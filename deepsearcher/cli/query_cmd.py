@@ -134,6 +134,7 @@ def query(
         console.print("\n[bold]Sources[/]")
         for source in cited:
             title = f" ({source.title})" if source.title else ""
+            title += f" · fetched {source.fetched_at}" if source.fetched_at else ""
             console.print(
                 f"[{source.index}] {source.reference}{title}",
                 highlight=False,
