@@ -313,3 +313,18 @@ def test_429_is_retried_and_its_retry_after_read(provider: str) -> None:
         with pytest.raises(WebSearchError, match=r"asked to retry after 600 s"):
             asyncio.run(build(api.base_url).asearch("moon"))
     assert api.queries == ["moon"]
+
+
+def test_mcp_deep_search_takes_web_and_returns_the_fetch_time(server, api, web_config: Path) -> None:
+    from deepsearcher.app.components import build_components
+    from deepsearcher.config import Configuration
+    from deepsearcher.mcp_server import DeepSearcherTools
+
+    server.on("Answer the question using only the numbered sources", cite_everything)
+    components = build_components(Configuration(web_config))
+    try:
+        answer = DeepSearcherTools(components).deep_search(QUESTION, agent="naive", web="always")
+    finally:
+        components.close()
+    web = [source for source in answer["sources"] if source["reference"].startswith("http")]
+    assert web and all(source["fetched_at"] for source in web) and api.queries == [QUESTION]
