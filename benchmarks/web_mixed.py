@@ -5,7 +5,9 @@ fixture web site served, with a SearXNG-compatible search API, by
 deepsearcher/testing/web_search_api.py on 127.0.0.1 (distractor pages included). Every question runs
 twice on the same components, with `web: always` and with `web: off`, and the script prints:
 
-- cited both: the share of web answers citing a private file and a web page (private-only: 0 by design);
+- shown both: the share of answers whose sources (what the answer was written from) hold a private
+  file and a web page; states both: the share whose text has the private fact and the web fact;
+  cited both: the share citing a private file and a web page as [n] (private-only: 0 by design);
 - leaks: outgoing search queries containing private text (a codename, or any 6 words in a row of a
   private memo that the question itself does not contain); must be 0;
 - wall seconds, tokens and LLM calls per question, web against private-only, side by side.
@@ -39,7 +41,7 @@ from deepsearcher.llm._sync import run_sync  # noqa: E402
 from deepsearcher.testing.scripted_llm import ScriptedLLMServer  # noqa: E402
 from deepsearcher.testing.web_search_api import WebSearchStandIn  # noqa: E402
 
-#: (codename, private memo, web slug, web title, web text, question)
+#: (codename, private memo, web slug, web title, web text, question, (private fact, web fact) as the answer says them)
 CASES = [
     (
         "ZEBRAQUILL-4471",
@@ -50,6 +52,7 @@ CASES = [
         "The Guiana Space Centre near Kourou lies close to the equator. European rockets have launched "
         "from the Kourou spaceport since 1968, when the first sounding rocket flew.",
         "From which spaceport does Project Falcon launch, and since which year have rockets launched there?",
+        ("Kourou", "1968"),
     ),
     (
         "MARLINFROST-2290",
@@ -60,6 +63,7 @@ CASES = [
         "Tromso is a city in northern Norway with about 77,000 inhabitants. Tromso lies above the Arctic "
         "Circle, and the midnight sun is visible there from May to July.",
         "Where does the Harbor Analytics team assemble Nordlys cells, and how many inhabitants does Tromso have?",
+        ("Tromso", "77,000"),
     ),
     (
         "OTTERGLASS-9035",
@@ -70,6 +74,7 @@ CASES = [
         "PostgreSQL 16 was released in September 2023. PostgreSQL 16 added logical replication from "
         "standby servers and improved query parallelism.",
         "Which PostgreSQL version does the Atlas migration target, and when was PostgreSQL 16 released?",
+        ("16", "2023"),
     ),
     (
         "HERONMILL-5512",
@@ -80,6 +85,7 @@ CASES = [
         "The Bergen Aquarium opened in 1960 and is one of the largest aquariums in Norway. The Bergen "
         "Aquarium shows penguins, sea lions and fish of the North Sea.",
         "Where is the Lumen office party held, and when did the Bergen Aquarium open?",
+        ("Aquarium", "1960"),
     ),
 ]
 DISTRACTORS = {
@@ -129,12 +135,16 @@ def config_for(work: Path, llm: dict[str, Any], api: WebSearchStandIn) -> Path:
     return path
 
 
-def run(components: Any, question: str, web: str, agent: str, top_k: int) -> dict[str, Any]:
+def run(components: Any, case: tuple, web: str, agent: str, top_k: int) -> dict[str, Any]:
+    *_, question, (private_fact, web_fact) = case
     request = QueryRequest(question, agent, ["memos"], options={"top_k": top_k}, web=web)
     result = run_sync(ask(plan_query(components, request)))
+    shown = [source.reference for source in result.sources]
     cited = [source.reference for source in result.sources if source.cited]
     queries = [step.data.get("query") for step in result.steps if step.kind == "web_search" and step.data.get("query")]
     return {
+        "shown": any(ref.startswith("http") for ref in shown) and any(ref.endswith(".md") for ref in shown),
+        "states": private_fact in result.answer and web_fact in result.answer,
         "web": any(ref.startswith("http") for ref in cited),
         "private": any(ref.endswith(".md") for ref in cited),
         "queries": queries,
@@ -149,7 +159,7 @@ def run(components: Any, question: str, web: str, agent: str, top_k: int) -> dic
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     cases = CASES[: args.limit]
-    pages = {slug: (title, text) for _, _, slug, title, text, _ in CASES} | DISTRACTORS
+    pages = {slug: (title, text) for _, _, slug, title, text, *_ in CASES} | DISTRACTORS
     with tempfile.TemporaryDirectory() as tmp, WebSearchStandIn(pages) as api, ScriptedLLMServer() as scripted:
         work = Path(tmp)
         scripted.on("Answer the question using only the numbered sources", scripted_answer)
@@ -168,14 +178,14 @@ def main(argv: list[str] | None = None) -> None:
             (memos / f"{code.lower()}.md").write_text(f"# Memo {code}\n\nCodename {code}. {memo}\n", encoding="utf-8")
         load(components, LoadRequest([str(memos)], collection="memos"))
         rows = []
-        for *_, question in cases:
+        for case in cases:
             rows.append(
                 (
-                    run(components, question, "always", args.agent, args.top_k),
-                    run(components, question, "off", args.agent, args.top_k),
+                    run(components, case, "always", args.agent, args.top_k),
+                    run(components, case, "off", args.agent, args.top_k),
                 )
             )
-            print(json.dumps({"question": question, "web": rows[-1][0], "private_only": rows[-1][1]}), flush=True)
+            print(json.dumps({"question": case[5], "web": rows[-1][0], "private_only": rows[-1][1]}), flush=True)
         components.close()
     n = len(rows)
     both = sum(w["web"] and w["private"] for w, _ in rows)
@@ -183,6 +193,11 @@ def main(argv: list[str] | None = None) -> None:
     leaked = sum(w["leaks"] for w, _ in rows)
     mean = lambda values: sum(values) / len(values)  # noqa: E731
     print(f"\nllm={args.llm or 'scripted'} agent={args.agent} questions={n} top_k={args.top_k}")
+    for key, words in (
+        ("shown", "sources hold both a private file and a web page"),
+        ("states", "answer states both facts"),
+    ):
+        print(f"{words}: web {sum(w[key] for w, _ in rows)}/{n}; private-only {sum(p[key] for _, p in rows)}/{n}")
     print(
         f"cited both a private file and a web page: web {both}/{n} = {both / n:.2f}; private-only "
         f"{sum(p['web'] and p['private'] for _, p in rows)}/{n}"
