@@ -109,7 +109,7 @@ def _reflection(data: dict[str, Any]) -> StepView:
 def _web_search(data: dict[str, Any]) -> StepView:
     provider = f" ({data['provider']})" if data.get("provider") else ""
     if data.get("error"):
-        return StepView("Web search", f"failed{provider}: {data['error']}", quote=data.get("query") or None)
+        return StepView("Web search", str(data["error"]), quote=data.get("query") or None)
     return StepView(
         "Web search", f"sent{provider}: {_plural(int(data.get('results', 0)), 'result')}", quote=data.get("query")
     )

@@ -37,7 +37,7 @@ from deepsearcher.llm.base import BaseLLM
 from deepsearcher.loader.web_crawler.base import BaseCrawler
 from deepsearcher.transport.retry import timeout_after
 from deepsearcher.types.errors import ConfigurationError, DeepSearcherError
-from deepsearcher.web_search.base import BaseWebSearch
+from deepsearcher.web_search.base import BaseWebSearch, WebSearchError
 
 logger = logging.getLogger("deepsearcher.agent")
 
@@ -133,9 +133,9 @@ class WebSource:
         self._audit(query)
         try:
             results = await self.search.asearch(query, self.settings.max_results)
-        except DeepSearcherError as exc:
+        except WebSearchError as exc:
             ctx.emit("web_search", provider=self.search.name, query=query, results=0, error=str(exc))
-            return self._unavailable(ctx, str(exc), emitted=True)
+            return self._unavailable(ctx, f"{exc.provider}: {exc.reason}", emitted=True)
         urls = list(dict.fromkeys(result.url for result in results))
         ctx.emit("web_search", provider=self.search.name, query=query, results=len(urls), urls=urls)
         fresh = await asyncio.to_thread(self.cache.fresh)

@@ -34,6 +34,11 @@ class WebSearchError(ProviderError):
 
     error_kind = "web_search_failed"
 
+    def __init__(self, provider: str, reason: str) -> None:
+        super().__init__(f"Web search ({provider}) failed: {reason}.")
+        self.provider = provider
+        self.reason = reason
+
 
 @dataclass(frozen=True)
 class WebResult:
@@ -103,11 +108,11 @@ class BaseWebSearch:
         try:
             payload = await call_with_retries(lambda: self._request(query, limit), self._classify, self.policy)
         except GiveUp as exc:
-            raise WebSearchError(f"Web search ({self.name}) failed: {exc.reason}.") from None
+            raise WebSearchError(self.name, exc.reason) from None
         try:
             results = list(self._normalise(payload))
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            raise WebSearchError(f"Web search ({self.name}) answered something unreadable: {exc!r}.") from None
+            raise WebSearchError(self.name, f"its reply was unreadable ({exc!r})") from None
         kept = [result for result in results if urlsplit(result.url).scheme in ("http", "https")]
         return kept[:limit]
 
