@@ -224,6 +224,9 @@ def test_rest_web_auto_lets_the_collection_router_pick_the_web(server, api, web_
             assert r.status_code == 200
             steps, result = sse_kinds_and_result(r)
         off = client.post("/v1/query", json={**body, "web": "off"}, timeout=60).json()
+        cached = client.get("/v1/web-cache").json()
+        cleared = client.delete("/v1/web-cache").json()
+    assert {page["url"] for page in cached} >= {api.page_url("moon")} and cleared == {"removed": len(cached)}
     assert "- web: the public web" in routed[0] and "deepsearcher_web_cache" not in routed[0]
     assert steps[:3] == ["collections", "web_search", "web_fetch"]
     assert any(source["reference"].startswith("http") for source in result["sources"])
