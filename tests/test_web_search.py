@@ -215,18 +215,27 @@ def test_rest_web_auto_lets_the_collection_router_pick_the_web(server, api, web_
     from deepsearcher.server.app import create_app
     from deepsearcher.server.runner import ServerThread
 
+    settings = yaml.safe_load(web_config.read_text())
+    admin, reader = "admin-key-0123456789", "reader-key-0123456789"
+    settings["server"] = {"api_keys": [{"key": admin}, {"key": reader, "collections": ["memos"]}]}
+    web_config.write_text(yaml.safe_dump(settings), encoding="utf-8")
     routed: list[str] = []
     server.on("You choose which document collections", recording(routed, '["memos", "web"]'))
     server.on("Answer the question using only the numbered sources", cite_everything)
     body = {"question": QUESTION, "agent": "naive", "web": "auto"}
-    with ServerThread(create_app(Configuration(web_config))) as running, httpx.Client(base_url=running.url) as client:
-        with client.stream("POST", "/v1/query", json=body, headers={"Accept": "text/event-stream"}, timeout=60) as r:
+    with (
+        ServerThread(create_app(Configuration(web_config))) as running,
+        httpx.Client(base_url=running.url, headers={"Authorization": f"Bearer {admin}"}, timeout=60) as client,
+    ):
+        with client.stream("POST", "/v1/query", json=body, headers={"Accept": "text/event-stream"}) as r:
             assert r.status_code == 200
             steps, result = sse_kinds_and_result(r)
-        off = client.post("/v1/query", json={**body, "web": "off"}, timeout=60).json()
+        off = client.post("/v1/query", json={**body, "web": "off"}).json()
         cached = client.get("/v1/web-cache").json()
+        refused = client.delete("/v1/web-cache", headers={"Authorization": f"Bearer {reader}"})
         cleared = client.delete("/v1/web-cache").json()
     assert {page["url"] for page in cached} >= {api.page_url("moon")} and cleared == {"removed": len(cached)}
+    assert refused.status_code == 403 and "may not clear the web cache" in refused.text
     assert "- web: the public web" in routed[0] and "deepsearcher_web_cache" not in routed[0]
     assert steps[:3] == ["collections", "web_search", "web_fetch"]
     assert any(source["reference"].startswith("http") for source in result["sources"])
