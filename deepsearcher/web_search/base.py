@@ -28,18 +28,6 @@ __all__ = ["BaseWebSearch", "WebResult", "WebSearchError", "check_json_reply"]
 DEFAULT_MAX_RESULTS = 5
 
 
-class WebSearchError(ProviderError):
-    """A web search API could not answer (down, throttled, timed out, garbage); the agents degrade
-    to a private-only answer and say so."""
-
-    error_kind = "web_search_failed"
-
-    def __init__(self, provider: str, reason: str) -> None:
-        super().__init__(f"Web search ({provider}) failed: {reason}.")
-        self.provider = provider
-        self.reason = reason
-
-
 @dataclass(frozen=True)
 class WebResult:
     """One search hit, the same shape from every provider."""
@@ -51,6 +39,18 @@ class WebResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class WebSearchError(ProviderError):
+    """A web search API could not answer (down, throttled, timed out, garbage); the agents degrade
+    to a private-only answer and say so."""
+
+    error_kind = "web_search_failed"
+
+    def __init__(self, provider: str, reason: str) -> None:
+        super().__init__(f"Web search ({provider}) failed: {reason}.")
+        self.provider = provider
+        self.reason = reason
 
 
 def check_json_reply(response: httpx.Response) -> Any:
