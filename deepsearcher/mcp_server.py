@@ -90,6 +90,7 @@ def _source_dict(source: Any) -> dict[str, Any]:
         "title": source.title,
         "text": source.text,
         "cited": source.cited,
+        **({"fetched_at": source.fetched_at} if source.fetched_at else {}),
     }
 
 
@@ -117,6 +118,7 @@ class DeepSearcherTools:
         max_iter: int | None = None,
         collections: list[str] | None = None,
         options: dict[str, Any] | None = None,
+        web: str | None = None,
     ) -> dict[str, Any]:
         """Research `question` over the loaded documents with an LLM agent and return a cited answer.
 
@@ -125,8 +127,10 @@ class DeepSearcherTools:
         one answer), or another registered agent. max_iter caps research rounds; options sets the agent's
         other options by name (each agent's options, defaults and bounds are in its schema).
         collections limits the search (default: the agent picks). The answer cites sources as [n];
-        `sources` lists them with index, reference, title, text and whether they were cited."""
-        request = QueryRequest(question, agent, collections or None, max_iter, options=dict(options or {}))
+        `sources` lists them with index, reference, title, text and whether they were cited. web: off,
+        auto or always researches the public web too (sources with an http reference and a fetch time);
+        only the question is sent to the web search API."""
+        request = QueryRequest(question, agent, collections or None, max_iter, options=dict(options or {}), web=web)
         result = run_sync(ask(plan_query(self.components, request, no_llm_hint=NO_LLM_HINT)))
         usage = result.usage.to_dict()
         return {

@@ -30,6 +30,7 @@ LAYERS = {
     "embedding": 2,
     "vector_db": 2,
     "loader": 2,
+    "web_search": 2,
     "agent": 3,
     "offline_loading": 4,
     "evaluation": 4,
@@ -46,7 +47,7 @@ LAYERS = {
 }
 #: DeepSearcher's module-level API and its old import paths: only they may import one another.
 COMPAT = ("deepsearcher.compat", "deepsearcher.configuration", "deepsearcher.online_query")
-PROVIDERS = ("llm", "embedding", "vector_db", "loader")
+PROVIDERS = ("llm", "embedding", "vector_db", "loader", "web_search")
 
 
 def module_name(path: Path) -> str:

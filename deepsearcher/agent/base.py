@@ -27,6 +27,7 @@ from deepsearcher.agent.result import (
     number_sources,
 )
 from deepsearcher.agent.retriever import Retriever
+from deepsearcher.agent.web_source import WEB_DESCRIPTION, WebSource, web_note
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.llm._sync import run_sync
 from deepsearcher.llm.base import BaseLLM, Usage
@@ -95,6 +96,10 @@ class RAGAgent(BaseAgent):
     route_rank: int | None = None
     routes_agents = False
     label = ""
+    #: The web beside the private collections (the query's `web` option: off, auto, always); the
+    #: component builder sets it. None: a question asked with web on answers private-only, saying so.
+    web_source: WebSource | None = None
+    web: str = "off"
 
     def __init__(
         self,
@@ -167,9 +172,30 @@ class RAGAgent(BaseAgent):
             if tokens:
                 ctx.record("retrieve", Usage(total_tokens=int(tokens)))
             return list(results)
+        web = str(ctx.option("web", self.web))
+        if web == "auto" and self.web_source is not None:
+            ctx.extra["web_candidate"] = WEB_DESCRIPTION  # the collection router lists the web too
         selected = await self._collections(query, ctx, collections)
         self.retriever.start_warm_up(selected, **ctx.store_kwargs)
+        if web == "always" or ctx.extra.get("web_wanted"):
+            selected = await self._with_web(query, ctx, selected)
         return await self._retrieve(query, ctx, selected)
+
+    async def _with_web(self, query: str, ctx: RunContext, selected: list[str]) -> list[str]:
+        """`selected` and the web cache, once the web source fetched this question's pages into it;
+        `selected` alone when the web part failed (said in a step and at the end of the answer)."""
+        source = self.web_source
+        if source is None:
+            ctx.emit("web_search", provider="", query=None, results=0, error="no web search is set up for this agent")
+            ctx.extra["web_unavailable"] = "no web search is set up for this agent"
+            return selected
+        private: list[str] = []
+        if source.settings.query_from_private and selected:  # the user's opt-in: private text may shape the query
+            found = await self.retriever.asearch(query, selected, top_k=3, **ctx.store_kwargs)
+            private = [result.text for result in found]
+        if await source.gather(query, ctx, self.llm, private):
+            return [*selected, source.collection]
+        return selected
 
     async def _collections(self, query: str, ctx: RunContext, collections: list[str] | None) -> list[str]:
         """The caller's collections (within the authorized set, holding documents) or the
@@ -313,6 +339,9 @@ class RAGAgent(BaseAgent):
         ctx.searchable = list(searchable) if searchable is not None else None
         ctx.given_options = {key: value for key, value in kwargs.items() if value is not None}
         output = await self._execute(query, ctx, collections=collections)
+        note = web_note(ctx)
+        if note:
+            output.answer = f"{output.answer}\n\n{note}"
         return QueryResult(
             question=query,
             answer=output.answer,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.context import RunContext
+from deepsearcher.agent.web_cache import is_web_cache
 from deepsearcher.llm._sync import run_sync
 from deepsearcher.llm.base import BaseLLM
 from deepsearcher.llm.parsing import parse_list
@@ -17,6 +18,9 @@ if TYPE_CHECKING:
     from deepsearcher.vector_db.base import BaseVectorDB
 
 logger = logging.getLogger("deepsearcher.agent")
+
+#: The name the router lists the web under when the query's `web` option is auto.
+WEB_CANDIDATE = "web"
 
 
 def authorized_from(kwargs: dict[str, Any]) -> set[str] | None:
@@ -71,7 +75,7 @@ def searchable_collections(
         names = [name for name in dict.fromkeys(collections) if allowed is None or name in allowed]
         loaded = [name for name in names if not vector_db.has_collection(name) or vector_db.has_documents(name)]
     else:
-        infos = vector_db.list_collections(dim=dim)
+        infos = [info for info in vector_db.list_collections(dim=dim) if not is_web_cache(info.collection_name)]
         names = [info.collection_name for info in infos if allowed is None or info.collection_name in allowed]
         loaded = [name for name in names if vector_db.has_documents(name)]
     if not loaded:
@@ -100,7 +104,11 @@ class CollectionRouter:
         router outlives loads); a list assigned to it is used instead."""
         if self._all_collections is not None:
             return list(self._all_collections)
-        return [info.collection_name for info in self.vector_db.list_collections(dim=self.dim)]
+        return [
+            info.collection_name
+            for info in self.vector_db.list_collections(dim=self.dim)
+            if not is_web_cache(info.collection_name)
+        ]
 
     @all_collections.setter
     def all_collections(self, names: Iterable[str]) -> None:
@@ -108,12 +116,17 @@ class CollectionRouter:
 
     def candidates(self, ctx: RunContext) -> list[Any]:
         """The collections of the router's dimension the query may use, loaded or not."""
-        infos = self.vector_db.list_collections(dim=self.dim)
+        infos = [
+            info for info in self.vector_db.list_collections(dim=self.dim) if not is_web_cache(info.collection_name)
+        ]
         if ctx.authorized_collections is not None:
             infos = [info for info in infos if info.collection_name in ctx.authorized_collections]
         return infos
 
     async def aroute(self, query: str, ctx: RunContext) -> list[str]:
+        """With `ctx.extra["web_candidate"]` (the query's `web: auto`) the web is one more candidate, listed
+        with that description even beside a single collection; picking it sets `ctx.extra["web_wanted"]`."""
+        web = ctx.extra.get("web_candidate")
         searchable = ctx.searchable
         infos = [
             info
@@ -128,11 +141,13 @@ class CollectionRouter:
             logger.warning("No collection holding documents to search: load some first (deepsearcher load PATH).")
             ctx.emit("collections", collections=[], routed=False)
             return []
-        if len(infos) == 1:
+        if len(infos) == 1 and not web:
             chosen = [infos[0].collection_name]
             ctx.emit("collections", collections=chosen, routed=False)
             return chosen
         listing = "\n".join(f"- {info.collection_name}: {info.description or '(no description)'}" for info in infos)
+        if web:
+            listing += f"\n- {WEB_CANDIDATE}: {web}"
         picked = await ctx.structured(
             self.llm,
             prompts.COLLECTION_ROUTER.format(query=query, collections=listing),
@@ -142,7 +157,11 @@ class CollectionRouter:
         )
         known = {info.collection_name for info in infos}
         chosen = []
+        if web and WEB_CANDIDATE in picked:
+            ctx.extra["web_wanted"] = True
         for name in picked:
+            if name == WEB_CANDIDATE and web:
+                continue
             if name in known and name not in chosen:
                 chosen.append(name)
             elif name not in known:

@@ -22,6 +22,8 @@ class EventKind(str, Enum):
 
     ROUTE = "route"  # the RAGRouter chose an agent
     COLLECTIONS = "collections"  # the CollectionRouter chose collections
+    WEB_SEARCH = "web_search"  # one query sent to the web search API (or why the web part failed)
+    WEB_FETCH = "web_fetch"  # the result pages fetched into the web cache (or reused from it)
     SUB_QUERIES = "sub_queries"  # the question was decomposed
     SEARCH = "search"  # one query searched, with how many chunks were accepted
     JUDGE = "judge"  # relevance judgements of one iteration finished
@@ -114,7 +116,24 @@ def _reflection(data: dict[str, Any]) -> StepView:
     return StepView("Reflection", "searching further for" if queries else "enough found, stopping", items=queries)
 
 
+def _web_search(data: dict[str, Any]) -> StepView:
+    provider = f" ({data['provider']})" if data.get("provider") else ""
+    if data.get("error"):
+        return StepView("Web search", str(data["error"]), quote=data.get("query") or None)
+    return StepView(
+        "Web search", f"sent{provider}: {_plural(int(data.get('results', 0)), 'result')}", quote=data.get("query")
+    )
+
+
+def _web_fetch(data: dict[str, Any]) -> StepView:
+    failed = data.get("failed") or {}
+    text = f"{_plural(int(data.get('fetched', 0)), 'page')} fetched, {data.get('reused', 0)} reused from the cache"
+    return StepView("Web pages", f"{text}, {len(failed)} failed" if failed else text, items=tuple(failed))
+
+
 _VIEWS: dict[str, Callable[[dict[str, Any]], StepView]] = {
+    EventKind.WEB_SEARCH: _web_search,
+    EventKind.WEB_FETCH: _web_fetch,
     EventKind.ROUTE: lambda d: StepView("Agent", f"{d.get('agent', '?')}{_routed(d)}"),
     EventKind.COLLECTIONS: lambda d: StepView("Collections", _names(d.get("collections"), "none found") + _routed(d)),
     EventKind.SUB_QUERIES: lambda d: StepView(

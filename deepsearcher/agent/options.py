@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Collection, Mapping, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -41,6 +41,11 @@ class AgentOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     top_k: TopK = 10
+    web: Literal["off", "auto", "always"] = Field(
+        "off",
+        description="Research the web beside the private collections: off, auto (when the collection router "
+        "finds they do not answer) or always.",
+    )
 
 
 class IterativeOptions(AgentOptions):

@@ -21,20 +21,27 @@ class Source:
     text: str
     title: str | None = None
     cited: bool = False
+    fetched_at: str | None = None  # a web page's fetch time (ISO 8601); None for a private document
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        shown = {
             "index": self.index,
             "reference": self.reference,
             "title": self.title,
             "text": self.text,
             "cited": self.cited,
         }
+        if self.fetched_at:
+            shown["fetched_at"] = self.fetched_at
+        return shown
 
 
 def number_sources(results: list[RetrievalResult]) -> list[Source]:
     """Sources [1..n] in the order they are shown to the LLM."""
-    return [Source(index=i, reference=r.reference, text=r.text, title=r.title) for i, r in enumerate(results, 1)]
+    return [
+        Source(index=i, reference=r.reference, text=r.text, title=r.title, fetched_at=r.metadata.get("fetched_at"))
+        for i, r in enumerate(results, 1)
+    ]
 
 
 def apply_citations(answer: str, sources: list[Source]) -> str:

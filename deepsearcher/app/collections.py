@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 
 from deepsearcher.agent.collection_router import nothing_to_search
+from deepsearcher.agent.web_cache import is_web_cache
 from deepsearcher.app.components import Components
 from deepsearcher.app.locks import collection_lock
 from deepsearcher.types.errors import BadInputError, CollectionNotFoundError
@@ -99,7 +100,9 @@ def searchable_collections(
     else:
         dim = components.embedding_model.dimension
         candidates = [
-            info.collection_name for info in vector_db.list_collections(dim=dim) if permitted(info.collection_name)
+            info.collection_name
+            for info in vector_db.list_collections(dim=dim)
+            if permitted(info.collection_name) and not is_web_cache(info.collection_name)
         ]
     loaded = [name for name in candidates if vector_db.has_documents(name)]
     if not loaded:
@@ -119,7 +122,7 @@ def list_collections(components: Components, visible: Visible = _everything) -> 
             sources=len(vector_db.list_sources(info.collection_name)),
         )
         for info in vector_db.list_collections()
-        if visible(info.collection_name)
+        if visible(info.collection_name) and not is_web_cache(info.collection_name)  # listed by `web-cache`
     ]
 
 

@@ -19,7 +19,7 @@ import logging
 import os
 import threading
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -37,6 +37,8 @@ from deepsearcher.vector_db.base import BaseVectorDB
 if TYPE_CHECKING:
     from deepsearcher.agent.base import RAGAgent
     from deepsearcher.agent.retriever import Retriever
+    from deepsearcher.agent.web_cache import WebCache
+    from deepsearcher.agent.web_source import WebSettings, WebSource
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +53,7 @@ __all__ = [
 ]
 
 #: The parts a configuration may lack and still load and search (no API key is a normal state).
-OPTIONAL_PARTS = ("llm", "web_crawler")
+OPTIONAL_PARTS = ("llm", "web_crawler", "web_search")
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,29 @@ class Components:
     web_crawler: BaseCrawler | None = None
     web_crawler_error: DeepSearcherError | None = None
     agents: Mapping[str, RAGAgent] = field(default_factory=lambda: MappingProxyType({}))
+    #: the web beside the collections (questions asked with `web` on); None without an LLM
+    web_source: WebSource | None = None
+
+    @property
+    def web_settings(self) -> WebSettings:
+        """The `web:` section, checked."""
+        from deepsearcher.agent.web_source import check_web_settings
+
+        return check_web_settings(self.config.web_settings)
+
+    @cached_property
+    def web_cache(self) -> WebCache:
+        """The cache of fetched web pages in this store (listed and cleared by `deepsearcher web-cache`)."""
+        from deepsearcher.agent.web_cache import WebCache
+
+        load = self.load_settings
+        return WebCache(
+            self.embedding_model,
+            self.vector_db,
+            ttl_hours=self.web_settings.cache_ttl_hours,
+            chunk_size=int(load.get("chunk_size") or 1500),
+            chunk_overlap=int(load.get("chunk_overlap") or 100),
+        )
 
     @property
     def query_settings(self) -> Settings:
@@ -121,6 +146,7 @@ def registries() -> dict[str, ProviderRegistry]:
     from deepsearcher.loader.file_loader import registry as file_loader_registry
     from deepsearcher.loader.web_crawler import registry as web_crawler_registry
     from deepsearcher.vector_db import registry as vector_db_registry
+    from deepsearcher.web_search import registry as web_search_registry
 
     return {
         "llm": llm_registry,
@@ -128,6 +154,7 @@ def registries() -> dict[str, ProviderRegistry]:
         "file_loader": file_loader_registry,
         "web_crawler": web_crawler_registry,
         "vector_db": vector_db_registry,
+        "web_search": web_search_registry,
     }
 
 
@@ -174,6 +201,9 @@ def check_configuration(configuration: Configuration, skip: Collection[str] = ()
     if agent is not None:
         check_agent(str(agent), "query_settings.agent", ConfigurationError)
     check_query_settings(configuration.query_settings)
+    from deepsearcher.agent.web_source import check_web_settings
+
+    check_web_settings(configuration.web_settings)
 
 
 def _settings_key(configuration: Configuration, feature: str) -> str:
@@ -206,7 +236,7 @@ class ComponentBuilder:
             crawler, crawler_error = self._optional(configuration, "web_crawler", skip)
             assert isinstance(embedding, BaseEmbedding) and isinstance(vector_db, BaseVectorDB)
             agents = self._agents(configuration, llm, embedding, vector_db)
-            return Components(
+            components = Components(
                 config=configuration,
                 embedding_model=embedding,
                 file_loader=file_loader,  # type: ignore[arg-type]  # checked by the registry's feature
@@ -217,6 +247,28 @@ class ComponentBuilder:
                 web_crawler_error=crawler_error,
                 agents=MappingProxyType(agents),
             )
+            if not agents:
+                return components
+            web_source = self._web_source(configuration, components)
+            for agent in agents.values():
+                agent.web_source = web_source
+            return replace(components, web_source=web_source)
+
+    def _web_source(self, configuration: Configuration, components: Components) -> WebSource:
+        """The web search provider (or why there is none: a question asked with web on then says so),
+        the built-in crawler under the `web:` budgets, and the web cache, as one WebSource."""
+        from deepsearcher.agent.web_source import WebSource
+
+        search, search_error = self._optional(configuration, "web_search", ())
+        settings = components.web_settings
+        crawler = registries()["web_crawler"].get("HttpCrawler")(
+            max_depth=0,
+            max_pages=settings.max_pages,
+            timeout=settings.fetch_timeout,
+            max_bytes=settings.max_page_bytes,
+            allow_private_network=settings.allow_private_network,
+        )
+        return WebSource(search, components.web_cache, crawler, settings, search_error)  # type: ignore[arg-type]
 
     def close(self) -> None:
         """Close every part built here that has a `close` (the store's file lock, an HTTP client)."""

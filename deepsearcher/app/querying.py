@@ -52,6 +52,7 @@ class QueryRequest:
     options: dict[str, object] = field(
         default_factory=dict
     )  # the agent's other options (top_k...), checked against its schema
+    web: str | None = None  # off | auto | always: the agent's `web` option (research the web too)
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,8 @@ def plan_query(
         raise NotReadyError(no_llm_message(components.llm_error, no_llm_hint))
     agent = components.agents[name]
     given = {**request.options, **({"max_iter": request.max_iter} if request.max_iter is not None else {})}
+    if request.web is not None:
+        given["web"] = request.web
     options = agent.check_options(given)
     authorized = set(authorized_collections) if authorized_collections is not None else None
     collections = list(dict.fromkeys(request.collections)) if request.collections else None

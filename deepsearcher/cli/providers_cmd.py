@@ -18,7 +18,7 @@ from deepsearcher.cli.common import (
 )
 from deepsearcher.config.registry import ProviderInfo, ProviderRegistry
 
-FEATURES = ("llm", "embedding", "file_loader", "web_crawler", "vector_db")
+FEATURES = ("llm", "embedding", "file_loader", "web_crawler", "vector_db", "web_search")
 
 
 def registries() -> dict[str, ProviderRegistry]:

@@ -86,6 +86,14 @@ def query(
             help="An agent option as NAME=VALUE (repeatable), e.g. -o top_k=20; `deepsearcher agents` lists them.",
         ),
     ] = None,
+    web: Annotated[
+        bool,
+        typer.Option(
+            "--web",
+            help="Research the web too (provide_settings.web_search; the query sent is your question, never "
+            "your documents' text). Same as -o web=always; -o web=auto lets the collection router decide.",
+        ),
+    ] = False,
     config: ConfigOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -100,7 +108,16 @@ def query(
                 check_agent(agent)  # a wrong name is refused before any model loads
         components = setup(config, llm=True)
         with handle_errors():
-            request = QueryRequest(question, agent, collection, max_iter, max_tokens, timeout, options=options)
+            request = QueryRequest(
+                question,
+                agent,
+                collection,
+                max_iter,
+                max_tokens,
+                timeout,
+                options=options,
+                web="always" if web else None,
+            )
             plan = plan_query(components, request, no_llm_hint=NO_LLM_HINT)
         warm_up_in_background(components, question)
     with handle_errors():
@@ -117,6 +134,7 @@ def query(
         console.print("\n[bold]Sources[/]")
         for source in cited:
             title = f" ({source.title})" if source.title else ""
+            title += f" · fetched {source.fetched_at}" if source.fetched_at else ""
             console.print(
                 f"[{source.index}] {source.reference}{title}",
                 highlight=False,

@@ -15,8 +15,8 @@ from deepsearcher.types.errors import ConfigurationError
 #: A settings section as read from YAML: its values are whatever the file holds, checked by their users.
 Settings = dict[str, Any]
 
-FEATURES = ("llm", "embedding", "file_loader", "web_crawler", "vector_db")
-TOP_LEVEL_KEYS = ("provide_settings", "query_settings", "load_settings", "server")
+FEATURES = ("llm", "embedding", "file_loader", "web_crawler", "vector_db", "web_search")
+TOP_LEVEL_KEYS = ("provide_settings", "query_settings", "load_settings", "server", "web")
 #: The per-file parse budget (`loader.file_loader._budget.ParseBudget`, whose fields these are).
 BUDGET_KEYS = (
     "max_parse_seconds",
@@ -98,6 +98,8 @@ class Configuration:
         self.query_settings: Settings = merged.get("query_settings") or {}
         self.load_settings: Settings = merged.get("load_settings") or {}
         self.server_settings: dict[str, Any] = merged.get("server", {}) or {}
+        #: how a question reaches the web (checked by deepsearcher/agent/web_source.WebSettings)
+        self.web_settings: Settings = merged.get("web") or {}
 
     def load_config_from_yaml(self, config_path: str) -> dict[str, Any]:
         """DeepSearcher-compatible helper: the raw mapping of a YAML file."""

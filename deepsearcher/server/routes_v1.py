@@ -22,7 +22,7 @@ import shutil
 import uuid
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
@@ -32,7 +32,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from deepsearcher.agent.catalog import agent_names, check_agent
 from deepsearcher.agent.options import QueryLimits
-from deepsearcher.app import collections, loading, querying, searching
+from deepsearcher.app import collections, loading, querying, searching, web_cache
 from deepsearcher.server import services
 from deepsearcher.server.auth import Principal, require_principal
 from deepsearcher.server.errors import APIError, JSONSafeResponse, SafeRoute
@@ -377,6 +377,9 @@ class QueryRequest(BaseModel):
         description="The agent's options by name (checked against its schema; GET /health lists them).",
         examples=[{"top_k": 20}],
     )
+    web: Literal["off", "auto", "always"] | None = Field(
+        None, description="Research the web beside the collections (default: query_settings.web, else off)."
+    )
 
     @field_validator("agent")
     @classmethod
@@ -424,6 +427,7 @@ async def query(
         body.max_tokens,
         body.timeout,
         options=body.options,
+        web=body.web,
     )
     state = services.server_state(request)
     plan = await services.plan_query(state, principal, query_request)
@@ -471,6 +475,20 @@ async def search(
 async def list_collections(request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
     rows = await services.in_thread(collections.list_collections, services.components(request), principal.may_use)
     return JSONSafeResponse([row.to_dict() for row in rows])
+
+
+@router.get("/web-cache", summary="Web pages fetched for questions asked with web on (URL, chunks, fetch time).")
+async def list_web_cache(request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+    pages = await services.in_thread(web_cache.list_web_cache, services.components(request))
+    return JSONSafeResponse([page.to_dict() for page in pages])
+
+
+@router.delete("/web-cache", summary="Clear the web cache (a key limited to some collections may not).")
+async def clear_web_cache(request: Request, principal: Principal = Depends(require_principal)) -> JSONSafeResponse:
+    if principal.authorized_collections is not None:  # the cache serves every key's questions
+        raise APIError(403, "This API key is limited to some collections and may not clear the web cache.")
+    removed = await services.in_thread(web_cache.clear_web_cache, services.components(request))
+    return JSONSafeResponse({"removed": removed})
 
 
 @router.get("/collections/{name}", summary="One collection: description, embedding model, sources.")

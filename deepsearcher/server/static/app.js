@@ -738,6 +738,7 @@
     if ($("agent").value) body.agent = $("agent").value;
     const maxIter = parseInt($("max-iter").value, 10);
     if (maxIter > 0) body.max_iter = maxIter;
+    if ($("web") && $("web").value) body.web = $("web").value;
     const scope = $("scope-select") ? $("scope-select").value : "";
     if (scope) body.collections = [scope];
 
