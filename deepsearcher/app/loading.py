@@ -32,6 +32,14 @@ from deepsearcher.offline_loading.parse_worker import ProcessParser
 from deepsearcher.offline_loading.pipeline import IngestionPipeline, ProgressCallback
 from deepsearcher.offline_loading.sources import LoadedSource, iter_file_entries
 from deepsearcher.offline_loading.summary import LoadSummary
+from deepsearcher.offline_loading.sync import (
+    Fingerprinter,
+    SyncPlan,
+    apply_moves,
+    folder_prefixes,
+    plan_sync,
+    remove_sources,
+)
 from deepsearcher.types.errors import BadInputError, NotReadyError
 
 __all__ = [
@@ -69,6 +77,8 @@ class LoadRequest:
     text_extensions: list[str] = field(default_factory=list)
     #: The JSON / JSONL field holding each record's text, for this load.
     text_key: str | None = None
+    #: Remove stored sources under the given folders that they no longer hold (else: only named).
+    sync: bool = False
 
 
 @dataclass(frozen=True)
@@ -209,10 +219,13 @@ def sources_of(
     plan: LoadPlan,
     on_progress: ProgressCallback | None = None,
     loader: BaseLoader | None = None,
+    entries: list[LoadedSource] | None = None,
 ) -> Iterator[LoadedSource]:
-    """The plan's files, then the pages crawled from its URLs; `on_progress` hears "counted"
-    with the number of files once they are listed (URLs add pages as the crawl finds them)."""
-    entries = file_entries_of(plan, loader or file_loader_for(components, plan.request))
+    """The plan's files (`entries` when already listed), then the pages crawled from its URLs;
+    `on_progress` hears "counted" with the number of files once they are listed (URLs add
+    pages as the crawl finds them)."""
+    if entries is None:
+        entries = file_entries_of(plan, loader or file_loader_for(components, plan.request))
     if on_progress is not None:
         on_progress("counted", {"files": len(entries), "more": bool(plan.urls)})
     yield from entries
@@ -222,8 +235,44 @@ def sources_of(
         yield from iter_web_sources(components.require_web_crawler(), plan.urls, **plan.crawl)
 
 
+def _plan_sync(
+    components: Components, plan: LoadPlan, entries: list[LoadedSource], pipeline: IngestionPipeline
+) -> SyncPlan:
+    """What the given folders lost since they were stored, and which new files are those renamed."""
+    prefixes = folder_prefixes(plan.paths)
+    if not prefixes or plan.request.force_new_collection:
+        return SyncPlan()
+    known = components.vector_db.list_sources(plan.collection)
+    chunking = (pipeline.chunk_size, pipeline.chunk_overlap, pipeline.window_size)
+    parser = pipeline.parser
+    fingerprint = Fingerprinter(getattr(parser, "loader", None), chunking, getattr(parser, "budget", None))
+    return plan_sync(known, prefixes, entries, fingerprint)
+
+
+def _drop_if_empty(components: Components, collection: str) -> None:
+    """A collection this load created and stored nothing in is dropped: a failed first load
+    leaves no empty collection behind to be listed, routed to and searched."""
+    store = components.vector_db
+    if store.has_collection(collection) and not store.has_documents(collection):
+        store.clear_db(collection)
+
+
+def _note_sync(summary: LoadSummary, sync: SyncPlan, moved: list[tuple[str, str]], removed: bool) -> None:
+    summary.gone = list(sync.gone)
+    summary.removed_gone = removed and bool(sync.gone)
+    summary.renamed = [[old, new] for old, new in moved]
+    renamed_from = {new: old for old, new in moved}
+    for outcome in summary.sources:
+        if outcome.source in renamed_from:
+            outcome.reason = f"renamed from {renamed_from[outcome.source]}: its stored vectors were kept"
+
+
 def run_load(components: Components, plan: LoadPlan, on_progress: ProgressCallback | None = None) -> LoadSummary:
-    """The pipeline over the plan's sources; the caller holds the collection's write lock."""
+    """The pipeline over the plan's sources; the caller holds the collection's write lock.
+
+    Before it: renamed files get their stored rows copied (`offline_loading.sync`). After it:
+    with `sync`, sources gone from the given folders are removed. A collection this load
+    created is dropped again when nothing was stored in it (also when the load is stopped)."""
     request = plan.request
     loader = file_loader_for(components, request)
     pipeline = pipeline_for(
@@ -234,12 +283,24 @@ def run_load(components: Components, plan: LoadPlan, on_progress: ProgressCallba
         on_progress,
         file_loader=loader,
     )
-    return pipeline.run(
-        sources_of(components, plan, on_progress, loader),
-        collection_name=plan.collection,
-        collection_description=request.description or "",
-        force_new_collection=request.force_new_collection,
-    )
+    existed = components.vector_db.has_collection(plan.collection)
+    entries = file_entries_of(plan, loader)
+    sync = _plan_sync(components, plan, entries, pipeline) if existed else SyncPlan()
+    try:
+        moved = apply_moves(components.vector_db, plan.collection, sync.moves)
+        summary = pipeline.run(
+            sources_of(components, plan, on_progress, loader, entries),
+            collection_name=plan.collection,
+            collection_description=request.description or "",
+            force_new_collection=request.force_new_collection,
+        )
+        if request.sync and sync.gone:
+            remove_sources(components.vector_db, plan.collection, sync.gone)
+    finally:
+        if not existed:
+            _drop_if_empty(components, plan.collection)
+    _note_sync(summary, sync, moved, request.sync)
+    return summary
 
 
 def load(

@@ -259,6 +259,11 @@ class BaseVectorDB(metaclass=ContractMeta):
         """Remove rows by store id (every copy of a duplicated id); returns how many ids were given."""
         raise NotImplementedError(f"{type(self).__name__} cannot delete rows by id")
 
+    def copy_source(self, collection: str | None, source: str, target: str) -> int | None:
+        """Store a copy of every row of `source` (vectors included) under the reference `target`:
+        a renamed file keeps its vectors. None when the store cannot: the file is embedded again."""
+        return None
+
     def get_collection_info(self, collection: str | None) -> CollectionInfo | None:
         """Name, description, dimension and embedding model of one collection, or None."""
         name = self._collection(collection)

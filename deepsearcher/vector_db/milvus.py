@@ -802,6 +802,32 @@ class Milvus(BaseVectorDB):
                 iterator.close()
         return rows
 
+    def copy_source(self, collection: str | None, source: str, target: str) -> int | None:
+        """Every row of `source` inserted again under `target` (the BM25 field is computed by
+        Milvus from the copied index text); returns the rows copied."""
+        name = self._collection(collection)
+        self._require(name, "copy a source")
+        fields = sorted(self._field_names(name) - {PK, SPARSE})
+        copied = 0
+        with self._op("query_iterator", name):
+            iterator = self._client().query_iterator(
+                name,
+                batch_size=256,
+                filter=f"{REFERENCE} == {quote(source)}",
+                output_fields=fields,
+                consistency_level=STRONG,
+            )
+            try:
+                while batch := iterator.next():
+                    rows = [_renamed_row(row, fields, source, target) for row in batch]
+                    with self._op("insert", name):
+                        self._client().insert(name, rows)
+                    copied += len(rows)
+            finally:
+                iterator.close()
+        self._seal(name)
+        return copied
+
     def delete_ids(self, collection: str | None, ids: list[Any]) -> int:
         name = self._collection(collection)
         if not ids:
@@ -1008,6 +1034,20 @@ class Milvus(BaseVectorDB):
                 entry = fused.setdefault(hit["id"], {"entity": hit.get("entity") or {}, "distance": 0.0})
                 entry["distance"] += weight * norm(float(hit.get("distance", 0.0)))
         return sorted(fused.values(), key=lambda hit: -hit["distance"])[:top_k]
+
+
+def _renamed_row(row: dict[str, Any], fields: list[str], source: str, target: str) -> dict[str, Any]:
+    """A stored row as a new row of `target`: its fields, the reference (in metadata too) renamed."""
+    copy = {key: row[key] for key in fields if key in row}
+    if EMBEDDING in copy:
+        copy[EMBEDDING] = [float(value) for value in copy[EMBEDDING]]
+    copy[REFERENCE] = fit_bytes(target)
+    metadata = dict(copy.get(METADATA) or {})
+    if metadata.get("reference") == source:
+        metadata["reference"] = target
+    if METADATA in copy:
+        copy[METADATA] = metadata
+    return copy
 
 
 def _int_or_none(value: Any) -> int | None:
