@@ -41,6 +41,8 @@ from deepsearcher.offline_loading.sync import (
     remove_sources,
 )
 from deepsearcher.types.errors import BadInputError, NotReadyError
+from deepsearcher.utils.names import safe_reference
+from deepsearcher.vector_db.base import normalize_collection_name
 
 __all__ = [
     "LoadPlan",
@@ -51,6 +53,7 @@ __all__ = [
     "plan_load",
     "run_load",
     "split_inputs",
+    "sync_changes",
 ]
 
 #: Crawl depth a request may ask for (each level multiplies the pages fetched).
@@ -236,13 +239,32 @@ def sources_of(
 
 
 def _plan_sync(
-    components: Components, plan: LoadPlan, entries: list[LoadedSource], pipeline: IngestionPipeline
+    components: Components,
+    plan: LoadPlan,
+    entries: list[LoadedSource],
+    pipeline: IngestionPipeline,
+    removed: list[str] | None = None,
 ) -> SyncPlan:
-    """What the given folders lost since they were stored, and which new files are those renamed."""
-    prefixes = folder_prefixes(plan.paths)
-    if not prefixes or plan.request.force_new_collection:
+    """What the given folders lost since they were stored, and which new files are those renamed.
+    `removed`: paths known to be gone (a watcher's events): the stored sources at or under them
+    are the gone ones, whatever folders were given."""
+    if plan.request.force_new_collection:
         return SyncPlan()
-    known = components.vector_db.list_sources(plan.collection)
+    if removed is None:
+        prefixes = folder_prefixes(plan.paths)
+        if not prefixes:
+            return SyncPlan()
+        known = components.vector_db.list_sources(plan.collection)
+    else:
+        if not removed:
+            return SyncPlan()
+        prefixes = [""]
+        scope = [safe_reference(os.path.abspath(path)).rstrip(os.sep) for path in removed]
+        known = {
+            reference: record
+            for reference, record in components.vector_db.list_sources(plan.collection).items()
+            if any(reference == path or reference.startswith(path + os.sep) for path in scope)
+        }
     chunking = (pipeline.chunk_size, pipeline.chunk_overlap, pipeline.window_size)
     parser = pipeline.parser
     fingerprint = Fingerprinter(getattr(parser, "loader", None), chunking, getattr(parser, "budget", None))
@@ -267,12 +289,18 @@ def _note_sync(summary: LoadSummary, sync: SyncPlan, moved: list[tuple[str, str]
             outcome.reason = f"renamed from {renamed_from[outcome.source]}: its stored vectors were kept"
 
 
-def run_load(components: Components, plan: LoadPlan, on_progress: ProgressCallback | None = None) -> LoadSummary:
+def run_load(
+    components: Components,
+    plan: LoadPlan,
+    on_progress: ProgressCallback | None = None,
+    removed: list[str] | None = None,
+) -> LoadSummary:
     """The pipeline over the plan's sources; the caller holds the collection's write lock.
 
     Before it: renamed files get their stored rows copied (`offline_loading.sync`). After it:
     with `sync`, sources gone from the given folders are removed. A collection this load
-    created is dropped again when nothing was stored in it (also when the load is stopped)."""
+    created is dropped again when nothing was stored in it (also when the load is stopped).
+    `removed`: see `_plan_sync` (the watcher's deleted paths)."""
     request = plan.request
     loader = file_loader_for(components, request)
     pipeline = pipeline_for(
@@ -285,7 +313,7 @@ def run_load(components: Components, plan: LoadPlan, on_progress: ProgressCallba
     )
     existed = components.vector_db.has_collection(plan.collection)
     entries = file_entries_of(plan, loader)
-    sync = _plan_sync(components, plan, entries, pipeline) if existed else SyncPlan()
+    sync = _plan_sync(components, plan, entries, pipeline, removed) if existed else SyncPlan()
     try:
         moved = apply_moves(components.vector_db, plan.collection, sync.moves)
         summary = pipeline.run(
@@ -313,3 +341,19 @@ def load(
     plan = plan_load(components, request, roots)
     with collection_lock(plan.collection):
         return run_load(components, plan, on_progress)
+
+
+def sync_changes(
+    components: Components,
+    collection: str | None,
+    changed: list[str],
+    removed: list[str],
+) -> LoadSummary:
+    """Bring a collection up to date with paths a watcher saw change: `changed` files and folders
+    are loaded (unchanged ones skipped), stored sources at or under `removed` paths are deleted,
+    and a removed file that reappears elsewhere with the same bytes keeps its vectors."""
+    request = LoadRequest(list(changed), collection, sync=True)
+    name = normalize_collection_name(collection) if collection else components.vector_db.default_collection
+    plan = LoadPlan(request, name, list(changed), [])
+    with collection_lock(plan.collection):
+        return run_load(components, plan, removed=list(removed))
