@@ -324,6 +324,8 @@ def run_load(
         )
         if request.sync and sync.gone:
             remove_sources(components.vector_db, plan.collection, sync.gone)
+        if summary.worked:
+            summary.index_declared = components.vector_db.fit_index(plan.collection) or ""
     finally:
         if not existed:
             _drop_if_empty(components, plan.collection)

@@ -283,6 +283,8 @@ def _print_summary(summary: LoadSummary, show_all: bool = False) -> None:
         table.add_row("chunks kept from an interrupted load", str(summary.chunks_kept))
     if summary.duplicates_removed:
         table.add_row("duplicate chunks removed", str(summary.duplicates_removed))
+    if summary.index_declared:
+        table.add_row("index (the collection grew past exact search)", summary.index_declared)
     table.add_row("time", f"{summary.seconds:.1f} s")
     console.print(table)
     _print_gone(summary)

@@ -71,6 +71,8 @@ class LoadSummary:
     removed_gone: bool = False
     #: [old reference, new reference] of files found renamed: their stored vectors were moved.
     renamed: list[list[str]] = field(default_factory=list)
+    #: The index the collection got after this load because it grew past a size ("HNSW"), if any.
+    index_declared: str = ""
     seconds: float = 0.0
 
     @property

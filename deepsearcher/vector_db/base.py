@@ -264,6 +264,11 @@ class BaseVectorDB(metaclass=ContractMeta):
         a renamed file keeps its vectors. None when the store cannot: the file is embedded again."""
         return None
 
+    def fit_index(self, collection: str | None = None) -> str | None:
+        """Fit the collection's index to its size after a load (see Milvus); the index type
+        declared now, or None when nothing changed (stores that choose no index: always)."""
+        return None
+
     def get_collection_info(self, collection: str | None) -> CollectionInfo | None:
         """Name, description, dimension and embedding model of one collection, or None."""
         name = self._collection(collection)
