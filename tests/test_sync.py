@@ -100,3 +100,26 @@ def test_a_load_that_stores_nothing_creates_no_collection(tmp_path: Path, config
     assert "Loaded into" not in result.stdout and "Nothing was stored" in result.stdout
     listing = runner.invoke(app, ["collections", "list", "-c", str(config_file), "--json"])
     assert "'x'" not in listing.stdout and '"x"' not in listing.stdout
+
+
+@pytest.mark.parametrize("server", ["milvus-2.3.5", "milvus-lite-2.5.1-tcp"])
+def test_sync_and_rename_on_the_milvus_servers(server: str, milvus_servers, docs: Path, tmp_path: Path) -> None:
+    """The same delete / rename / --sync on the real servers the suite starts (dense only on 2.3.5)."""
+    config_file = write_config(tmp_path / "server.yaml", milvus_servers.get(server).uri)
+    name = "sync_" + server.replace("-", "_").replace(".", "_")
+    assert load(str(docs), "-c", str(config_file), "--collection", name, "--force-new-collection")[0] == 0
+    before = stored(config_file, name)
+    (docs / "a.md").unlink()
+    (docs / "b.md").rename(docs / "lantern.md")
+
+    code, summary = load(str(docs), "-c", str(config_file), "--collection", name, "--sync")
+    assert code == 0 and summary["embeddings_computed"] == 0
+    assert summary["renamed"] == [[str(docs / "b.md"), str(docs / "lantern.md")]]
+    assert summary["gone"] == [str(docs / "a.md"), str(docs / "b.md")] and summary["removed_gone"]
+    after = stored(config_file, name)
+    assert after == {
+        str(docs / "c.md"): before[str(docs / "c.md")],
+        str(docs / "lantern.md"): before[str(docs / "b.md")],
+    }
+    with components_for(config_file, skip=("llm",)).vector_db as store:
+        store.clear_db(name)
