@@ -31,7 +31,7 @@ from deepsearcher.loader.file_loader.text_detection import WithTextFiles
 from deepsearcher.offline_loading.parse_worker import ProcessParser
 from deepsearcher.offline_loading.pipeline import IngestionPipeline, ProgressCallback
 from deepsearcher.offline_loading.sources import LoadedSource, iter_file_entries
-from deepsearcher.offline_loading.summary import LoadSummary
+from deepsearcher.offline_loading.summary import NOTHING_LOADED, LoadSummary
 from deepsearcher.offline_loading.sync import (
     Fingerprinter,
     SyncPlan,
@@ -47,6 +47,7 @@ from deepsearcher.vector_db.base import normalize_collection_name
 __all__ = [
     "LoadPlan",
     "LoadRequest",
+    "changes_plan",
     "check_url",
     "load",
     "pipeline_for",
@@ -283,6 +284,8 @@ def _note_sync(summary: LoadSummary, sync: SyncPlan, moved: list[tuple[str, str]
     summary.gone = list(sync.gone)
     summary.removed_gone = removed and bool(sync.gone)
     summary.renamed = [[old, new] for old, new in moved]
+    if summary.removed_gone and NOTHING_LOADED in summary.warnings:
+        summary.warnings.remove(NOTHING_LOADED)  # removing what is gone is what this load had to do
     renamed_from = {new: old for old, new in moved}
     for outcome in summary.sources:
         if outcome.source in renamed_from:
@@ -345,6 +348,13 @@ def load(
         return run_load(components, plan, on_progress)
 
 
+def changes_plan(components: Components, collection: str | None, changed: list[str]) -> LoadPlan:
+    """The plan loading `changed` paths (a watcher's settled files and folders) with sync on."""
+    request = LoadRequest(list(changed), collection, sync=True)
+    name = normalize_collection_name(collection) if collection else components.vector_db.default_collection
+    return LoadPlan(request, name, list(changed), [])
+
+
 def sync_changes(
     components: Components,
     collection: str | None,
@@ -354,8 +364,6 @@ def sync_changes(
     """Bring a collection up to date with paths a watcher saw change: `changed` files and folders
     are loaded (unchanged ones skipped), stored sources at or under `removed` paths are deleted,
     and a removed file that reappears elsewhere with the same bytes keeps its vectors."""
-    request = LoadRequest(list(changed), collection, sync=True)
-    name = normalize_collection_name(collection) if collection else components.vector_db.default_collection
-    plan = LoadPlan(request, name, list(changed), [])
+    plan = changes_plan(components, collection, changed)
     with collection_lock(plan.collection):
         return run_load(components, plan, removed=list(removed))

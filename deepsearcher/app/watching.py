@@ -153,25 +153,35 @@ class FolderWatcher:
             self.on_line(line)
         return summary
 
-    def run(self, stop: threading.Event) -> None:
-        """Catch up, then follow file events until `stop` is set (a batch under way finishes)."""
+    def start_events(self) -> Any:
+        """Start following file events (before the catch-up: a change made during it is seen too);
+        returns the running observer, for `stop_events`."""
         from watchdog.observers import Observer
+
+        from deepsearcher.types.errors import BadInputError
 
         for folder in self.folders:
             if not os.path.isdir(folder):
-                from deepsearcher.types.errors import BadInputError
-
                 raise BadInputError(f"Cannot watch {folder}: not a folder.")
         observer = Observer()
         handler = _event_handler(self.queue)
         for folder in self.folders:
             observer.schedule(handler, folder, recursive=True)
-        observer.start()  # before the catch-up: a change made during it is seen too
+        observer.start()
+        return observer
+
+    @staticmethod
+    def stop_events(observer: Any) -> None:
+        observer.stop()
+        observer.join(timeout=5)
+
+    def run(self, stop: threading.Event) -> None:
+        """Catch up, then follow file events until `stop` is set (a batch under way finishes)."""
+        observer = self.start_events()
         try:
             self.catch_up()
             self.on_line(f"watching {', '.join(self.folders)} (Ctrl-C stops)")
             while not stop.wait(self.poll_interval):
                 self.apply_settled()
         finally:
-            observer.stop()
-            observer.join(timeout=5)
+            self.stop_events(observer)

@@ -84,7 +84,7 @@ class LoadSummary:
     @property
     def worked(self) -> bool:
         """Whether any source is now in the store (loaded, replaced or already there)."""
-        return bool(self.loaded or self.replaced or self.skipped_unchanged or self.renamed)
+        return bool(self.loaded or self.replaced or self.skipped_unchanged or self.renamed or self.removed_gone)
 
     def add(self, source: str, outcome: str, reason: str = "", fatal: bool = True, limit: str | None = None) -> None:
         """Record what happened to `source` (one of OUTCOMES)."""
