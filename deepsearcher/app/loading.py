@@ -83,6 +83,8 @@ class LoadRequest:
     text_key: str | None = None
     #: Remove stored sources under the given folders that they no longer hold (else: only named).
     sync: bool = False
+    #: Fetch the collection's stored web pages again, conditionally (ETag / Last-Modified).
+    refresh: bool = False
 
 
 @dataclass(frozen=True)
@@ -150,8 +152,13 @@ def plan_load(
 ) -> LoadPlan:
     """The checked request, or the error saying what is wrong with it (nothing read yet)."""
     inputs = [item.strip() for item in request.inputs if item and item.strip()]
+    collection = request.collection.strip() if request.collection and request.collection.strip() else None
+    collection = collection or components.vector_db.default_collection
+    validators = _refresh_validators(components, request, collection)
+    inputs += [url for url in validators if url not in inputs]
     if not inputs:
-        raise BadInputError("No input given: name files, folders or http(s) URLs to load.")
+        more = " (--refresh found no web page stored in the collection)" if request.refresh else ""
+        raise BadInputError(f"No input given: name files, folders or http(s) URLs to load{more}.")
     if roots is not None and len(inputs) > MAX_INPUTS:
         raise BadInputError(f"{len(inputs)} inputs in one request; at most {MAX_INPUTS}: name their folder instead.")
     crawl = _crawl_settings(request)
@@ -159,15 +166,31 @@ def plan_load(
     if urls and components.web_crawler is None:
         reason = components.web_crawler_error or "no web crawler is configured"
         raise NotReadyError(f"Cannot load URLs: {reason}")
-    collection = request.collection.strip() if request.collection and request.collection.strip() else None
+    if validators:
+        crawl["validators"] = validators
     return LoadPlan(
         request,
-        collection or components.vector_db.default_collection,
+        collection,
         paths,
         urls,
         roots,
         crawl,
     )
+
+
+def _refresh_validators(components: Components, request: LoadRequest, collection: str) -> dict[str, dict[str, str]]:
+    """With `refresh`: the collection's stored web pages and their validators (see web_sources)."""
+    if not request.refresh:
+        return {}
+    crawler = components.web_crawler
+    if crawler is None or "validators" not in getattr(getattr(crawler, "options", None), "__dataclass_fields__", {}):
+        name = type(crawler).__name__ if crawler is not None else "no crawler"
+        raise BadInputError(
+            f"--refresh needs the built-in HttpCrawler (conditional GET); the configured one is {name}."
+        )
+    from deepsearcher.offline_loading.web_sources import stored_web_validators
+
+    return stored_web_validators(components.vector_db, normalize_collection_name(collection))
 
 
 def file_loader_for(components: Components, request: LoadRequest | None = None) -> BaseLoader:

@@ -35,7 +35,9 @@ if TYPE_CHECKING:  # the loading pipeline (and its model stack) is imported only
 
 
 def load(
-    inputs: Annotated[list[str], typer.Argument(help="Files, folders (recursive) or http(s) URLs.")],
+    inputs: Annotated[
+        list[str] | None, typer.Argument(help="Files, folders (recursive) or http(s) URLs.", show_default=False)
+    ] = None,
     collection_name: Annotated[
         str | None,
         typer.Option(
@@ -88,6 +90,14 @@ def load(
             "(without it they are only named). Renamed files keep their stored vectors.",
         ),
     ] = False,
+    refresh: Annotated[
+        bool,
+        typer.Option(
+            "--refresh",
+            help="Also fetch again every web page stored in the collection, conditionally (ETag / "
+            "Last-Modified): pages not modified are skipped, changed ones replaced.",
+        ),
+    ] = False,
     show_all: Annotated[
         bool,
         typer.Option("--all", help="List every source in the summary (by default: only failed, skipped, changed)."),
@@ -100,7 +110,7 @@ def load(
 
     components = setup(config)
     request = LoadRequest(
-        list(inputs),
+        list(inputs or []),
         collection_name,
         collection_desc,
         force_new_collection,
@@ -112,6 +122,7 @@ def load(
         text_extensions=[part for item in extensions or [] for part in item.split(",") if part.strip()],
         text_key=text_key,
         sync=sync,
+        refresh=refresh,
     )
     progress = _progress(enabled=not as_json)
     try:

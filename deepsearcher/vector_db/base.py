@@ -264,6 +264,11 @@ class BaseVectorDB(metaclass=ContractMeta):
         a renamed file keeps its vectors. None when the store cannot: the file is embedded again."""
         return None
 
+    def source_metadata(self, collection: str | None, reference: str) -> dict[str, Any] | None:
+        """The metadata of one stored chunk of `reference` (a web page's ETag, ...), or None when
+        the store cannot read it back or holds no such source."""
+        return None
+
     def fit_index(self, collection: str | None = None) -> str | None:
         """Fit the collection's index to its size after a load (see Milvus); the index type
         declared now, or None when nothing changed (stores that choose no index: always)."""

@@ -834,6 +834,19 @@ class Milvus(BaseVectorDB):
         self._seal(name)
         return copied
 
+    def source_metadata(self, collection: str | None, reference: str) -> dict[str, Any] | None:
+        name = self._collection(collection)
+        self._require(name, "read a source")
+        with self._op("query", name):
+            rows = self._client().query(
+                name,
+                filter=f"{REFERENCE} == {quote(reference)}",
+                output_fields=[METADATA],
+                limit=1,
+                consistency_level=STRONG,
+            )
+        return dict(rows[0].get(METADATA) or {}) if rows else None
+
     def delete_ids(self, collection: str | None, ids: list[Any]) -> int:
         name = self._collection(collection)
         if not ids:
