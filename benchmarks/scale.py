@@ -41,6 +41,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -150,17 +151,27 @@ def tree_rss(pid: int) -> int:
     return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
 
 
-def measure(
-    kind: str,
-    n: int,
-    dim: int,
-    uri: str,
-    data_dir: str,
-    server_pid: int | None,
-    queries_n: int = QUERIES,
-    index_type: str = "AUTO",
-) -> dict:
+@dataclass(frozen=True)
+class Case:
+    """One store and size to measure, in a child process of its own."""
+
+    kind: str
+    n: int
+    dim: int
+    uri: str
+    #: Where the store keeps its files (its disk use is measured there).
+    data_dir: str
+    #: The server's process (its tree's RSS is measured); None for Milvus Lite, which runs in the child.
+    server_pid: int | None = None
+    queries: int = QUERIES
+    #: The store's index_type: AUTO (chosen by size) or FLAT.
+    index_type: str = "AUTO"
+
+
+def measure(case: Case) -> dict:
     """One store, one size: runs in a child process (see the module docstring)."""
+    kind, n, dim, uri, data_dir = case.kind, case.n, case.dim, case.uri, case.data_dir
+    server_pid, queries_n, index_type = case.server_pid, case.queries, case.index_type
     import numpy as np
     import psutil
 
@@ -275,9 +286,8 @@ def measure(
 
 
 def child(args: argparse.Namespace) -> None:
-    result = measure(
-        args.kind, args.n, args.dim, args.uri, args.data_dir, args.server_pid, args.queries, args.index_type
-    )
+    case = Case(args.kind, args.n, args.dim, args.uri, args.data_dir, args.server_pid, args.queries, args.index_type)
+    result = measure(case)
     print("RESULT " + json.dumps(result), flush=True)
 
 
@@ -286,17 +296,8 @@ def _kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def run_child(
-    kind: str,
-    n: int,
-    dim: int,
-    uri: str,
-    data_dir: str,
-    server_pid: int | None,
-    timeout: float,
-    queries: int = QUERIES,
-    index_type: str = "AUTO",
-) -> dict:
+def run_child(case: Case, timeout: float) -> dict:
+    kind, n = case.kind, case.n
     command = [
         sys.executable,
         __file__,
@@ -306,18 +307,18 @@ def run_child(
         "--n",
         str(n),
         "--dim",
-        str(dim),
+        str(case.dim),
         "--uri",
-        uri,
+        case.uri,
         "--data-dir",
-        data_dir,
+        case.data_dir,
         "--queries",
-        str(queries),
+        str(case.queries),
         "--index-type",
-        index_type,
+        case.index_type,
     ]
-    if server_pid:
-        command += ["--server-pid", str(server_pid)]
+    if case.server_pid:
+        command += ["--server-pid", str(case.server_pid)]
     deadline = time.monotonic() + timeout
     last_stage = "start"
     # Own process group: a child killed at the deadline takes any Milvus Lite helper with it.
@@ -416,19 +417,8 @@ def main() -> None:
         folder = os.path.join(args.keep_dir, f"{kind}-{n}") if args.keep_dir else tempfile.mkdtemp(prefix="scale-lite-")
         os.makedirs(folder, exist_ok=True)
         try:
-            rows.append(
-                run_child(
-                    kind,
-                    n,
-                    args.dim,
-                    os.path.join(folder, "milvus.db"),
-                    folder,
-                    None,
-                    args.timeout,
-                    args.queries,
-                    index_type,
-                )
-            )
+            uri = os.path.join(folder, "milvus.db")
+            rows.append(run_child(Case(kind, n, args.dim, uri, folder, None, args.queries, index_type), args.timeout))
         finally:
             if not args.keep_dir:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -438,18 +428,9 @@ def main() -> None:
 
         with Milvus235Server() as server:
             for n in sizes(args.server):
-                rows.append(
-                    run_child(
-                        "milvus-2.3.5-server",
-                        n,
-                        args.dim,
-                        server.uri,
-                        str(server.data_dir),
-                        server.process.pid,
-                        args.timeout,
-                        args.queries,
-                    )
-                )
+                pid = server.process.pid
+                case = Case("milvus-2.3.5-server", n, args.dim, server.uri, str(server.data_dir), pid, args.queries)
+                rows.append(run_child(case, args.timeout))
                 print(f"  done: milvus-2.3.5-server N={n}", flush=True)
     print()
     print_table(rows)
