@@ -157,10 +157,10 @@ class Case:
 
     kind: str
     n: int
-    dim: int
     uri: str
     #: Where the store keeps its files (its disk use is measured there).
-    data_dir: str
+    data_dir: str = ""
+    dim: int = 384
     #: The server's process (its tree's RSS is measured); None for Milvus Lite, which runs in the child.
     server_pid: int | None = None
     queries: int = QUERIES
@@ -286,7 +286,7 @@ def measure(case: Case) -> dict:
 
 
 def child(args: argparse.Namespace) -> None:
-    case = Case(args.kind, args.n, args.dim, args.uri, args.data_dir, args.server_pid, args.queries, args.index_type)
+    case = Case(args.kind, args.n, args.uri, args.data_dir, args.dim, args.server_pid, args.queries, args.index_type)
     result = measure(case)
     print("RESULT " + json.dumps(result), flush=True)
 
@@ -418,7 +418,7 @@ def main() -> None:
         os.makedirs(folder, exist_ok=True)
         try:
             uri = os.path.join(folder, "milvus.db")
-            rows.append(run_child(Case(kind, n, args.dim, uri, folder, None, args.queries, index_type), args.timeout))
+            rows.append(run_child(Case(kind, n, uri, folder, args.dim, None, args.queries, index_type), args.timeout))
         finally:
             if not args.keep_dir:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -429,7 +429,7 @@ def main() -> None:
         with Milvus235Server() as server:
             for n in sizes(args.server):
                 pid = server.process.pid
-                case = Case("milvus-2.3.5-server", n, args.dim, server.uri, str(server.data_dir), pid, args.queries)
+                case = Case("milvus-2.3.5-server", n, server.uri, str(server.data_dir), args.dim, pid, args.queries)
                 rows.append(run_child(case, args.timeout))
                 print(f"  done: milvus-2.3.5-server N={n}", flush=True)
     print()
