@@ -101,10 +101,10 @@ def _event_handler(queue: ChangeQueue) -> Any:
     return Handler()
 
 
-def change_lines(summary: LoadSummary) -> list[str]:
-    """One line per source that changed in the store (unchanged ones say nothing)."""
+def change_lines(summary: LoadSummary, quiet: set[str] | None = None) -> list[str]:
+    """One line per source that changed in the store (unchanged ones, and `quiet` ones, say nothing)."""
     lines = [f"renamed {old} -> {new}" for old, new in summary.renamed]
-    moved_to = {new for _, new in summary.renamed}
+    moved_to = {new for _, new in summary.renamed} | (quiet or set())
     moved_from = {old for old, _ in summary.renamed}
     words = {"loaded": "loaded", "replaced": "updated", "failed": "failed", "skipped": "skipped"}
     for item in summary.sources:
@@ -139,7 +139,7 @@ class FolderWatcher:
     def catch_up(self) -> LoadSummary:
         """A `load --sync` of the folders: what changed while nothing watched."""
         summary = load(self.components, LoadRequest(list(self.folders), self.collection, sync=True))
-        for line in change_lines(summary):
+        for line in change_lines(summary, quiet=set(summary.unsupported)):  # not every image at every start
             self.on_line(line)
         return summary
 
