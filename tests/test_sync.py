@@ -123,3 +123,31 @@ def test_sync_and_rename_on_the_milvus_servers(server: str, milvus_servers, docs
     }
     with components_for(config_file, skip=("llm",)).vector_db as store:
         store.clear_db(name)
+
+
+def test_a_sync_killed_mid_way_loses_nothing_on_rerun(docs: Path, config_file: Path) -> None:
+    """SIGKILL (the pipeline's crash hook) right after the first new batch is stored, in a load
+    --sync that also renames and deletes: the re-run ends where a clean load of the folder does.
+    Every load runs in its own process (this test's process never opens the database until the end)."""
+    import os
+    import subprocess
+    import sys
+
+    def run(*args: str, crash: str = "") -> subprocess.CompletedProcess:
+        code = "import sys; from deepsearcher.cli.main import run; sys.argv[0] = 'deepsearcher'; run()"
+        env = {**os.environ, "DEEPSEARCHER_CRASH_AT": crash}
+        command = [sys.executable, "-c", code, "load", str(docs), "-c", str(config_file), "--json", *args]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+    assert run().returncode == 0
+    (docs / "a.md").unlink()
+    (docs / "b.md").rename(docs / "lantern.md")
+    for index in range(3):
+        (docs / f"new{index}.md").write_text(f"# New {index}\n\nA new note, number {index}, about tides.\n")
+    assert run("--sync", "--batch-size", "1", crash="inserted:1").returncode == -9
+
+    rerun = run("--sync")
+    assert rerun.returncode == 0, rerun.stderr
+    assert json.loads(rerun.stdout)["gone"] == [str(docs / "a.md"), str(docs / "b.md")]
+    assert run("--collection", "clean").returncode == 0
+    assert stored(config_file) == stored(config_file, "clean")
