@@ -913,8 +913,13 @@ class Milvus(BaseVectorDB):
             return None
         index = self._client().prepare_index_params()
         index.add_index(EMBEDDING, index_type="HNSW", metric_type="COSINE", params=dict(lite.HNSW_BUILD_PARAMS))
-        with self._op("create_index", name):
+        try:
             self._client().create_index(name, index, sync=False)
+        except Exception as exc:  # e.g. a milvus-lite without faiss: the data is stored, search stays exact
+            if not _is_milvus_failure(exc):
+                raise
+            logger.warning("Collection '%s' keeps exact search: HNSW could not be declared (%s)", name, exc)
+            return None
         self._metrics.pop(name, None)
         return "HNSW"
 
