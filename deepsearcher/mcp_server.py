@@ -157,13 +157,15 @@ class DeepSearcherTools:
         description: str | None = None,
         max_depth: int = 0,
         max_pages: int | None = None,
+        sync: bool = False,
     ) -> dict[str, Any]:
         """Load files, folders (recursively) and http(s) URLs into `collection` (created when missing,
         with `description` for the router). Local paths must lie inside the server's allowed roots.
         Unchanged sources are skipped; every failed input is listed with its reason.
-        max_depth/max_pages bound crawling from URLs."""
+        max_depth/max_pages bound crawling from URLs. Stored sources under a given folder that it no
+        longer holds are listed in `gone`; with sync=true they are removed."""
         components = self.components
-        request = LoadRequest(inputs, collection, description, max_depth=max_depth, max_pages=max_pages)
+        request = LoadRequest(inputs, collection, description, max_depth=max_depth, max_pages=max_pages, sync=sync)
         summary = load(components, request, roots=allowed_roots(components.config))
         data = summary.to_dict()
         return {
@@ -175,6 +177,9 @@ class DeepSearcherTools:
             "unsupported": data["unsupported"],
             "failed": [{"source": f["source"], "reason": f["reason"]} for f in data["failed"]],
             "chunks_inserted": data["chunks_inserted"],
+            "gone": data["gone"],
+            "removed_gone": data["removed_gone"],
+            "renamed": data["renamed"],
             "seconds": round(data["seconds"], 3),
         }
 

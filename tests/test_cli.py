@@ -150,7 +150,7 @@ def test_help_speaks_the_users_words_and_every_command_takes_collection() -> Non
         assert not re.search(r"<(list\[|str>|int>|bool>|float>|path>)|\{\w+\}", shown.output), shown.output
         if command[0] in ("load", "search", "query", "delete"):
             assert "--collection,--collection-name" in shown.output
-    assert "Usage: root load [OPTIONS] INPUTS..." in runner.invoke(app, ["load", "--help"]).output.replace(
+    assert "Usage: root load [OPTIONS] [INPUTS]..." in runner.invoke(app, ["load", "--help"]).output.replace(
         "deepsearcher", "root"
     )
 

@@ -361,8 +361,8 @@ def test_unreachable_server_names_the_uri():
 def test_a_half_written_vector_index_is_rebuilt_not_fatal(milvus_uri, embedding, caplog, kept):
     """A process killed while Milvus Lite wrote an index sidecar leaves it truncated (seen in the
     SIGKILL sweep; an empty file is what CI's sweep left); the next open rebuilds it from the
-    stored vectors instead of failing forever."""
-    db = Milvus(uri=milvus_uri)
+    stored vectors instead of failing forever. (A declared index: index_type AUTO writes none while small.)"""
+    db = Milvus(uri=milvus_uri, index_type="FLAT")
     db.init_collection(embedding.dimension, "torn", embedding_model=MODEL)
     db.insert_data("torn", make_chunks(embedding, [TARGET, *DISTRACTORS]))
     before = [hit.text for hit in db.search_data("torn", embedding.embed_query(QUERY), top_k=3)]
@@ -373,7 +373,7 @@ def test_a_half_written_vector_index_is_rebuilt_not_fatal(milvus_uri, embedding,
         content = sidecar.read_bytes()
         sidecar.write_bytes(content[: int(len(content) * kept)])  # what a kill mid-write leaves
 
-    reopened = Milvus(uri=milvus_uri)
+    reopened = Milvus(uri=milvus_uri, index_type="FLAT")
     try:
         with caplog.at_level("WARNING", logger="deepsearcher.vector_db.milvus"):
             hits = reopened.search_data("torn", embedding.embed_query(QUERY), top_k=3)

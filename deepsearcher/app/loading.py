@@ -31,18 +31,30 @@ from deepsearcher.loader.file_loader.text_detection import WithTextFiles
 from deepsearcher.offline_loading.parse_worker import ProcessParser
 from deepsearcher.offline_loading.pipeline import IngestionPipeline, ProgressCallback
 from deepsearcher.offline_loading.sources import LoadedSource, iter_file_entries
-from deepsearcher.offline_loading.summary import LoadSummary
+from deepsearcher.offline_loading.summary import NOTHING_LOADED, LoadSummary
+from deepsearcher.offline_loading.sync import (
+    Fingerprinter,
+    SyncPlan,
+    apply_moves,
+    folder_prefixes,
+    plan_sync,
+    remove_sources,
+)
 from deepsearcher.types.errors import BadInputError, NotReadyError
+from deepsearcher.utils.names import safe_reference
+from deepsearcher.vector_db.base import normalize_collection_name
 
 __all__ = [
     "LoadPlan",
     "LoadRequest",
+    "changes_plan",
     "check_url",
     "load",
     "pipeline_for",
     "plan_load",
     "run_load",
     "split_inputs",
+    "sync_changes",
 ]
 
 #: Crawl depth a request may ask for (each level multiplies the pages fetched).
@@ -69,6 +81,10 @@ class LoadRequest:
     text_extensions: list[str] = field(default_factory=list)
     #: The JSON / JSONL field holding each record's text, for this load.
     text_key: str | None = None
+    #: Remove stored sources under the given folders that they no longer hold (else: only named).
+    sync: bool = False
+    #: Fetch the collection's stored web pages again, conditionally (ETag / Last-Modified).
+    refresh: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,8 +152,13 @@ def plan_load(
 ) -> LoadPlan:
     """The checked request, or the error saying what is wrong with it (nothing read yet)."""
     inputs = [item.strip() for item in request.inputs if item and item.strip()]
+    collection = request.collection.strip() if request.collection and request.collection.strip() else None
+    collection = collection or components.vector_db.default_collection
+    validators = _refresh_validators(components, request, collection)
+    inputs += [url for url in validators if url not in inputs]
     if not inputs:
-        raise BadInputError("No input given: name files, folders or http(s) URLs to load.")
+        more = " (--refresh found no web page stored in the collection)" if request.refresh else ""
+        raise BadInputError(f"No input given: name files, folders or http(s) URLs to load{more}.")
     if roots is not None and len(inputs) > MAX_INPUTS:
         raise BadInputError(f"{len(inputs)} inputs in one request; at most {MAX_INPUTS}: name their folder instead.")
     crawl = _crawl_settings(request)
@@ -145,15 +166,31 @@ def plan_load(
     if urls and components.web_crawler is None:
         reason = components.web_crawler_error or "no web crawler is configured"
         raise NotReadyError(f"Cannot load URLs: {reason}")
-    collection = request.collection.strip() if request.collection and request.collection.strip() else None
+    if validators:
+        crawl["validators"] = validators
     return LoadPlan(
         request,
-        collection or components.vector_db.default_collection,
+        collection,
         paths,
         urls,
         roots,
         crawl,
     )
+
+
+def _refresh_validators(components: Components, request: LoadRequest, collection: str) -> dict[str, dict[str, str]]:
+    """With `refresh`: the collection's stored web pages and their validators (see web_sources)."""
+    if not request.refresh:
+        return {}
+    crawler = components.web_crawler
+    if crawler is None or "validators" not in getattr(getattr(crawler, "options", None), "__dataclass_fields__", {}):
+        name = type(crawler).__name__ if crawler is not None else "no crawler"
+        raise BadInputError(
+            f"--refresh needs the built-in HttpCrawler (conditional GET); the configured one is {name}."
+        )
+    from deepsearcher.offline_loading.web_sources import stored_web_validators
+
+    return stored_web_validators(components.vector_db, normalize_collection_name(collection))
 
 
 def file_loader_for(components: Components, request: LoadRequest | None = None) -> BaseLoader:
@@ -209,10 +246,13 @@ def sources_of(
     plan: LoadPlan,
     on_progress: ProgressCallback | None = None,
     loader: BaseLoader | None = None,
+    entries: list[LoadedSource] | None = None,
 ) -> Iterator[LoadedSource]:
-    """The plan's files, then the pages crawled from its URLs; `on_progress` hears "counted"
-    with the number of files once they are listed (URLs add pages as the crawl finds them)."""
-    entries = file_entries_of(plan, loader or file_loader_for(components, plan.request))
+    """The plan's files (`entries` when already listed), then the pages crawled from its URLs;
+    `on_progress` hears "counted" with the number of files once they are listed (URLs add
+    pages as the crawl finds them)."""
+    if entries is None:
+        entries = file_entries_of(plan, loader or file_loader_for(components, plan.request))
     if on_progress is not None:
         on_progress("counted", {"files": len(entries), "more": bool(plan.urls)})
     yield from entries
@@ -222,8 +262,71 @@ def sources_of(
         yield from iter_web_sources(components.require_web_crawler(), plan.urls, **plan.crawl)
 
 
-def run_load(components: Components, plan: LoadPlan, on_progress: ProgressCallback | None = None) -> LoadSummary:
-    """The pipeline over the plan's sources; the caller holds the collection's write lock."""
+def _plan_sync(
+    components: Components,
+    plan: LoadPlan,
+    entries: list[LoadedSource],
+    pipeline: IngestionPipeline,
+    removed: list[str] | None = None,
+) -> SyncPlan:
+    """What the given folders lost since they were stored, and which new files are those renamed.
+    `removed`: paths known to be gone (a watcher's events): the stored sources at or under them
+    are the gone ones, whatever folders were given."""
+    if plan.request.force_new_collection:
+        return SyncPlan()
+    if removed is None:
+        prefixes = folder_prefixes(plan.paths)
+        if not prefixes:
+            return SyncPlan()
+        known = components.vector_db.list_sources(plan.collection)
+    else:
+        if not removed:
+            return SyncPlan()
+        prefixes = [""]
+        scope = [safe_reference(os.path.abspath(path)).rstrip(os.sep) for path in removed]
+        known = {
+            reference: record
+            for reference, record in components.vector_db.list_sources(plan.collection).items()
+            if any(reference == path or reference.startswith(path + os.sep) for path in scope)
+        }
+    chunking = (pipeline.chunk_size, pipeline.chunk_overlap, pipeline.window_size)
+    parser = pipeline.parser
+    fingerprint = Fingerprinter(getattr(parser, "loader", None), chunking, getattr(parser, "budget", None))
+    return plan_sync(known, prefixes, entries, fingerprint)
+
+
+def _drop_if_empty(components: Components, collection: str) -> None:
+    """A collection this load created and stored nothing in is dropped: a failed first load
+    leaves no empty collection behind to be listed, routed to and searched."""
+    store = components.vector_db
+    if store.has_collection(collection) and not store.has_documents(collection):
+        store.clear_db(collection)
+
+
+def _note_sync(summary: LoadSummary, sync: SyncPlan, moved: list[tuple[str, str]], removed: bool) -> None:
+    summary.gone = list(sync.gone)
+    summary.removed_gone = removed and bool(sync.gone)
+    summary.renamed = [[old, new] for old, new in moved]
+    if summary.removed_gone and NOTHING_LOADED in summary.warnings:
+        summary.warnings.remove(NOTHING_LOADED)  # removing what is gone is what this load had to do
+    renamed_from = {new: old for old, new in moved}
+    for outcome in summary.sources:
+        if outcome.source in renamed_from:
+            outcome.reason = f"renamed from {renamed_from[outcome.source]}: its stored vectors were kept"
+
+
+def run_load(
+    components: Components,
+    plan: LoadPlan,
+    on_progress: ProgressCallback | None = None,
+    removed: list[str] | None = None,
+) -> LoadSummary:
+    """The pipeline over the plan's sources; the caller holds the collection's write lock.
+
+    Before it: renamed files get their stored rows copied (`offline_loading.sync`). After it:
+    with `sync`, sources gone from the given folders are removed. A collection this load
+    created is dropped again when nothing was stored in it (also when the load is stopped).
+    `removed`: see `_plan_sync` (the watcher's deleted paths)."""
     request = plan.request
     loader = file_loader_for(components, request)
     pipeline = pipeline_for(
@@ -234,12 +337,26 @@ def run_load(components: Components, plan: LoadPlan, on_progress: ProgressCallba
         on_progress,
         file_loader=loader,
     )
-    return pipeline.run(
-        sources_of(components, plan, on_progress, loader),
-        collection_name=plan.collection,
-        collection_description=request.description or "",
-        force_new_collection=request.force_new_collection,
-    )
+    existed = components.vector_db.has_collection(plan.collection)
+    entries = file_entries_of(plan, loader)
+    sync = _plan_sync(components, plan, entries, pipeline, removed) if existed else SyncPlan()
+    try:
+        moved = apply_moves(components.vector_db, plan.collection, sync.moves)
+        summary = pipeline.run(
+            sources_of(components, plan, on_progress, loader, entries),
+            collection_name=plan.collection,
+            collection_description=request.description or "",
+            force_new_collection=request.force_new_collection,
+        )
+        if request.sync and sync.gone:
+            remove_sources(components.vector_db, plan.collection, sync.gone)
+        if summary.worked:
+            summary.index_declared = components.vector_db.fit_index(plan.collection) or ""
+    finally:
+        if not existed:
+            _drop_if_empty(components, plan.collection)
+    _note_sync(summary, sync, moved, request.sync)
+    return summary
 
 
 def load(
@@ -252,3 +369,24 @@ def load(
     plan = plan_load(components, request, roots)
     with collection_lock(plan.collection):
         return run_load(components, plan, on_progress)
+
+
+def changes_plan(components: Components, collection: str | None, changed: list[str]) -> LoadPlan:
+    """The plan loading `changed` paths (a watcher's settled files and folders) with sync on."""
+    request = LoadRequest(list(changed), collection, sync=True)
+    name = normalize_collection_name(collection) if collection else components.vector_db.default_collection
+    return LoadPlan(request, name, list(changed), [])
+
+
+def sync_changes(
+    components: Components,
+    collection: str | None,
+    changed: list[str],
+    removed: list[str],
+) -> LoadSummary:
+    """Bring a collection up to date with paths a watcher saw change: `changed` files and folders
+    are loaded (unchanged ones skipped), stored sources at or under `removed` paths are deleted,
+    and a removed file that reappears elsewhere with the same bytes keeps its vectors."""
+    plan = changes_plan(components, collection, changed)
+    with collection_lock(plan.collection):
+        return run_load(components, plan, removed=list(removed))

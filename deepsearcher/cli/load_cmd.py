@@ -35,7 +35,9 @@ if TYPE_CHECKING:  # the loading pipeline (and its model stack) is imported only
 
 
 def load(
-    inputs: Annotated[list[str], typer.Argument(help="Files, folders (recursive) or http(s) URLs.")],
+    inputs: Annotated[
+        list[str] | None, typer.Argument(help="Files, folders (recursive) or http(s) URLs.", show_default=False)
+    ] = None,
     collection_name: Annotated[
         str | None,
         typer.Option(
@@ -80,6 +82,22 @@ def load(
         str | None,
         typer.Option("--text-key", help="The JSON / JSONL field holding each record's text (default: text)."),
     ] = None,
+    sync: Annotated[
+        bool,
+        typer.Option(
+            "--sync",
+            help="Also remove stored sources under the given folders that no longer exist there "
+            "(without it they are only named). Renamed files keep their stored vectors.",
+        ),
+    ] = False,
+    refresh: Annotated[
+        bool,
+        typer.Option(
+            "--refresh",
+            help="Also fetch again every web page stored in the collection, conditionally (ETag / "
+            "Last-Modified): pages not modified are skipped, changed ones replaced.",
+        ),
+    ] = False,
     show_all: Annotated[
         bool,
         typer.Option("--all", help="List every source in the summary (by default: only failed, skipped, changed)."),
@@ -92,7 +110,7 @@ def load(
 
     components = setup(config)
     request = LoadRequest(
-        list(inputs),
+        list(inputs or []),
         collection_name,
         collection_desc,
         force_new_collection,
@@ -103,9 +121,16 @@ def load(
         max_pages=max_pages,
         text_extensions=[part for item in extensions or [] for part in item.split(",") if part.strip()],
         text_key=text_key,
+        sync=sync,
+        refresh=refresh,
     )
-    with handle_errors(), _progress(enabled=not as_json) as on_progress:
-        summary = load(components, request, on_progress=on_progress)
+    progress = _progress(enabled=not as_json)
+    try:
+        with handle_errors(), progress as on_progress:
+            summary = load(components, request, on_progress=on_progress)
+    except KeyboardInterrupt:
+        err_console.print(progress.interrupted_line(request.collection), highlight=False, soft_wrap=True)
+        raise typer.Exit(code=130) from None
     if as_json:
         print_json(summary.to_dict())
     else:
@@ -164,6 +189,16 @@ class _progress:
         self.sources = self.progress.add_task("sources", total=None, eta=True)
         self.chunks = self.progress.add_task("chunks embedded", total=None)
         self.chunk_total = 0
+        self.sources_done = 0
+        self.chunks_embedded = 0
+
+    def interrupted_line(self, collection: str | None) -> str:
+        """The one line a stopped load ends with: how far it came, and that re-running resumes."""
+        where = f"'{escape(collection)}'" if collection else "the collection"
+        return (
+            f"[yellow]Stopped.[/] {self.sources_done} source(s) done and {self.chunks_embedded} chunk(s) embedded "
+            f"into {where} are kept; run the same command again to resume (stored chunks are not embedded again)."
+        )
 
     def __enter__(self):
         if not self.enabled:
@@ -176,6 +211,10 @@ class _progress:
             self.progress.stop()
 
     def on_event(self, event: str, info: dict) -> None:
+        if event in ("source", "skipped", "failed", "unsupported"):
+            self.sources_done += 1
+        elif event == "embedded":
+            self.chunks_embedded += info["chunks"]
         if event == "counted":
             self.progress.update(self.sources, total=None if info.get("more") else info["files"])
         if event == "failed":
@@ -228,13 +267,21 @@ def _print_summary(summary: LoadSummary, show_all: bool = False) -> None:
     hidden = len(summary.sources) - len(listed)
     if hidden:
         console.print(f"[dim]{hidden} loaded or unchanged source(s) not listed: --all lists every source.[/]")
-    table = Table(title=f"Loaded into '{escape(summary.collection)}'", show_header=False)
+    title = f"Loaded into '{escape(summary.collection)}'" if summary.worked else "Nothing was stored"
+    table = Table(title=title, show_header=False)
     table.add_row("sources loaded", str(len(summary.loaded)))
     table.add_row("sources replaced (changed)", str(len(summary.replaced)))
     table.add_row("skipped (unchanged)", str(len(summary.skipped_unchanged)))
     table.add_row("skipped (unsupported type)", str(len(summary.unsupported)))
     table.add_row("skipped (other reasons)", str(len(summary.skipped) - len(summary.unsupported)))
     table.add_row("failed", str(len(summary.failed)))
+    if summary.renamed:
+        table.add_row("renamed (stored vectors kept)", str(len(summary.renamed)))
+    if summary.gone:
+        table.add_row(
+            "removed (gone from the folder)" if summary.removed_gone else "gone from the folder, still stored",
+            str(len(summary.gone)),
+        )
     if summary.changed:
         table.add_row("changed while being read", str(len(summary.changed)))
     table.add_row("chunks inserted", str(summary.chunks_inserted))
@@ -247,14 +294,38 @@ def _print_summary(summary: LoadSummary, show_all: bool = False) -> None:
         table.add_row("chunks kept from an interrupted load", str(summary.chunks_kept))
     if summary.duplicates_removed:
         table.add_row("duplicate chunks removed", str(summary.duplicates_removed))
+    if summary.index_declared:
+        table.add_row("index (the collection grew past exact search)", summary.index_declared)
     table.add_row("time", f"{summary.seconds:.1f} s")
     console.print(table)
+    _print_gone(summary)
     for warning in summary.warnings:
         err_console.print(f"[yellow]Warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
     if summary.changed:
         err_console.print(
             f"[yellow]Warning:[/] {len(summary.changed)} file(s) changed while being read (listed above): "
             "each was loaded as it was when opened; load them again once they are complete.",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _print_gone(summary: LoadSummary) -> None:
+    """Name the stored sources whose files are gone: removed with --sync, else still searchable."""
+    if not summary.gone:
+        return
+    names = ", ".join(escape(shown(reference)) for reference in summary.gone[:10])
+    more = f" and {len(summary.gone) - 10} more" if len(summary.gone) > 10 else ""
+    if summary.removed_gone:
+        console.print(
+            f"Removed {len(summary.gone)} stored source(s) that no longer exist: {names}{more}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    else:
+        err_console.print(
+            f"[yellow]Note:[/] {len(summary.gone)} stored source(s) no longer exist under the loaded folder(s) "
+            f"and are still searchable: {names}{more}; --sync removes them.",
             highlight=False,
             soft_wrap=True,
         )

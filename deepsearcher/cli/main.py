@@ -22,6 +22,7 @@ from deepsearcher.cli.query_cmd import query  # noqa: E402
 from deepsearcher.cli.search_cmd import search  # noqa: E402
 from deepsearcher.cli.serve_cmd import serve  # noqa: E402
 from deepsearcher.cli.upstream_argv import CompatTyper  # noqa: E402
+from deepsearcher.cli.watch_cmd import watch  # noqa: E402
 from deepsearcher.cli.web_cache_cmd import web_cache  # noqa: E402
 
 help_text.install()
@@ -40,6 +41,7 @@ app.command()(agents)
 app.command("eval")(eval_command)
 app.command()(serve)
 app.command("mcp")(mcp_command)
+app.command()(watch)
 app.add_typer(collections_app, name="collections")
 app.command("web-cache")(web_cache)
 

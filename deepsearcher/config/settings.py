@@ -26,7 +26,7 @@ BUDGET_KEYS = (
     "max_text_chars",
     "max_parse_memory_mb",
 )
-LOAD_KEYS = ("chunk_size", "chunk_overlap", "batch_size", "window_size", "text_extensions", *BUDGET_KEYS)
+LOAD_KEYS = ("chunk_size", "chunk_overlap", "batch_size", "window_size", "text_extensions", "watch", *BUDGET_KEYS)
 _ENV_PATTERN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -204,10 +204,26 @@ def _validate(data: dict[str, Any], source: str) -> None:
             f"'load_settings.text_extensions'{where} must be a list of file extensions such as [py, cfg], "
             f"got {extensions!r}."
         )
+    _validate_watch(load.get("watch"), where)
     query = data.get("query_settings") or {}
     if "agent" in query and not isinstance(query["agent"], str):
         # the name itself is checked against the registered agents when they are built
         raise ConfigurationError(f"'query_settings.agent'{where} must be an agent name, got {query['agent']!r}.")
+
+
+def _validate_watch(watch: Any, where: str) -> None:
+    """`load_settings.watch`: folders the server keeps in sync, each a path or {path, collection}."""
+    if watch is None:
+        return
+    entries = watch if isinstance(watch, list) else [None]
+    for entry in entries:
+        path = entry.get("path") if isinstance(entry, dict) else entry
+        extra = set(entry) - {"path", "collection"} if isinstance(entry, dict) else set()
+        if not isinstance(path, str) or not path.strip() or extra:
+            raise ConfigurationError(
+                f"'load_settings.watch'{where} must be a list of folders, each a path or a mapping with "
+                f"'path' and optionally 'collection', got {watch!r}."
+            )
 
 
 def _validate_section(data: dict[str, Any], section: str, allowed: tuple[str, ...], where: str) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import signal
 import socket
 import subprocess
 import sys
@@ -67,6 +68,9 @@ def _serve(connection: Connection) -> None:
     from deepsearcher.utils.logfile import route_child_logs
 
     route_child_logs()  # pypdf's warnings must not land in the parent's progress bar
+    # Ctrl-C reaches the whole process group: the parent stops this worker (closing the pipe ends
+    # the loop below), so the worker itself must not die mid-recv with a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     pickled_loader, budget = connection.recv()
     _cap_memory(budget.max_parse_memory_mb)
     try:

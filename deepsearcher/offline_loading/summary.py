@@ -65,6 +65,14 @@ class LoadSummary:
     #: Stored rows removed because they were copies (a crash can store a batch twice) or
     #: belonged to no current chunk.
     duplicates_removed: int = 0
+    #: Stored sources under a loaded folder that it no longer holds (removed when `removed_gone`).
+    gone: list[str] = field(default_factory=list)
+    #: True when the load was asked to sync: the `gone` sources were removed from the store.
+    removed_gone: bool = False
+    #: [old reference, new reference] of files found renamed: their stored vectors were moved.
+    renamed: list[list[str]] = field(default_factory=list)
+    #: The index the collection got after this load because it grew past a size ("HNSW"), if any.
+    index_declared: str = ""
     seconds: float = 0.0
 
     @property
@@ -76,7 +84,7 @@ class LoadSummary:
     @property
     def worked(self) -> bool:
         """Whether any source is now in the store (loaded, replaced or already there)."""
-        return bool(self.loaded or self.replaced or self.skipped_unchanged)
+        return bool(self.loaded or self.replaced or self.skipped_unchanged or self.renamed or self.removed_gone)
 
     def add(self, source: str, outcome: str, reason: str = "", fatal: bool = True, limit: str | None = None) -> None:
         """Record what happened to `source` (one of OUTCOMES)."""

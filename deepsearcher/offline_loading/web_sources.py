@@ -14,6 +14,7 @@ from deepsearcher.loader.web_crawler._urls import url_key
 from deepsearcher.loader.web_crawler.base import BaseCrawler, CrawlFailure, CrawlSkip
 from deepsearcher.offline_loading.sources import LoadedSource
 from deepsearcher.types import Document
+from deepsearcher.vector_db.base import BaseVectorDB
 
 
 def _key(url: str) -> str:
@@ -45,3 +46,23 @@ def iter_web_sources(crawler: BaseCrawler, urls: list[str], **crawl_kwargs: Any)
             yield LoadedSource(item.url, skip_reason=item.reason)
     if current is not None:
         yield current
+
+
+def is_web_reference(reference: str) -> bool:
+    return reference.lower().startswith(("http://", "https://"))
+
+
+def stored_web_validators(vector_db: BaseVectorDB, collection: str) -> dict[str, dict[str, str]]:
+    """Each web page stored in `collection` with the validators its server sent (ETag,
+    Last-Modified; empty when it sent none): what `load --refresh` fetches again, conditionally."""
+    if not vector_db.has_collection(collection):
+        return {}
+    validators: dict[str, dict[str, str]] = {}
+    for reference in vector_db.list_sources(collection):
+        if not is_web_reference(reference):
+            continue
+        metadata = vector_db.source_metadata(collection, reference) or {}
+        validators[reference] = {
+            key: str(metadata[key]) for key in ("etag", "last_modified") if isinstance(metadata.get(key), str)
+        }
+    return validators

@@ -80,6 +80,18 @@ def _stop_jobs_on_sigterm(jobs: JobManager) -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
+def _start_watches(state: ServerState) -> Any:
+    """Follow the folders of `load_settings.watch`, if any (each batch of changes runs as a job)."""
+    from deepsearcher.server.watching import ServerWatches, watch_entries
+
+    entries = watch_entries(state.current().load_settings)
+    if not entries:
+        return None
+    watches = ServerWatches(state, entries)
+    watches.start()
+    return watches
+
+
 def create_app(config: Configuration | None = None) -> FastAPI:
     """The application for `config` (default: the built-in defaults).
 
@@ -99,6 +111,7 @@ def create_app(config: Configuration | None = None) -> FastAPI:
             db_path=state.settings.resolved_data_dir() / "jobs.sqlite",
         )
         _stop_jobs_on_sigterm(state.jobs)
+        watches = _start_watches(state)
         state.ready = True
         if state.components.llm is None:
             logger.warning(
@@ -109,6 +122,8 @@ def create_app(config: Configuration | None = None) -> FastAPI:
             yield
         finally:
             state.ready = False
+            if watches is not None:
+                await asyncio.to_thread(watches.stop)
             await asyncio.to_thread(state.jobs.shutdown)
             await asyncio.to_thread(state.builder.close)
 

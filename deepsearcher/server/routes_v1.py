@@ -270,6 +270,11 @@ class LoadRequest(BaseModel):
     max_depth: int | None = Field(None, ge=0, le=10, description="Follow links this many levels from each URL.")
     max_pages: int | None = Field(None, ge=1, le=10000, description="Stop crawling after this many pages.")
     batch_size: int | None = Field(None, ge=1, le=4096, description="Chunks embedded per batch.")
+    sync: bool = Field(
+        False,
+        description="Also remove stored sources under the given folders that no longer exist there "
+        "(without it they are only named in the job's summary, as `gone`).",
+    )
 
 
 @router.post("/load", status_code=202, summary="Load server paths and URLs in a background job.")
@@ -287,6 +292,7 @@ async def load(
         batch_size=body.batch_size,
         max_depth=body.max_depth or 0,
         max_pages=body.max_pages,
+        sync=body.sync,
     )
     plan = await services.in_thread(services.plan_load, state, principal, load_request)  # resolves paths: blocks
     job = services.submit_load(state, principal, "load", plan)

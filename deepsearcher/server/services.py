@@ -74,6 +74,7 @@ def submit_load(state: ServerState, principal: Principal, kind: str, plan: LoadP
         "force_new_collection": request.force_new_collection,
         "batch_size": request.batch_size,
         "crawl": dict(plan.crawl),
+        "sync": request.sync,
     }
     work = load_work(state, plan.collection, spec)
     return state.job_manager().submit(kind, plan.collection, plan.inputs, work, owner=principal.label, spec=spec)
@@ -89,6 +90,7 @@ def load_work(
         spec.get("description"),
         bool(spec.get("force_new_collection")) and not resuming,
         batch_size=spec.get("batch_size"),
+        sync=bool(spec.get("sync")),
     )
     paths = [Path(path) for path in spec["paths"]]
     plan = LoadPlan(

@@ -297,6 +297,21 @@ class BaseVectorDB(metaclass=ContractMeta):
         """Remove rows by store id (every copy of a duplicated id); returns how many ids were given."""
         raise NotImplementedError(f"{type(self).__name__} cannot delete rows by id")
 
+    def copy_source(self, collection: str | None, source: str, target: str) -> int | None:
+        """Store a copy of every row of `source` (vectors included) under the reference `target`:
+        a renamed file keeps its vectors. None when the store cannot: the file is embedded again."""
+        return None
+
+    def source_metadata(self, collection: str | None, reference: str) -> dict[str, Any] | None:
+        """The metadata of one stored chunk of `reference` (a web page's ETag, ...), or None when
+        the store cannot read it back or holds no such source."""
+        return None
+
+    def fit_index(self, collection: str | None = None) -> str | None:
+        """Fit the collection's index to its size after a load (see Milvus); the index type
+        declared now, or None when nothing changed (stores that choose no index: always)."""
+        return None
+
     def get_collection_info(self, collection: str | None) -> CollectionInfo | None:
         """Name, description, dimension and embedding model of one collection, or None."""
         name = self._collection(collection)

@@ -295,12 +295,13 @@ class Milvus(BaseVectorDB):
         analyzer: str | dict[str, Any] = "default",
         rrf_k: int = 10,
         candidates_per_side: int | None = 100,
-        index_type: str = "FLAT",
+        index_type: str = lite.AUTO_INDEX,
         ranker: str = "weighted",
         weights: tuple[float, float] | list[float] = (0.6, 0.4),
         index_params: dict[str, Any] | None = None,
         return_embedding: bool = False,
         search_consistency: str | None = SESSION,
+        index_switch_rows: int = lite.HNSW_SWITCH_ROWS,
         **kwargs: Any,
     ) -> None:
         super().__init__(default_collection)
@@ -320,6 +321,8 @@ class Milvus(BaseVectorDB):
         self.candidates_per_side = int(candidates_per_side) if candidates_per_side else None
         self.index_type = str(index_type).upper()
         self.index_params = dict(index_params or {})
+        #: index_type AUTO on Milvus Lite: rows from which a collection's dense index is HNSW (see fit_index).
+        self.index_switch_rows = int(index_switch_rows)
         if ranker not in RANKERS:
             raise ConfigurationError(
                 f"Unknown Milvus ranker '{ranker}' (vector_db.config.ranker). Allowed values: {', '.join(RANKERS)}."
@@ -604,12 +607,14 @@ class Milvus(BaseVectorDB):
         schema.add_field(SOURCE_CHUNKS, pm.DataType.INT64)
         schema.add_field(METADATA, pm.DataType.JSON)
         index = self._client().prepare_index_params()
-        index.add_index(
-            EMBEDDING,
-            index_type=self.index_type,
-            metric_type="COSINE",
-            params=self.index_params,
-        )
+        dense_index = lite.dense_index_at_creation(self.index_type, self.is_lite)
+        if dense_index is not None:
+            index.add_index(
+                EMBEDDING,
+                index_type=dense_index,
+                metric_type="COSINE",
+                params=self.index_params,
+            )
         if bm25:
             schema.add_function(
                 pm.Function(
@@ -649,8 +654,9 @@ class Milvus(BaseVectorDB):
         # Indexes on an empty collection are ready at once; sync=False skips pymilvus's
         # wait, which calls AllocTimestamp, an RPC Milvus Lite does not implement (it
         # logs a traceback for it).
-        with self._op("create_index", name):
-            self._client().create_index(name, index, sync=False)
+        if len(index):
+            with self._op("create_index", name):
+                self._client().create_index(name, index, sync=False)
         if PROP_DIM not in (self._describe(name).get("properties") or {}):  # dropped by this server
             self._meta_table().write(name, description, embedding_model, dim)
         self._fields.pop(name, None)
@@ -802,6 +808,45 @@ class Milvus(BaseVectorDB):
                 iterator.close()
         return rows
 
+    def copy_source(self, collection: str | None, source: str, target: str) -> int | None:
+        """Every row of `source` inserted again under `target` (the BM25 field is computed by
+        Milvus from the copied index text); returns the rows copied."""
+        name = self._collection(collection)
+        self._require(name, "copy a source")
+        fields = sorted(self._field_names(name) - {PK, SPARSE})
+        copied = 0
+        with self._op("query_iterator", name):
+            iterator = self._client().query_iterator(
+                name,
+                batch_size=256,
+                filter=f"{REFERENCE} == {quote(source)}",
+                output_fields=fields,
+                consistency_level=STRONG,
+            )
+            try:
+                while batch := iterator.next():
+                    rows = [_renamed_row(row, fields, source, target) for row in batch]
+                    with self._op("insert", name):
+                        self._client().insert(name, rows)
+                    copied += len(rows)
+            finally:
+                iterator.close()
+        self._seal(name)
+        return copied
+
+    def source_metadata(self, collection: str | None, reference: str) -> dict[str, Any] | None:
+        name = self._collection(collection)
+        self._require(name, "read a source")
+        with self._op("query", name):
+            rows = self._client().query(
+                name,
+                filter=f"{REFERENCE} == {quote(reference)}",
+                output_fields=[METADATA],
+                limit=1,
+                consistency_level=STRONG,
+            )
+        return dict(rows[0].get(METADATA) or {}) if rows else None
+
     def delete_ids(self, collection: str | None, ids: list[Any]) -> int:
         name = self._collection(collection)
         if not ids:
@@ -844,6 +889,40 @@ class Milvus(BaseVectorDB):
 
     # ------------------------------------------------------------------ search
 
+    def dense_index(self, collection: str | None = None) -> str:
+        """The index type of the collection's dense field ("none": each segment searched exactly)."""
+        name = self._collection(collection)
+        self._require(name, "describe the index")
+        with self._op("describe_index", name):
+            indexes = self._client().list_indexes(name, field_name=EMBEDDING)
+            described = self._client().describe_index(name, indexes[0]) if indexes else {}
+        return str(described.get("index_type") or "none").upper()
+
+    def fit_index(self, collection: str | None = None) -> str | None:
+        """On Milvus Lite under index_type AUTO, declare the HNSW index once the collection holds
+        `index_switch_rows` rows; returns "HNSW" when declared now, else None.
+
+        Declared on a loaded collection, Milvus Lite builds each segment's graph in turn while
+        searches go on (a segment without its graph yet is searched exactly), writes the graphs
+        beside the segments (a reopen loads them, not rebuilds them) and builds one for each
+        segment written later. The caller holds the collection's write lock."""
+        if not lite.switches_by_size(self.index_type, self.is_lite):
+            return None
+        name = self._collection(collection)
+        if self.dense_index(name) != "NONE" or self.count(name) < self.index_switch_rows:
+            return None
+        index = self._client().prepare_index_params()
+        index.add_index(EMBEDDING, index_type="HNSW", metric_type="COSINE", params=dict(lite.HNSW_BUILD_PARAMS))
+        try:
+            self._client().create_index(name, index, sync=False)
+        except Exception as exc:  # e.g. a milvus-lite without faiss: the data is stored, search stays exact
+            if not _is_milvus_failure(exc):
+                raise
+            logger.warning("Collection '%s' keeps exact search: HNSW could not be declared (%s)", name, exc)
+            return None
+        self._metrics.pop(name, None)
+        return "HNSW"
+
     def _no_bm25_reason(self, name: str) -> str:
         reason = f"collection '{name}' has no BM25 field"
         if not self.capabilities.bm25:
@@ -864,8 +943,9 @@ class Milvus(BaseVectorDB):
 
     def _dense_params(self, limit: int, metric: str = "COSINE") -> dict[str, Any]:
         params: dict[str, Any] = {"metric_type": metric}
-        if self.index_type.startswith("HNSW"):
-            params["params"] = {"ef": max(64, limit)}
+        hnsw = lite.hnsw_search_params(self.index_type, self.is_lite, limit)
+        if hnsw is not None:
+            params["params"] = hnsw
         return params
 
     def _ranker(self) -> Any:
@@ -1008,6 +1088,20 @@ class Milvus(BaseVectorDB):
                 entry = fused.setdefault(hit["id"], {"entity": hit.get("entity") or {}, "distance": 0.0})
                 entry["distance"] += weight * norm(float(hit.get("distance", 0.0)))
         return sorted(fused.values(), key=lambda hit: -hit["distance"])[:top_k]
+
+
+def _renamed_row(row: dict[str, Any], fields: list[str], source: str, target: str) -> dict[str, Any]:
+    """A stored row as a new row of `target`: its fields, the reference (in metadata too) renamed."""
+    copy = {key: row[key] for key in fields if key in row}
+    if EMBEDDING in copy:
+        copy[EMBEDDING] = [float(value) for value in copy[EMBEDDING]]
+    copy[REFERENCE] = fit_bytes(target)
+    metadata = dict(copy.get(METADATA) or {})
+    if metadata.get("reference") == source:
+        metadata["reference"] = target
+    if METADATA in copy:
+        copy[METADATA] = metadata
+    return copy
 
 
 def _int_or_none(value: Any) -> int | None:

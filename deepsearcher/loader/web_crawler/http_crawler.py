@@ -125,6 +125,9 @@ class HttpCrawlerOptions:
     max_retries: int = 2  # retries of a 429 / 503 answer
     retry_base_delay: float = 1.0  # backoff when the server gives no Retry-After (doubles each retry)
     max_retry_after: float = 30.0  # a longer Retry-After is not waited for: the page fails naming it
+    #: url -> {"etag", "last_modified"} of a stored copy: that start URL is fetched conditionally
+    #: (If-None-Match / If-Modified-Since) and a 304 answer skips it as not modified (load --refresh).
+    validators: dict[str, dict[str, str]] | None = None
 
     def validated(self) -> HttpCrawlerOptions:
         def positive(name: str, value: Any, kind: type, minimum: float) -> None:
@@ -259,6 +262,8 @@ class _Response:
     body: bytes = b""
     redirected_from: list[str] = field(default_factory=list)
     redirect_to: str | None = None
+    etag: str = ""
+    last_modified: str = ""
 
 
 class _CrawlRun:
@@ -463,6 +468,10 @@ class _CrawlRun:
             "depth": item.depth,
             "crawler": "HttpCrawler",
         }
+        if response.etag:
+            metadata["etag"] = response.etag
+        if response.last_modified:
+            metadata["last_modified"] = response.last_modified
         if response.redirected_from:
             metadata["redirected_from"] = list(response.redirected_from)
         if item.parent:
@@ -638,9 +647,12 @@ class _CrawlRun:
 
     async def _send(self, url: str, item: _Item | None, purpose: str) -> _Response:
         self.stats.requests += 1
-        response = await self.client.send(self.client.build_request("GET", url), stream=True)
+        conditional = conditional_headers(self.o.validators, url) if item is not None and item.explicit else {}
+        response = await self.client.send(self.client.build_request("GET", url, headers=conditional), stream=True)
         try:
             status = response.status_code
+            if status == 304 and conditional:
+                raise _Fail(NOT_MODIFIED, "skip")
             if status in REDIRECT_CODES:
                 location = response.headers.get("location")
                 if not location:
@@ -666,7 +678,14 @@ class _CrawlRun:
             if purpose == "page" and not _readable(mime, item):
                 raise _Fail(_unsupported(mime))
             body = await self._read(response, max_bytes)
-            return _Response(url=url, status=status, mime=mime, body=body)
+            return _Response(
+                url=url,
+                status=status,
+                mime=mime,
+                body=body,
+                etag=response.headers.get("etag", ""),
+                last_modified=response.headers.get("last-modified", ""),
+            )
         finally:
             await response.aclose()
 
@@ -684,6 +703,21 @@ class _CrawlRun:
                 raise _Fail(too_large)
             chunks.append(chunk)
         return b"".join(chunks)
+
+
+#: Why a refreshed page was not loaded again: its server says the stored copy is current.
+NOT_MODIFIED = "not modified since it was loaded (HTTP 304): the stored copy is current"
+
+
+def conditional_headers(validators: dict[str, dict[str, str]] | None, url: str) -> dict[str, str]:
+    """If-None-Match / If-Modified-Since for `url` from the validators of its stored copy."""
+    stored = (validators or {}).get(url) or {}
+    headers = {}
+    if stored.get("etag"):
+        headers["If-None-Match"] = stored["etag"]
+    if stored.get("last_modified"):
+        headers["If-Modified-Since"] = stored["last_modified"]
+    return headers
 
 
 def _readable(mime: str, item: _Item | None) -> bool:
