@@ -78,6 +78,10 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
         raise ConfigurationError(f"Config file {path} is not valid YAML: {exc}") from exc
+    except RecursionError:  # PyYAML composes nested nodes recursively
+        raise ConfigurationError(
+            f"Config file {path} nests its values too deeply (hundreds of levels): write the config's own keys."
+        ) from None
     if not isinstance(data, dict):
         raise ConfigurationError(f"Config file {path} must be a mapping at the top level, got {type(data).__name__}.")
     return data
