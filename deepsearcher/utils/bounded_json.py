@@ -44,10 +44,9 @@ def nesting_depth(text: str | bytes) -> int:
 
 def check_depth(text: str | bytes, what: str, max_depth: int = MAX_DEPTH) -> None:
     """Raise InputLimitError when `text` nests deeper than `max_depth`; `what` names it in the message."""
-    opening = text.count(b"[" if isinstance(text, bytes) else "[") + text.count(
-        b"{" if isinstance(text, bytes) else "{"
-    )
-    if opening <= max_depth:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    if text.count("[") + text.count("{") <= max_depth:
         return  # cannot be deeper: the common case costs two counts
     depth = nesting_depth(text)
     if depth > max_depth:
