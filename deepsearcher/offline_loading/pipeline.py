@@ -19,6 +19,12 @@ Why it is shaped this way:
   exactly once (checked row by row, by id, never by count: after a crash Milvus Lite can
   show a batch twice). Copies are removed, and resuming a half-loaded source keeps the
   chunks already stored and embeds only the missing ones.
+- Replacement without a gap: a changed source's new chunks are stored before its old ones
+  are removed (one delete of their ids, once the last new chunk is stored), so at every
+  instant the store holds the old version whole or the new one whole, never neither: a
+  search meanwhile finds the source's old text, at worst next to some of its new text. A
+  load killed in between leaves both; the next run stores the rest of the new version, then
+  removes the old one.
 """
 
 from __future__ import annotations
@@ -147,6 +153,8 @@ class IngestionPipeline:
         self._scheduler.forget()  # texts repeat within one run; a re-run computes what it restores
         self._batches = 0
         self._signature: str | None = None
+        #: (reference, key of its last chunk to store) -> ids of its previous version's rows
+        self._retiring: dict[tuple[str, Any], list[Any]] = {}
         pending: list[Chunk] = []
         read_ahead = ReadAhead(
             sources,
@@ -271,20 +279,26 @@ class IngestionPipeline:
         fingerprint, chunks = prepared.fingerprint, prepared.chunks
         record = known.get(reference)
         todo = chunks
-        if record is not None and record.source_hash == fingerprint:
-            todo = self._missing_chunks(collection, reference, chunks, record, summary)
-            if not todo:
-                summary.chunks_unchanged += len(chunks)
-                summary.add(reference, "unchanged", source.changed or "")
-                self.on_progress("skipped", {"source": reference})
-                return []
-            kept = len(chunks) - len(todo)
-            summary.chunks_kept += kept
-            reason = f"resumed an interrupted load: kept {kept} of {len(chunks)} stored chunks" if kept else ""
-            summary.add(reference, "loaded", reason)
-        elif record is not None:
-            self.vector_db.delete_by_reference(collection, reference)
-            summary.add(reference, "replaced")
+        if record is not None:
+            audit = self._audit(collection, reference, fingerprint, chunks, record, summary)
+            if audit is None:  # a store that cannot list rows: the old version goes first
+                self.vector_db.delete_by_reference(collection, reference)
+                summary.add(reference, "replaced")
+            else:
+                todo, stale = audit
+                if not todo:
+                    self._retire(collection, reference, stale)  # the new version is whole already
+                    if not stale:
+                        summary.chunks_unchanged += len(chunks)
+                        summary.add(reference, "unchanged", source.changed or "")
+                        self.on_progress("skipped", {"source": reference})
+                        return []
+                elif stale:
+                    self._retiring[(reference, todo[-1].metadata["chunk_key"])] = stale
+                kept = len(chunks) - len(todo)
+                summary.chunks_kept += kept
+                reason = f"resumed an interrupted load: kept {kept} of {len(chunks)} stored chunks" if kept else ""
+                summary.add(reference, "replaced" if stale else "loaded", reason)
         else:
             summary.add(reference, "loaded")
         if source.changed is not None:
@@ -293,32 +307,39 @@ class IngestionPipeline:
         self.on_progress("source", {"source": reference, "chunks": len(todo)})
         return todo
 
-    def _missing_chunks(
+    def _audit(
         self,
         collection: str,
         reference: str,
+        fingerprint: str,
         chunks: list[Chunk],
         record: Any,
         summary: LoadSummary,
-    ) -> list[Chunk]:
-        """The chunks of an unchanged source that are not stored exactly once; stray rows
-        (duplicates, rows of no current chunk) are deleted on the way."""
+    ) -> tuple[list[Chunk], list[Any]] | None:
+        """The chunks of a stored source still to embed, and the ids of its rows of another version
+        (None when the store cannot list rows). Extra copies of current chunks are deleted on the way;
+        rows of another version are not: they go once the current version is whole (`_retire`), so
+        every reader finds the old version whole until the new one is."""
         rows = self.vector_db.stored_chunks(collection, reference)
         if rows is None:  # a store that cannot list rows: trust its counts
+            if record.source_hash != fingerprint:
+                return None
             if record.complete:
-                return []
+                return [], []
             self.vector_db.delete_by_reference(collection, reference)
-            return chunks
+            return chunks, []
         expected = {chunk.metadata["chunk_key"]: chunk.metadata["chunk_index"] for chunk in chunks}
         id_copies = Counter(row.id for row in rows)
         holders: dict[str, list[Any]] = {}
-        remove: set[Any] = set()
+        stale: list[Any] = []
         for row in rows:
             if expected.get(row.chunk_key, -1) != row.chunk_index:
-                remove.add(row.id)  # no current chunk has this key at this index
+                if row.id not in stale:
+                    stale.append(row.id)  # no current chunk has this key at this index: another version
             elif row.id not in holders.setdefault(row.chunk_key, []):
                 holders[row.chunk_key].append(row.id)
         stored: set[str] = set()
+        remove: set[Any] = set()
         for key, ids in holders.items():
             if any(id_copies[row_id] > 1 for row_id in ids):
                 remove.update(ids)  # one id stored twice: deleting it removes every copy
@@ -328,7 +349,23 @@ class IngestionPipeline:
         if remove:
             self.vector_db.delete_ids(collection, sorted(remove))
             summary.duplicates_removed += sum(id_copies[row_id] for row_id in remove)
-        return [chunk for chunk in chunks if chunk.metadata["chunk_key"] not in stored]
+        return [chunk for chunk in chunks if chunk.metadata["chunk_key"] not in stored], stale
+
+    def _retire(self, collection: str, reference: str, stale: list[Any]) -> None:
+        """Remove the rows of a source's previous version, now that its current one is stored whole."""
+        if stale:
+            self.vector_db.delete_ids(collection, stale)
+            self.on_progress("retired", {"source": reference, "chunks": len(stale)})
+
+    def _store(self, collection: str, batch: list[Chunk]) -> int:
+        """Insert one batch (in the writer thread); then retire the previous versions of the sources
+        whose last missing chunk it held: the batches before it are stored already (one writer)."""
+        inserted = self.vector_db.insert_data(collection, batch)
+        for chunk in batch:
+            stale = self._retiring.pop((chunk.reference, chunk.metadata.get("chunk_key")), None)
+            if stale is not None:
+                self._retire(collection, chunk.reference, stale)
+        return inserted
 
     def _embed_and_insert(
         self,
@@ -349,5 +386,5 @@ class IngestionPipeline:
                 summary.chunks_inserted += previous.result()
                 _crash_point("inserted", self._batches - 1)
             self.on_progress("embedded", {"chunks": len(done)})
-            previous = writer.submit(self.vector_db.insert_data, collection, done)
+            previous = writer.submit(self._store, collection, done)
         return previous

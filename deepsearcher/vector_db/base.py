@@ -71,11 +71,14 @@ class SourceRecord:
     source_hash: str
     chunk_count: int
     expected_chunks: int
+    #: How many versions (source hashes) have rows: 2 while a changed source is being replaced
+    #: (its new chunks are stored before the old ones go) or after a load was killed meanwhile.
+    versions: int = 1
 
     @property
     def complete(self) -> bool:
         """False when a previous load was interrupted half-way through this source."""
-        return self.chunk_count == self.expected_chunks
+        return self.chunk_count == self.expected_chunks and self.versions <= 1
 
 
 @dataclass

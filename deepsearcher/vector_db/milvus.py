@@ -119,6 +119,10 @@ PING_REFUSAL = "Too many pings"
 #: the terminal, past GRPC_VERBOSITY=ERROR. Pinging an in-process server at that pace is harmless.
 LITE_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 300_000}
 PING_RETRY_DELAYS = (0.5, 1.0, 2.0)
+#: milvus-lite's refusal to flush replayed deletes older than its manifest (see `Milvus.flush`).
+STALE_SEQ = "current_seq is monotonic"
+#: A primary key no row has (auto ids are positive): its tombstone matches nothing.
+NEVER_AN_ID = -1
 
 
 def _mentions(exc: BaseException, text: str) -> bool:
@@ -473,7 +477,21 @@ class Milvus(BaseVectorDB):
         except Exception as exc:
             if not _is_milvus_failure(exc):
                 raise
+            if collection is not None and _collection_gone(exc):
+                # dropped by another request (or process) since it was looked up: a 404, not a store fault
+                raise self._gone(operation, collection) from exc
             raise common.operation_failed("Milvus", operation, collection, self.uri, _exc_message(exc)) from exc
+
+    def _gone(self, operation: str, name: str) -> VectorStoreError:
+        """The missing-collection error for `name`, found missing in the middle of `operation`."""
+        self._loaded.discard(name)
+        self._fields.pop(name, None)
+        self._metrics.pop(name, None)
+        try:
+            existing = sorted(self._client().list_collections())
+        except Exception:  # noqa: BLE001 - the listing only decorates the message
+            existing = []
+        return common.missing_collection(operation, name, self.uri, existing)
 
     # ------------------------------------------------------------------ collections
 
@@ -737,7 +755,19 @@ class Milvus(BaseVectorDB):
         """Seal inserted rows (Milvus Lite searches unflushed rows ~50x slower)."""
         name = self._collection(collection)
         with self._op("flush", name):
-            self._client().flush(name)
+            try:
+                self._client().flush(name)
+            except Exception as exc:
+                if not (self.is_lite and _mentions(exc, STALE_SEQ)):
+                    raise
+                # milvus-lite deletes a flushed WAL's data file, then its delete file: a process killed
+                # in between leaves the deletes alone, which the next run replays into its memtable with
+                # sequence numbers below the manifest's; flushing them before any new write then fails
+                # ("current_seq is monotonic"). A tombstone for an id that never exists (ours are
+                # positive) is a write with a fresh sequence number, after which the flush goes through.
+                logger.info("Milvus Lite replayed a half-deleted write-ahead log of '%s'; flushing past it", name)
+                self._client().delete(name, ids=[NEVER_AN_ID])
+                self._client().flush(name)
 
     def _seal(self, name: str) -> None:
         """Flush after our writes on in-process Milvus Lite only: a server seals segments
@@ -1027,6 +1057,22 @@ def _as_bool(value: Any) -> bool:
 def _is_internal(name: str) -> bool:
     """Collections this store keeps for itself (collection info, feature probes)."""
     return name == META_COLLECTION or name.startswith(PROBE_PREFIX)
+
+
+#: What Milvus (server and Lite) answers for a collection that is not there: its error code, and
+#: the words of the versions that send no code.
+COLLECTION_NOT_FOUND_CODE = 100
+_GONE_WORDS = ("can't find collection", "collection not found", "does not exist", "collectionnotexists")
+
+
+def _collection_gone(exc: BaseException) -> bool:
+    for seen in cause_chain(exc):
+        if getattr(seen, "code", None) == COLLECTION_NOT_FOUND_CODE:
+            return True
+        text = str(seen).lower()
+        if "collection" in text and any(words in text for words in _GONE_WORDS):
+            return True
+    return False
 
 
 def _is_milvus_failure(exc: BaseException) -> bool:
