@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -147,7 +148,11 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
-_SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "credential")
+#: Setting names that hold a secret (api_key, aws_secret_access_key, session_token, password...),
+#: not names that merely mention one (primary_key_field, max_tokens).
+_SECRET_NAME = re.compile(
+    r"(?:api|access|secret|private|account)[_-]?key$|apikey|secret|password|passwd|token$|credential"
+)
 
 
 def configured_secrets(config: Any, settings: ServerSettings) -> Iterator[str]:
@@ -159,7 +164,7 @@ def configured_secrets(config: Any, settings: ServerSettings) -> Iterator[str]:
         node = stack.pop()
         if isinstance(node, dict):
             for name, value in node.items():
-                if isinstance(value, str) and any(word in str(name).lower() for word in _SECRET_WORDS):
+                if isinstance(value, str) and _SECRET_NAME.search(str(name).lower()):
                     yield value
                 elif isinstance(value, (dict, list)):
                     stack.append(value)

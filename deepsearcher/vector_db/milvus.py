@@ -339,6 +339,7 @@ class Milvus(BaseVectorDB):
         #: How to open a Lite database that does not exist yet, until something needs it.
         self._deferred: dict[str, Any] | None = None
 
+        given = bool(uri)
         uri = uri or lite.default_lite_path()
         uri = str(uri)
         if lite.is_server_uri(uri):
@@ -360,6 +361,7 @@ class Milvus(BaseVectorDB):
                     f"{path} is a file, probably a database of milvus-lite 2.x; milvus-lite 3.x keeps a "
                     "database in a directory. Use another path (vector_db.config.uri) and load the data again."
                 )
+            _check_parent(path, given)
             os.makedirs(os.path.dirname(path), exist_ok=True)
             self.uri = path
             connect = {"uri": path}
@@ -1073,6 +1075,20 @@ def _collection_gone(exc: BaseException) -> bool:
         if "collection" in text and any(words in text for words in _GONE_WORDS):
             return True
     return False
+
+
+def _check_parent(path: str, given: bool) -> None:
+    """A configured Lite path may name one new folder (made like `mkdir`), never a tree of them: a typo
+    in a path must fail here in one line, not leave folders behind. The default path makes its own."""
+    parent = os.path.dirname(path)
+    if given and not os.path.isdir(parent) and not os.path.isdir(os.path.dirname(parent)):
+        missing = os.path.dirname(parent)
+        while not os.path.isdir(os.path.dirname(missing)):
+            missing = os.path.dirname(missing)
+        raise ConfigurationError(
+            f"The folder {missing} does not exist, so the Milvus Lite database {path} cannot be made there "
+            "(vector_db.config.uri): create the folder, or correct the path."
+        )
 
 
 def _is_milvus_failure(exc: BaseException) -> bool:
