@@ -35,13 +35,14 @@ def rest_nesting(server: ServeProcess, row: Row) -> None:
         row("/v1/load: 900 paths over the cap (3.8 MB)", f"{reply.status_code}, {len(reply.content)} B back")
 
 
+def start_mcp(config: Path) -> subprocess.Popen[bytes]:
+    """`deepsearcher mcp -c config` with its stdin and stdout piped (its log dropped)."""
+    command = [sys.executable, "-m", "deepsearcher.cli.main", "mcp", "-c", str(config)]
+    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+
 def mcp_nesting(config: Path, row: Row) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "deepsearcher.cli.main", "mcp", "-c", str(config)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = start_mcp(config)
     assert proc.stdin is not None and proc.stdout is not None
     started = time.monotonic()
     init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import random
 import signal
@@ -19,7 +18,6 @@ import subprocess
 import sys
 import threading
 import time
-import zipfile
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -181,6 +179,7 @@ def probe_half_deleted_wal(base: Path, row: Row, env: dict[str, str]) -> None:
 
 
 def probe_drop_race(base: Path, row: Row, serve: Callable[[Path, Path], Any], rounds: int) -> None:
+    from deepsearcher.testing.race_clients import KINDS, hammer
     from deepsearcher.testing.scripted_llm import ScriptedLLMServer
 
     root = base / "root"
@@ -197,10 +196,7 @@ def probe_drop_race(base: Path, row: Row, serve: Callable[[Path, Path], Any], ro
                 while httpx.get(f"{server.url}/v1/jobs/{job['job_id']}").json()["status"] in ("queued", "running"):
                     time.sleep(0.05)
                 stop = threading.Event()
-                threads = [
-                    threading.Thread(target=_hammer, args=(server.url, kind, stop, seen))
-                    for kind in ("search", "search all", "query", "sse", "sources")
-                ]
+                threads = [threading.Thread(target=hammer, args=(server.url, kind, stop, seen)) for kind in KINDS]
                 for thread in threads:
                     thread.start()
                 time.sleep(0.5)
@@ -212,7 +208,7 @@ def probe_drop_race(base: Path, row: Row, serve: Callable[[Path, Path], Any], ro
         finally:
             server.stop()
     total = sum(seen.values())
-    errors = sum(count for (_, status), count in seen.items() if not str(status).isdigit() or int(status) >= 500)
+    errors = sum(count for (_, status), count in seen.items() if not isinstance(status, int))
     by_status = Counter()
     for (_, status), count in seen.items():
         by_status[status] += count
@@ -224,32 +220,11 @@ def probe_drop_race(base: Path, row: Row, serve: Callable[[Path, Path], Any], ro
     )
 
 
-def _hammer(url: str, kind: str, stop: threading.Event, seen: Counter) -> None:
-    question = {"question": "Who built it?", "agent": "naive", "collections": ["kb"]}
-    with httpx.Client(base_url=url, timeout=60) as client:
-        while not stop.is_set():
-            if kind == "sse":
-                with client.stream("POST", "/v1/query", json=question, headers={"accept": "text/event-stream"}) as r:
-                    text = "".join(r.iter_text())
-                error = text.split("event: error", 1)[1] if "event: error" in text else ""
-                status = json.loads(error.split("data:", 1)[1].split("\n")[0]).get("status") if error else r.status_code
-                seen[(kind, status)] += 1
-                continue
-            if kind == "search":
-                reply = client.post("/v1/search", json={"query": "compiler", "collections": ["kb"]})
-            elif kind == "search all":
-                reply = client.post("/v1/search", json={"query": "compiler"})
-            elif kind == "query":
-                reply = client.post("/v1/query", json=question)
-            else:
-                reply = client.get("/v1/collections/kb/sources")
-            seen[(kind, reply.status_code)] += 1
-
-
 def probe_small_refusals(base: Path, row: Row) -> None:
     import docx
 
     from deepsearcher.loader.file_loader.docx_loader import DocxLoader
+    from deepsearcher.testing.hostile_files import encrypted_docx, foreign_body_docx
     from deepsearcher.types import ConfigurationError, LoaderError
     from deepsearcher.vector_db.milvus import Milvus
 
@@ -257,24 +232,11 @@ def probe_small_refusals(base: Path, row: Row) -> None:
     document = docx.Document()
     document.add_paragraph("Plans.")
     document.save(plain)
-    cases: list[tuple[str, Path]] = []
+    cases = [("DOCX whose main part is not a Word body", foreign_body_docx(base / "foreign.docx", plain))]
     try:
-        from msoffcrypto.format.ooxml import OOXMLFile
-
-        encrypted = base / "locked.docx"
-        with open(encrypted, "wb") as out:
-            OOXMLFile(io.BytesIO(plain.read_bytes())).encrypt("Passw0rd!", out)
-        cases.append(("encrypted DOCX", encrypted))
+        cases.append(("encrypted DOCX", encrypted_docx(base / "locked.docx")))
     except ImportError:
         row("encrypted DOCX", "named as password-protected", "msoffcrypto-tool not installed (pip install)", False)
-    foreign = base / "foreign.docx"
-    with zipfile.ZipFile(plain) as source, zipfile.ZipFile(foreign, "w") as target:
-        for item in source.infolist():
-            data = source.read(item.filename)
-            if item.filename == "word/document.xml":
-                data = b'<?xml version="1.0"?><document xmlns="urn:x"><p>t</p></document>'
-            target.writestr(item, data)
-    cases.append(("DOCX whose main part is not a Word body", foreign))
     for name, path in cases:
         try:
             DocxLoader().load_file(path)

@@ -172,12 +172,7 @@ def connection_probes(server: ServeProcess, slow: int, idle: int, timeout: float
 
 
 def mcp_probes(base: Path, config: Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "deepsearcher.cli.main", "mcp", "-c", str(config)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = issue36.start_mcp(config)
     assert proc.stdin is not None and proc.stdout is not None
 
     def send(message: Any) -> None:

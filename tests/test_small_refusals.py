@@ -4,18 +4,16 @@ Office's own encryption), the real CLI in process, Milvus Lite in a temp dir."""
 
 from __future__ import annotations
 
-import io
-import zipfile
 from pathlib import Path
 
 import docx
 import pytest
 import yaml
-from msoffcrypto.format.ooxml import OOXMLFile
 from typer.testing import CliRunner
 
 from deepsearcher.cli.main import app
 from deepsearcher.loader.file_loader.docx_loader import DocxLoader
+from deepsearcher.testing.hostile_files import encrypted_docx, foreign_body_docx
 from deepsearcher.types import LoaderError
 
 
@@ -28,19 +26,9 @@ def plain_docx(path: Path) -> Path:
 
 def test_docx_refusals_name_the_problem(tmp_path: Path) -> None:
     plain = plain_docx(tmp_path / "plain.docx")
-    encrypted = tmp_path / "locked.docx"
-    with open(encrypted, "wb") as out:
-        OOXMLFile(io.BytesIO(plain.read_bytes())).encrypt("Passw0rd!", out)
     with pytest.raises(LoaderError, match=r"encrypted DOCX \(password-protected\): remove the password"):
-        DocxLoader().load_file(encrypted)
-
-    foreign = tmp_path / "foreign.docx"  # a main part that is XML, but not a Word document
-    with zipfile.ZipFile(plain) as source, zipfile.ZipFile(foreign, "w") as target:
-        for item in source.infolist():
-            data = source.read(item.filename)
-            if item.filename == "word/document.xml":
-                data = b'<?xml version="1.0"?><document xmlns="urn:not-word"><p>text</p></document>'
-            target.writestr(item, data)
+        DocxLoader().load_file(encrypted_docx(tmp_path / "locked.docx"))
+    foreign = foreign_body_docx(tmp_path / "foreign.docx", plain)  # XML, but not a Word document
     with pytest.raises(LoaderError, match=r"its main part \(word/document.xml\) is not a Word document body"):
         DocxLoader().load_file(foreign)
     assert "second drawer" in DocxLoader().load_file(plain)[0].page_content  # the original still loads
