@@ -6,8 +6,9 @@ Why it is shaped this way:
 - Overlap: the stages run side by side, so the slowest alone sets the pace. A read-ahead
   thread lists, hashes, parses (in the parse worker) and splits the next sources, up to
   two batches of chunks ahead, while the model embeds batch N+1 and a single writer thread
-  inserts batch N (ONNX Runtime releases the GIL). Every decision against the store and
-  every summary line stays in the calling thread, in source order.
+  inserts batch N (ONNX Runtime releases the GIL), then deletes the previous version of
+  each changed source whose last chunk that batch held. Every decision against the store
+  and every summary line stays in the calling thread, in source order.
 - Idempotency: every chunk carries its source's hash and chunk count; a source whose
   stored hash matches and whose chunks are all present is skipped without embedding. For
   a file the hash is of its bytes (and the parse settings), taken before it is parsed, so
@@ -287,7 +288,7 @@ class IngestionPipeline:
             else:
                 todo, stale = audit
                 if not todo:
-                    self._retire(collection, reference, stale)  # the new version is whole already
+                    self._retire(collection, stale)  # the new version is whole already
                     if not stale:
                         summary.chunks_unchanged += len(chunks)
                         summary.add(reference, "unchanged", source.changed or "")
@@ -351,11 +352,10 @@ class IngestionPipeline:
             summary.duplicates_removed += sum(id_copies[row_id] for row_id in remove)
         return [chunk for chunk in chunks if chunk.metadata["chunk_key"] not in stored], stale
 
-    def _retire(self, collection: str, reference: str, stale: list[Any]) -> None:
+    def _retire(self, collection: str, stale: list[Any]) -> None:
         """Remove the rows of a source's previous version, now that its current one is stored whole."""
         if stale:
             self.vector_db.delete_ids(collection, stale)
-            self.on_progress("retired", {"source": reference, "chunks": len(stale)})
 
     def _store(self, collection: str, batch: list[Chunk]) -> int:
         """Insert one batch (in the writer thread); then retire the previous versions of the sources
@@ -364,7 +364,7 @@ class IngestionPipeline:
         for chunk in batch:
             stale = self._retiring.pop((chunk.reference, chunk.metadata.get("chunk_key")), None)
             if stale is not None:
-                self._retire(collection, chunk.reference, stale)
+                self._retire(collection, stale)
         return inserted
 
     def _embed_and_insert(
