@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Annotated
 
+import anyio
 from pydantic import Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -21,6 +22,10 @@ from deepsearcher.app.loading import MAX_INPUTS
 from deepsearcher.app.path_rules import MAX_PATH_CHARS
 from deepsearcher.server.settings import DEFAULT_MAX_REQUEST_BYTES
 from deepsearcher.utils.bounded_json import InputLimitError, check_depth
+
+#: Bodies larger than this are scanned for nesting in a worker thread (a 4 MB body of a million
+#: small arrays takes about half a second to scan).
+THREAD_SCAN_BYTES = 64 * 1024
 
 __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
@@ -77,7 +82,10 @@ class BodyLimit:
             return  # the client is gone: nobody to answer
         body, last = received
         try:
-            check_depth(body, "The request body")
+            if len(body) > THREAD_SCAN_BYTES:  # a long scan holds the GIL in slices, not the event loop whole
+                await anyio.to_thread.run_sync(check_depth, body, "The request body")
+            else:
+                check_depth(body, "The request body")
         except InputLimitError as exc:
             await _answer(send, 400, str(exc))
             return
