@@ -26,7 +26,10 @@ from helpers import components_for
 from test_crash_injection import config
 
 from deepsearcher.app.loading import LoadRequest, load
-from deepsearcher.offline_loading.pipeline import CRASH_ENV
+from deepsearcher.offline_loading.pipeline import CRASH_ENV, IngestionPipeline
+from deepsearcher.offline_loading.sources import LoadedSource
+from deepsearcher.testing.hash_embedding import HashEmbedding
+from deepsearcher.types import Document
 from deepsearcher.vector_db.milvus import Milvus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,3 +155,58 @@ def test_a_flush_after_a_half_deleted_write_ahead_log_goes_through(tmp_path: Pat
         assert store.count("kb") == 4
     finally:
         store.close()
+
+
+def test_a_search_during_a_replacement_finds_exactly_one_whole_version(tmp_path: Path) -> None:
+    """The server's case: its searches share the store object with its load jobs. At every batch of a
+    re-load of changed documents, a search over everything finds each source in one version, whole."""
+    embedding = HashEmbedding()
+    store = Milvus(uri=str(tmp_path / "m.db"))
+    sizes = {"chunk_size": 200, "chunk_overlap": 0, "batch_size": 4}
+
+    def sources(version: int) -> list[LoadedSource]:
+        def part(name: str, i: int) -> str:  # about 150 characters: a chunk of its own
+            return f"Version {version} of {name}, part {i}: item {i * version} is described here " * 3
+
+        return [
+            LoadedSource(name, [Document("\n\n".join(part(name, i) for i in range(n)))])
+            for name, n in (("a", 5), ("b", 16))
+        ]
+
+    seen: list[dict[str, Counter]] = []
+
+    def search_now(event: str, info: dict) -> None:
+        if event == "embedded":
+            hits = store.search_data(COLLECTION, embedding.embed_query("item"), top_k=100)
+            seen.append(dict(Counter((hit.reference, hit.metadata["source_hash"]) for hit in hits)))
+
+    try:
+        IngestionPipeline(embedding, store, **sizes).run(sources(1), COLLECTION)
+        versions = {1: stored_versions(store), 2: {}}
+        IngestionPipeline(embedding, store, on_progress=search_now, **sizes).run(sources(2), COLLECTION)
+        versions[2] = stored_versions(store)
+        whole = {
+            (reference, version_hash): count
+            for v in versions.values()
+            for reference, (version_hash, count) in v.items()
+        }
+        assert len(seen) >= 4  # searched at every batch of the re-load
+        for found in seen:
+            assert {reference for reference, _ in found} == {"a", "b"}, found  # never missing
+            for (reference, version_hash), count in found.items():
+                assert whole.get((reference, version_hash)) == count, (found, whole)  # one version, whole
+        assert any(
+            (reference, h) in whole and h == versions[2][reference][0] for found in seen for reference, h in found
+        )
+        assert not store._hidden.get(COLLECTION)  # nothing stays hidden once the run is over
+    finally:
+        store.close()
+
+
+def stored_versions(store: Milvus) -> dict[str, tuple[str, int]]:
+    """Per source: its one stored version and how many chunks it has."""
+    result = {}
+    for reference, record in store.list_sources(COLLECTION).items():
+        assert record.versions == 1 and record.complete
+        result[reference] = (record.source_hash, record.chunk_count)
+    return result

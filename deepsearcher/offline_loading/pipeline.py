@@ -37,7 +37,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from deepsearcher.embedding.base import BaseEmbedding
@@ -74,6 +74,16 @@ def source_fingerprint(source: LoadedSource) -> str:
     for document in source.documents:
         digest.update(document.content_hash.encode())
     return digest.hexdigest()
+
+
+@dataclass
+class Stale:
+    """The rows of a stored source that belong to versions other than `current` (the one loading)."""
+
+    current: str
+    ids: list[Any] = field(default_factory=list)
+    #: Their versions (source hashes), where the store says
+    versions: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -117,6 +127,10 @@ class IngestionPipeline:
         self.window_size = window_size
         self.on_progress = on_progress or (lambda event, info: None)
         self._scheduler = EmbedScheduler(embedding)  # batches in flight: the embedding's max_concurrency
+        #: New versions a run keeps out of searches until they are whole; shown again when the run
+        #: ends without finishing them (a failed run leaves what any other process would see).
+        self._hiding: set[str] = set()
+        self._collection = ""
 
     def run(
         self,
@@ -128,6 +142,7 @@ class IngestionPipeline:
         try:
             return self._run(sources, collection_name, collection_description, force_new_collection)
         finally:
+            self._show_unfinished()
             if self.parser is not None:
                 self.parser.close()  # the worker process goes; another run starts a fresh one
 
@@ -154,8 +169,10 @@ class IngestionPipeline:
         self._scheduler.forget()  # texts repeat within one run; a re-run computes what it restores
         self._batches = 0
         self._signature: str | None = None
-        #: (reference, key of its last chunk to store) -> ids of its previous version's rows
-        self._retiring: dict[tuple[str, Any], list[Any]] = {}
+        #: (reference, key of its last chunk to store) -> the rows of its previous versions
+        self._retiring: dict[tuple[str, Any], Stale] = {}
+        self._hiding = set()
+        self._collection = collection
         pending: list[Chunk] = []
         read_ahead = ReadAhead(
             sources,
@@ -185,6 +202,12 @@ class IngestionPipeline:
         summary.finish()
         self.on_progress("done", {"summary": summary})
         return summary
+
+    def _show_unfinished(self) -> None:
+        """Let searches see the new versions a run hid and did not finish (it failed or was stopped)."""
+        hiding, self._hiding = self._hiding, set()
+        if hiding:
+            self.vector_db.hide_versions(self._collection, (), show=hiding)
 
     def _fingerprint(self, sha256: str, loader: str | None = None) -> str:
         if loader is None:
@@ -289,17 +312,20 @@ class IngestionPipeline:
                 todo, stale = audit
                 if not todo:
                     self._retire(collection, stale)  # the new version is whole already
-                    if not stale:
+                    if not stale.ids:
                         summary.chunks_unchanged += len(chunks)
                         summary.add(reference, "unchanged", source.changed or "")
                         self.on_progress("skipped", {"source": reference})
                         return []
-                elif stale:
+                elif stale.ids:
+                    # this process's searches keep to the old version until the new one is whole
+                    self.vector_db.hide_versions(collection, {fingerprint})
+                    self._hiding.add(fingerprint)
                     self._retiring[(reference, todo[-1].metadata["chunk_key"])] = stale
                 kept = len(chunks) - len(todo)
                 summary.chunks_kept += kept
                 reason = f"resumed an interrupted load: kept {kept} of {len(chunks)} stored chunks" if kept else ""
-                summary.add(reference, "replaced" if stale else "loaded", reason)
+                summary.add(reference, "replaced" if stale.ids else "loaded", reason)
         else:
             summary.add(reference, "loaded")
         if source.changed is not None:
@@ -316,9 +342,9 @@ class IngestionPipeline:
         chunks: list[Chunk],
         record: Any,
         summary: LoadSummary,
-    ) -> tuple[list[Chunk], list[Any]] | None:
-        """The chunks of a stored source still to embed, and the ids of its rows of another version
-        (None when the store cannot list rows). Extra copies of current chunks are deleted on the way;
+    ) -> tuple[list[Chunk], Stale] | None:
+        """The chunks of a stored source still to embed, and its rows of another version (None when
+        the store cannot list rows). Extra copies of current chunks are deleted on the way;
         rows of another version are not: they go once the current version is whole (`_retire`), so
         every reader finds the old version whole until the new one is."""
         rows = self.vector_db.stored_chunks(collection, reference)
@@ -326,17 +352,19 @@ class IngestionPipeline:
             if record.source_hash != fingerprint:
                 return None
             if record.complete:
-                return [], []
+                return [], Stale(fingerprint)
             self.vector_db.delete_by_reference(collection, reference)
-            return chunks, []
+            return chunks, Stale(fingerprint)
         expected = {chunk.metadata["chunk_key"]: chunk.metadata["chunk_index"] for chunk in chunks}
         id_copies = Counter(row.id for row in rows)
         holders: dict[str, list[Any]] = {}
-        stale: list[Any] = []
+        stale = Stale(fingerprint)
         for row in rows:
             if expected.get(row.chunk_key, -1) != row.chunk_index:
-                if row.id not in stale:
-                    stale.append(row.id)  # no current chunk has this key at this index: another version
+                if row.id not in stale.ids:
+                    stale.ids.append(row.id)  # no current chunk has this key at this index: another version
+                    if row.source_hash and row.source_hash != fingerprint:
+                        stale.versions.add(row.source_hash)
             elif row.id not in holders.setdefault(row.chunk_key, []):
                 holders[row.chunk_key].append(row.id)
         stored: set[str] = set()
@@ -352,10 +380,14 @@ class IngestionPipeline:
             summary.duplicates_removed += sum(id_copies[row_id] for row_id in remove)
         return [chunk for chunk in chunks if chunk.metadata["chunk_key"] not in stored], stale
 
-    def _retire(self, collection: str, stale: list[Any]) -> None:
-        """Remove the rows of a source's previous version, now that its current one is stored whole."""
-        if stale:
-            self.vector_db.delete_ids(collection, stale)
+    def _retire(self, collection: str, stale: Stale) -> None:
+        """Remove the rows of a source's previous versions, now that its current one is stored whole:
+        searches switch from the old to the new in one step, then the old rows go."""
+        self._hiding.discard(stale.current)
+        if stale.ids:
+            self.vector_db.hide_versions(collection, stale.versions, show={stale.current})
+            self.vector_db.delete_ids(collection, stale.ids)
+            self.vector_db.hide_versions(collection, (), show=stale.versions)
 
     def _store(self, collection: str, batch: list[Chunk]) -> int:
         """Insert one batch (in the writer thread); then retire the previous versions of the sources

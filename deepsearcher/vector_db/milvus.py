@@ -32,8 +32,9 @@ import json
 import logging
 import math
 import os
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -332,6 +333,9 @@ class Milvus(BaseVectorDB):
         self.weights = (float(weights[0]), float(weights[1]))
         self._loaded: set[str] = set()
         self._fields: dict[str, _Schema] = {}
+        #: Source versions kept out of searches, per collection (see BaseVectorDB.hide_versions).
+        self._hidden: dict[str, frozenset[str]] = {}
+        self._hidden_lock = threading.Lock()
         self._lite_path: str | None = None
         self._capabilities: Capabilities | None = None
         self._meta: MetaTable | None = None
@@ -716,6 +720,7 @@ class Milvus(BaseVectorDB):
             if self._client().has_collection(name):
                 self._client().drop_collection(name)
         self._meta_table().forget(name)
+        self._hidden.pop(name, None)
         self._loaded.discard(name)
         self._fields.pop(name, None)
         self._metrics.pop(name, None)
@@ -828,6 +833,7 @@ class Milvus(BaseVectorDB):
                                 row[PK],
                                 str(metadata.get("chunk_key") or ""),
                                 index if isinstance(index, int) else None,
+                                metadata.get("source_hash"),
                             )
                         )
             finally:
@@ -930,7 +936,7 @@ class Milvus(BaseVectorDB):
         with_embedding = _as_bool(kwargs.get("with_embedding", self.return_embedding))
         output = [TEXT, REFERENCE, METADATA] + ([EMBEDDING] if with_embedding else [])
         metric = self._metric(name)
-        expr = filter or ""
+        expr = self._visible(name, schema, filter or "")
         client = self._client()
         with self._op(f"{mode} search", name):
             if mode == "dense":
@@ -996,6 +1002,19 @@ class Milvus(BaseVectorDB):
                 result.embedding = [float(x) for x in (hit.get("entity") or {}).get(EMBEDDING) or []]
             results.append(result)
         return results
+
+    def hide_versions(self, collection: str | None, hide: Iterable[str], show: Iterable[str] = ()) -> None:
+        name = self._collection(collection)
+        with self._hidden_lock:  # one step: a search sees the set before or after, never between
+            self._hidden[name] = (self._hidden.get(name, frozenset()) - set(show)) | set(hide)
+
+    def _visible(self, name: str, schema: _Schema, expr: str) -> str:
+        """`expr` narrowed to the versions not hidden (collections without a source_hash field show all)."""
+        hidden = self._hidden.get(name)
+        if not hidden or SOURCE_HASH not in schema.names:
+            return expr
+        narrowed = f"{SOURCE_HASH} not in [{', '.join(quote(value) for value in sorted(hidden))}]"
+        return f"({expr}) and {narrowed}" if expr else narrowed
 
     def _fused_hybrid(
         self,
