@@ -10,6 +10,7 @@ subprocess would cost seconds and logs nothing about keys).
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -149,3 +150,23 @@ def test_the_web_page_sends_its_security_headers(tmp_path: Path) -> None:
         assert page.headers["x-content-type-options"] == "nosniff" and page.headers["x-frame-options"] == "DENY"
         api = client.get(running.url + "/health")
         assert api.headers["x-content-type-options"] == "nosniff" and "content-security-policy" not in api.headers
+
+
+def test_masking_keeps_every_log_call_working(caplog: pytest.LogCaptureFixture) -> None:
+    """A template's own %s next to a secret name, literal %%, an exception as the message, a traceback."""
+    from deepsearcher.utils import redaction
+
+    redaction.install()
+    redaction.register_secrets([LLM_KEY])
+    logger = logging.getLogger("deepsearcher.test_redaction")
+    with caplog.at_level(logging.INFO, logger="deepsearcher.test_redaction"):
+        logger.info("retrying with token=%s after %d s", GUESS, 2)
+        logger.info("100%% of %s", "it")
+        logger.warning(ValueError(f"provider refused {LLM_KEY}"))
+        try:
+            raise RuntimeError(f"GET https://api.example/v1?api_key={GUESS}")
+        except RuntimeError:
+            logger.exception("call failed")
+    lines = [logging.Formatter("%(message)s").format(record) for record in caplog.records]
+    assert lines[:3] == ["retrying with token=[redacted] after 2 s", "100% of it", "provider refused [redacted]"]
+    assert "api_key=[redacted]" in lines[3] and GUESS not in "\n".join(lines) and LLM_KEY not in "\n".join(lines)

@@ -3,11 +3,11 @@ in every record the process logs, whoever logs it (uvicorn's access log included
 
 A filter on one logger or handler misses records of other loggers and handlers added later
 (uvicorn configures its own at start), so the mask is applied where every record is made: the
-log record factory. It rewrites the message and each string argument in place, keeping the
-arguments' shape (uvicorn's access formatter unpacks them). Known secret values (the server's
-configured keys, the providers' api keys) are masked wherever they appear; unknown ones (a wrong
-key guessed in `?api_key=`) by where they sit: a secret-named query parameter or JSON field, an
-Authorization / Bearer value.
+log record factory. A record whose line holds a secret gets the masked line as its message; the
+access log's records keep their arguments' shape (uvicorn's formatter unpacks them), each one
+masked. Known secret values (the server's configured keys, the providers' api keys) are masked
+wherever they appear; unknown ones (a wrong key guessed in `?api_key=`) by where they sit: a
+secret-named query parameter or JSON field, an Authorization / Bearer value.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 __all__ = ["MASK", "install", "redact", "register_secrets"]
 
 MASK = "[redacted]"
+ACCESS_LOGGER = "uvicorn.access"
 #: Values shorter than this are not masked by value (masking "a" everywhere would garble logs).
 MIN_SECRET_CHARS = 6
 
@@ -67,17 +68,18 @@ def redact(text: str) -> str:
     return text
 
 
-def _redacted(value: Any) -> Any:
-    return redact(value) if isinstance(value, str) else value
-
-
 def _redact_record(record: logging.LogRecord) -> None:
-    if isinstance(record.msg, str):
-        record.msg = redact(record.msg)
-    if isinstance(record.args, tuple):
-        record.args = tuple(_redacted(arg) for arg in record.args)
-    elif isinstance(record.args, dict):
-        record.args = {key: _redacted(value) for key, value in record.args.items()}
+    if record.name == ACCESS_LOGGER and isinstance(record.args, tuple):
+        # uvicorn's access formatter unpacks the arguments (client, method, path, version, status)
+        record.args = tuple(redact(arg) if isinstance(arg, str) else arg for arg in record.args)
+    else:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a logging call with the wrong arguments: logging reports it itself
+            return
+        masked = redact(message)
+        if masked != message:  # the whole line, merged: a secret split between template and arguments goes too
+            record.msg, record.args = masked, ()
     if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
         # a traceback's lines (an exception's message, a URL in it) are formatted here, masked
         record.exc_text = redact(_TRACEBACKS.formatException(record.exc_info))
