@@ -34,9 +34,11 @@ _PATTERNS = (
     (re.compile(r"\b((?:Bearer|bearer|BEARER|Basic)\s+)[A-Za-z0-9._~+/=:-]{8,}"), r"\1" + MASK),
     # ?api_key=...&token=... in URLs and access-log paths
     (re.compile(rf"([?&;](?:{_NAMES})=)[^&;\s\"'#]*", re.IGNORECASE), r"\1" + MASK),
-    # "api_key": "...", api_key=..., password: ... in messages, reprs and JSON
+    # api_key=... token=... in messages (key=value)
+    (re.compile(rf"(\b(?:{_NAMES})=[\"']?)(?!\[redacted\])[^\"'\s,;&}})]+", re.IGNORECASE), r"\1" + MASK),
+    # "api_key": "..." and 'token': '...' in JSON and reprs
     (
-        re.compile(rf"(\b(?:{_NAMES})[\"']?\s*[:=]\s*[\"']?)(?!\[redacted\])[^\"'\s,;&}}]+", re.IGNORECASE),
+        re.compile(rf"([\"'](?:{_NAMES})[\"']\s*:\s*[\"']?)(?!\[redacted\])[^\"'\s,;}}]+", re.IGNORECASE),
         r"\1" + MASK,
     ),
 )
