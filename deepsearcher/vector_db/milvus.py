@@ -32,6 +32,7 @@ import json
 import logging
 import math
 import os
+import re
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -483,7 +484,7 @@ class Milvus(BaseVectorDB):
         except Exception as exc:
             if not _is_milvus_failure(exc):
                 raise
-            if collection is not None and _collection_gone(exc):
+            if collection is not None and _collection_gone(exc, collection):
                 # dropped by another request (or process) since it was looked up: a 404, not a store fault
                 raise self._gone(operation, collection) from exc
             raise common.operation_failed("Milvus", operation, collection, self.uri, _exc_message(exc)) from exc
@@ -1083,17 +1084,17 @@ def _is_internal(name: str) -> bool:
 #: What Milvus (server and Lite) answers for a collection that is not there: its error code, and
 #: the words of the versions that send no code.
 COLLECTION_NOT_FOUND_CODE = 100
-_GONE_WORDS = ("can't find collection", "collection not found", "does not exist", "collectionnotexists")
 
 
-def _collection_gone(exc: BaseException) -> bool:
-    for seen in cause_chain(exc):
-        if getattr(seen, "code", None) == COLLECTION_NOT_FOUND_CODE:
-            return True
-        text = str(seen).lower()
-        if "collection" in text and any(words in text for words in _GONE_WORDS):
-            return True
-    return False
+def _collection_gone(exc: BaseException, name: str) -> bool:
+    quoted = re.escape(name)
+    gone = re.compile(
+        rf"collection ['\"]?{quoted}['\"]? (?:does not exist|not found)|can't find collection\b.*\b{quoted}\b",
+        re.IGNORECASE,
+    )
+    return any(
+        getattr(seen, "code", None) == COLLECTION_NOT_FOUND_CODE or gone.search(str(seen)) for seen in cause_chain(exc)
+    )
 
 
 def _check_parent(path: str, given: bool) -> None:
