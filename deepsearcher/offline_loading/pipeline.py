@@ -325,7 +325,8 @@ class IngestionPipeline:
                 kept = len(chunks) - len(todo)
                 summary.chunks_kept += kept
                 reason = f"resumed an interrupted load: kept {kept} of {len(chunks)} stored chunks" if kept else ""
-                summary.add(reference, "replaced" if stale.ids else "loaded", reason)
+                replaced = bool(stale.ids) and (bool(stale.versions) or record.source_hash != fingerprint)
+                summary.add(reference, "replaced" if replaced else "loaded", reason)
         else:
             summary.add(reference, "loaded")
         if source.changed is not None:
