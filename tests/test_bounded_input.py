@@ -48,6 +48,9 @@ def test_files_and_config_refuse_deep_nesting_in_one_line(tmp_path: Path) -> Non
     config.write_text(f"a: {BRACKETS}\n", encoding="utf-8")
     with pytest.raises(ConfigurationError, match="nests its values too deeply"):
         Configuration(config)
+    config.write_text("# " + "x" * 2_000_000 + "\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError, match="is 2,000,003 bytes; a config is at most 1,048,576"):
+        Configuration(config)
     lines = tmp_path / "deep.jsonl"
     lines.write_text('{"text": "fine"}\n{"text": ' + BRACKETS + "}\n", encoding="utf-8")
     with pytest.raises(LoaderError, match="line 2 nests arrays/objects 3001 levels deep"):
