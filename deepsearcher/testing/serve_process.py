@@ -43,7 +43,8 @@ class ServeProcess:
 
         command = [sys.executable, "-m", "deepsearcher.cli.main", "serve", "--port", str(self.port)]
         command += ["--log-level", self.log_level, "-c", str(self.config)]
-        self.process = subprocess.Popen(command, env=self.env, stdout=subprocess.DEVNULL, stderr=self._log, text=True)
+        # uvicorn writes its access log to stdout: kept with the rest, in the file
+        self.process = subprocess.Popen(command, env=self.env, stdout=self._log, stderr=self._log, text=True)
         deadline = time.monotonic() + deadline_s
         last_error: Exception | None = None
         while time.monotonic() < deadline:
