@@ -40,7 +40,15 @@ def test_every_store_operation_on_a_collection_dropped_underneath_is_not_found(t
         vector = embedding.embed_query("compiler")
         store.insert_data("kb", [Chunk(text="Grace Hopper", reference="a.txt", embedding=vector)])
         assert store.search_data("kb", vector)  # loaded and described: cached
+        store.init_collection(dim=embedding.dimension, collection="other")
         store._client().drop_collection("kb")  # another request, or process, drops it
+        assert [info.collection_name for info in store.list_collections()] == ["other"]
+        # the listing's own race: names read just before the drop (the one stand-in here: timing cannot be forced)
+        client = store._client()
+        listed = client.list_collections
+        client.list_collections = lambda: ["kb", "other"]
+        assert [info.collection_name for info in store.list_collections()] == ["other"]
+        client.list_collections = listed
         for operation in (
             lambda: store.search_data("kb", vector),
             lambda: store.list_sources("kb"),

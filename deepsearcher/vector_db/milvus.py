@@ -49,7 +49,7 @@ from deepsearcher.types import (
     StoreInUseError,
     VectorStoreError,
 )
-from deepsearcher.types.errors import cause_chain
+from deepsearcher.types.errors import CollectionNotFoundError, cause_chain
 from deepsearcher.vector_db import _common as common
 from deepsearcher.vector_db import _milvus_lite as lite
 from deepsearcher.vector_db._common import (
@@ -713,7 +713,13 @@ class Milvus(BaseVectorDB):
         with self._op("list_collections"):
             names = sorted(n for n in self._client().list_collections() if not _is_internal(n))
         side_rows = self._meta_table().read(names)
-        return common.of_dim([self._read_info(name, side_rows) for name in names], dim)
+        infos = []
+        for name in names:
+            try:
+                infos.append(self._read_info(name, side_rows))
+            except CollectionNotFoundError:
+                continue  # dropped since the names were listed: not in the listing
+        return common.of_dim(infos, dim)
 
     def clear_db(self, collection: str | None = None) -> None:
         name = self._collection(collection)
