@@ -5,6 +5,7 @@ summaries, crawler manners. Prints one row per probe: probe | expected | observe
     python benchmarks/faults.py            # every probe (a few minutes: the kill sweep runs 20 CLI processes twice)
     python benchmarks/faults.py --quick    # 4 kill points instead of 20
     python benchmarks/faults.py --only docx-text-node   # one probe (see --help for the names)
+    python benchmarks/faults.py --only replace-window --only drop-race   # issue 36's (benchmarks/_faults_issue36.py)
 
 The issue-21 probes (hostile and changing files, storage faults) load real-sized files with
 the default per-file budget and print each case's seconds, the peak RSS of the load (its
@@ -36,6 +37,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+import _faults_issue36 as issue36  # noqa: E402
 
 from deepsearcher.offline_loading.pipeline import CRASH_ENV  # noqa: E402
 from deepsearcher.testing.scripted_llm import Reply, ScriptedLLMServer  # noqa: E402
@@ -242,8 +245,8 @@ def probe_summaries(base: Path) -> None:
     )
 
 
-def serve(base: Path, root: Path, port: int | None = None) -> ServeProcess:
-    config = write_config(base, server={"allowed_roots": [str(root)], "data_dir": str(base / "data")})
+def serve(base: Path, root: Path, port: int | None = None, **sections: Any) -> ServeProcess:
+    config = write_config(base, server={"allowed_roots": [str(root)], "data_dir": str(base / "data")}, **sections)
     return ServeProcess(config, port=port, env=env())
 
 
@@ -620,6 +623,14 @@ def main() -> None:
         ("server", probe_server),
         ("crawler", lambda base: probe_crawler()),
         *HOSTILE_PROBES.items(),
+        # issue 36: no crash window, no 500 when a collection goes, readable refusals
+        (
+            "replace-window",
+            lambda base: issue36.probe_replace_window(base, row, env(), write_config, 2 if args.quick else 6),
+        ),
+        ("half-deleted-wal", lambda base: issue36.probe_half_deleted_wal(base, row, env())),
+        ("drop-race", lambda base: issue36.probe_drop_race(base, row, serve, 2 if args.quick else 4)),
+        ("small-refusals", lambda base: issue36.probe_small_refusals(base, row)),
     ]
     if args.only:
         names = {name.replace(" ", "-") for name, _ in probes}

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _abuse_issue36 as issue36
 import httpx
 import yaml
 
@@ -171,12 +172,7 @@ def connection_probes(server: ServeProcess, slow: int, idle: int, timeout: float
 
 
 def mcp_probes(base: Path, config: Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "deepsearcher.cli.main", "mcp", "-c", str(config)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = issue36.start_mcp(config)
     assert proc.stdin is not None and proc.stdout is not None
 
     def send(message: Any) -> None:
@@ -282,6 +278,7 @@ def main() -> None:
         server = ServeProcess(write_config(base, header_timeout=2, max_request_bytes=8 * 1024 * 1024)).start()
         try:  # an 8 MiB limit: the 4 MB bodies are parsed and their paths resolved, off the event loop
             big_bodies(server, "8 MiB limit")
+            issue36.rest_nesting(server, row)
             keyless_probes(server, base)
             connection_probes(server, slow=20, idle=50 if args.quick else 300, timeout=2)
         finally:
@@ -291,7 +288,10 @@ def main() -> None:
             keyed_probes(keyed, 20 if args.quick else 1000)
         finally:
             keyed.stop()
+        issue36.owner_and_guesser(base, write_config, row)
+        issue36.access_log(base, write_config, row)
         mcp_probes(base, write_config(base))
+        issue36.mcp_nesting(write_config(base), row)
         config_probes(base)
 
 

@@ -230,11 +230,17 @@ def run_stdio(config_path: str | os.PathLike[str] | None = None) -> None:
     """Build the components of `config_path` and serve MCP over stdin/stdout until EOF."""
     from deepsearcher.app.components import build_components
     from deepsearcher.config import Configuration
+    from deepsearcher.server.security import configured_secrets
+    from deepsearcher.server.settings import ServerSettings
+    from deepsearcher.utils import redaction
 
     _sdk()  # fail before loading models when the SDK is missing
+    configuration = Configuration(config_path)
+    redaction.install()  # the providers' keys never reach the log on stderr
+    redaction.register_secrets(configured_secrets(configuration, ServerSettings.from_config(configuration)))
     # Anything a library prints while the models load must not corrupt the protocol.
     with contextlib.redirect_stdout(sys.stderr):
-        components = build_components(Configuration(config_path))
+        components = build_components(configuration)
         allowed_roots(components.config)  # a wrong server.allowed_roots fails now, not at the first load
         server = build_server(DeepSearcherTools(components))
     logger.info("DeepSearcher MCP server ready on stdio")

@@ -4,7 +4,9 @@ The MCP SDK's stdio transport drops a line it cannot parse or validate without a
 client that sent it (with an id, waiting for the reply) waits forever. Each line is screened here
 before the SDK sees it; what JSON-RPC 2.0 says is an error is answered at once:
 -32700 (not JSON), -32600 (not a request: a batch, no "2.0", a bad id or method, too large),
--32602 (params that are not an object, which every MCP method takes). A malformed notification
+-32602 (params that are not an object, which every MCP method takes). A line nested deeper than
+`bounded_json.MAX_DEPTH` is -32600 too, refused before it is parsed (Python's decoder would
+recurse once per bracket and kill the process). A malformed notification
 has no id to answer: it is logged and dropped. Everything else goes on to the SDK unchanged.
 
 The wire also keeps the process's own stdout for the protocol: fd 1 points at stderr while
@@ -17,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -24,6 +27,8 @@ from io import TextIOWrapper
 from typing import Any
 
 import anyio
+
+from deepsearcher.utils.bounded_json import STRUCTURE_TOKENS, InputLimitError, check_depth
 
 __all__ = ["MAX_MESSAGE_BYTES", "JsonRpcWire", "screen", "serve_stdio"]
 
@@ -52,8 +57,11 @@ def screen(line: str) -> dict[str, Any] | None:
     if len(line) > MAX_MESSAGE_BYTES:
         return _error(None, INVALID_REQUEST, f"Invalid Request: a message is at most {MAX_MESSAGE_BYTES} bytes.")
     try:
+        check_depth(line, "the message")
         message = json.loads(line)
-    except ValueError:
+    except InputLimitError as exc:
+        return _error(_top_level_id(line), INVALID_REQUEST, f"Invalid Request: {exc}")
+    except (ValueError, RecursionError):
         return _error(None, PARSE_ERROR, "Parse error: the line is not JSON.")
     if isinstance(message, list):
         return _error(None, INVALID_REQUEST, "Invalid Request: MCP takes one message per line, not a batch.")
@@ -80,6 +88,24 @@ def screen(line: str) -> dict[str, Any] | None:
         logger.warning("dropped a malformed MCP notification: %s", problem[1])
         return DROP
     return _error(ident, *problem)
+
+
+_ID_VALUE = re.compile(r'\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
+
+
+def _top_level_id(line: str) -> Any:
+    """The request id of a line refused unparsed (too deep), found by a scan, so the client that
+    sent it gets its reply instead of waiting forever; None when there is none to find."""
+    depth = 0
+    for match in STRUCTURE_TOKENS.finditer(line):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+        elif token in "]}":
+            depth -= 1
+        elif depth == 1 and token == '"id"' and (value := _ID_VALUE.match(line, match.end())):
+            return json.loads(value.group(1))
+    return None
 
 
 def _sdk_verdict(line: str, ident: Any, has_id: bool) -> dict[str, Any] | None:

@@ -20,7 +20,9 @@ from deepsearcher.mcp_wire import DROP, screen
 
 
 class Peer:
-    def __init__(self, config: Path) -> None:
+    def __init__(self, config: Path, before: tuple[str, ...] = ()) -> None:
+        """Starts the server and initializes it; `before` are lines sent ahead of `initialize`,
+        whose replies are kept in `early`."""
         env = {key: value for key, value in os.environ.items() if key != "OPENAI_API_KEY"}
         env.update({"HF_HUB_OFFLINE": "1"})
         self.stderr = open(config.parent / "mcp-stderr.log", "w", encoding="utf-8")  # noqa: SIM115
@@ -32,6 +34,8 @@ class Peer:
             cwd=config.parent,
             env=env,
         )
+        for line in before:
+            self.send(line)
         self.send(
             {
                 "jsonrpc": "2.0",
@@ -44,6 +48,7 @@ class Peer:
                 },
             }
         )
+        self.early = [self.receive(120) for _ in before]
         assert self.receive(120)["id"] == 0
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
@@ -95,12 +100,23 @@ MALFORMED = [
     ({"jsonrpc": "2.0", "id": True, "method": "tools/list"}, None, -32600),
     ({"jsonrpc": "2.0", "id": 7}, 7, -32600),
     ({"jsonrpc": "2.0", "id": 8, "method": ""}, 8, -32600),
+    # nested deeper than any request: refused unparsed, its id found by a scan
+    (
+        '{"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"a": ' + "[" * 5000 + "]" * 5000 + "}}",
+        12,
+        -32600,
+    ),
+    ("[" * 100_000, None, -32600),
 ]
+#: A 2 KB line that once made Python's decoder raise RecursionError and the process exit with no reply.
+BRACKETS = "[" * 1000 + "]" * 1000
 
 
 def test_every_malformed_message_gets_its_json_rpc_error_and_the_stream_goes_on(config: Path) -> None:
-    peer = Peer(config)
+    peer = Peer(config, before=(BRACKETS,))  # the initialize sent right after it is answered too
     try:
+        assert peer.early[0]["id"] is None and peer.early[0]["error"]["code"] == -32600
+        assert "1000 levels deep" in peer.early[0]["error"]["message"]
         for message, ident, code in MALFORMED:
             peer.send(message)
             reply = peer.receive()

@@ -47,13 +47,16 @@ def test_default_uri_is_in_the_user_data_dir(tmp_path, monkeypatch):
         db.close()
 
 
-def test_lite_path_parent_is_created(tmp_path, embedding):
-    db = Milvus(uri=str(tmp_path / "a" / "b" / "store.db"))
+def test_lite_path_parent_is_created_but_never_a_tree(tmp_path, embedding):
+    db = Milvus(uri=str(tmp_path / "a" / "store.db"))  # one new folder, as mkdir makes it
     try:
         db.init_collection(embedding.dimension, "docs", embedding_model=MODEL)
-        assert (tmp_path / "a" / "b" / "store.db").is_dir()
+        assert (tmp_path / "a" / "store.db").is_dir()
     finally:
         db.close()
+    with pytest.raises(ConfigurationError, match=f"The folder {tmp_path / 'typo'} does not exist"):
+        Milvus(uri=str(tmp_path / "typo" / "b" / "c" / "store.db"))
+    assert not (tmp_path / "typo").exists()  # a typo leaves no folders behind
 
 
 def test_uri_that_is_neither_server_nor_db_path_is_a_configuration_error(tmp_path):

@@ -16,7 +16,8 @@ from deepsearcher.server.app import create_app
 from deepsearcher.server.runner import ServerThread
 from deepsearcher.server.throttle import KeyGuessThrottle
 
-KEY = "the-right-key-0123456789"
+KEY = "the-right-key-0123456789"  # strong (auth.is_strong): a lockout of its address does not hold it
+WEAK_KEY = "password1"  # a word: held by a lockout like any guess
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +25,7 @@ def running(tmp_path_factory: pytest.TempPathFactory):
     base = tmp_path_factory.mktemp("abuse")
     settings = {
         "provide_settings": {"vector_db": {"provider": "Milvus", "config": {"uri": str(base / "milvus.db")}}},
-        "server": {"api_keys": [{"key": KEY}], "data_dir": str(base / "data"), "header_timeout": 1},
+        "server": {"api_keys": [{"key": KEY}, {"key": WEAK_KEY}], "data_dir": str(base / "data"), "header_timeout": 1},
     }
     path = base / "config.yaml"
     path.write_text(yaml.safe_dump(settings), encoding="utf-8")
@@ -39,9 +40,13 @@ def test_guessing_keys_is_answered_429_after_a_few_tries(running, caplog: pytest
             client.get("/v1/collections", headers={"Authorization": f"Bearer wrong-{i}"}).status_code for i in range(30)
         ]
         assert codes[:10] == [401] * 10 and set(codes[10:]) == {429}
-        locked = client.get("/v1/collections", headers={"Authorization": f"Bearer {KEY}"})
-        assert locked.status_code == 429 and 0 < int(locked.headers["Retry-After"]) <= 60  # even the right key waits
+        locked = client.get("/v1/collections", headers={"Authorization": f"Bearer {WEAK_KEY}"})
+        assert locked.status_code == 429 and 0 < int(locked.headers["Retry-After"]) <= 60  # a guessable key waits
         assert "Too many wrong API keys" in locked.json()["error"]
+        owner = client.get("/v1/collections", headers={"Authorization": f"Bearer {KEY}"})
+        assert owner.status_code == 200  # the owner of a strong key is not held by others' failures
+        again = client.get("/v1/collections", headers={"Authorization": "Bearer wrong-after-the-owner"})
+        assert again.status_code == 429  # and guessing is still held
     lines = [record.getMessage() for record in caplog.records if "wrong API keys from" in record.getMessage()]
     assert len(lines) == 1 and "refusing it for 60 s" in lines[0]  # one line for the lockout, not one per guess
 

@@ -127,7 +127,9 @@ def list_collections(components: Components, visible: Visible = _everything) -> 
 
 
 def describe_collection(components: Components, name: str, visible: Visible = _everything) -> CollectionSummary:
-    """The collection `name`, or CollectionNotFoundError listing those the caller may see."""
+    """The collection `name`, or CollectionNotFoundError listing those the caller may see (a reserved
+    or invalid name is refused as such first, not reported missing)."""
+    name = normalize_collection_name(name)
     for summary in list_collections(components, visible):
         if summary.name == name:
             return summary

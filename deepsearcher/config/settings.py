@@ -62,8 +62,17 @@ def _variable(match: re.Match[str], where: str) -> str:
     )
 
 
+#: A config file is a few KB; anything this big is the wrong file (a log, a data set), refused unread.
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise ConfigurationError(
+                f"Config file {path} is {size:,} bytes; a config is at most {MAX_CONFIG_BYTES:,}: give the YAML config."
+            )
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigurationError(f"Cannot read config file {path}: {exc.strerror or exc}") from exc
@@ -78,6 +87,10 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
         raise ConfigurationError(f"Config file {path} is not valid YAML: {exc}") from exc
+    except RecursionError:  # PyYAML composes nested nodes recursively
+        raise ConfigurationError(
+            f"Config file {path} nests its values too deeply (hundreds of levels): write the config's own keys."
+        ) from None
     if not isinstance(data, dict):
         raise ConfigurationError(f"Config file {path} must be a mapping at the top level, got {type(data).__name__}.")
     return data

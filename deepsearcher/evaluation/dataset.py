@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from deepsearcher.types.errors import DeepSearcherError
+from deepsearcher.utils.bounded_json import InputLimitError, check_depth
 
 __all__ = [
     "Dataset",
@@ -131,7 +132,10 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         if not line.strip():
             continue
         try:
+            check_depth(line, "the record")
             record = json.loads(line)
+        except InputLimitError as exc:
+            raise DatasetError(path, str(exc), number) from None
         except json.JSONDecodeError as exc:
             raise DatasetError(path, f"malformed JSON at column {exc.colno}: {exc.msg}", number) from exc
         if not isinstance(record, dict):

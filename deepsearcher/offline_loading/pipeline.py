@@ -6,8 +6,9 @@ Why it is shaped this way:
 - Overlap: the stages run side by side, so the slowest alone sets the pace. A read-ahead
   thread lists, hashes, parses (in the parse worker) and splits the next sources, up to
   two batches of chunks ahead, while the model embeds batch N+1 and a single writer thread
-  inserts batch N (ONNX Runtime releases the GIL). Every decision against the store and
-  every summary line stays in the calling thread, in source order.
+  inserts batch N (ONNX Runtime releases the GIL), then deletes the previous version of
+  each changed source whose last chunk that batch held. Every decision against the store
+  and every summary line stays in the calling thread, in source order.
 - Idempotency: every chunk carries its source's hash and chunk count; a source whose
   stored hash matches and whose chunks are all present is skipped without embedding. For
   a file the hash is of its bytes (and the parse settings), taken before it is parsed, so
@@ -19,6 +20,12 @@ Why it is shaped this way:
   exactly once (checked row by row, by id, never by count: after a crash Milvus Lite can
   show a batch twice). Copies are removed, and resuming a half-loaded source keeps the
   chunks already stored and embeds only the missing ones.
+- Replacement without a gap: a changed source's new chunks are stored before its old ones
+  are removed (one delete of their ids, once the last new chunk is stored), so at every
+  instant the store holds the old version whole or the new one whole, never neither: a
+  search meanwhile finds the source's old text, at worst next to some of its new text. A
+  load killed in between leaves both; the next run stores the rest of the new version, then
+  removes the old one.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from deepsearcher.embedding.base import BaseEmbedding
@@ -67,6 +74,16 @@ def source_fingerprint(source: LoadedSource) -> str:
     for document in source.documents:
         digest.update(document.content_hash.encode())
     return digest.hexdigest()
+
+
+@dataclass
+class Stale:
+    """The rows of a stored source that belong to versions other than `current` (the one loading)."""
+
+    current: str
+    ids: list[Any] = field(default_factory=list)
+    #: Their versions (source hashes), where the store says
+    versions: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -110,6 +127,10 @@ class IngestionPipeline:
         self.window_size = window_size
         self.on_progress = on_progress or (lambda event, info: None)
         self._scheduler = EmbedScheduler(embedding)  # batches in flight: the embedding's max_concurrency
+        #: New versions a run keeps out of searches until they are whole; shown again when the run
+        #: ends without finishing them (a failed run leaves what any other process would see).
+        self._hiding: set[str] = set()
+        self._collection = ""
 
     def run(
         self,
@@ -121,6 +142,7 @@ class IngestionPipeline:
         try:
             return self._run(sources, collection_name, collection_description, force_new_collection)
         finally:
+            self._show_unfinished()
             if self.parser is not None:
                 self.parser.close()  # the worker process goes; another run starts a fresh one
 
@@ -147,6 +169,10 @@ class IngestionPipeline:
         self._scheduler.forget()  # texts repeat within one run; a re-run computes what it restores
         self._batches = 0
         self._signature: str | None = None
+        #: (reference, key of its last chunk to store) -> the rows of its previous versions
+        self._retiring: dict[tuple[str, Any], Stale] = {}
+        self._hiding = set()
+        self._collection = collection
         pending: list[Chunk] = []
         read_ahead = ReadAhead(
             sources,
@@ -176,6 +202,12 @@ class IngestionPipeline:
         summary.finish()
         self.on_progress("done", {"summary": summary})
         return summary
+
+    def _show_unfinished(self) -> None:
+        """Let searches see the new versions a run hid and did not finish (it failed or was stopped)."""
+        hiding, self._hiding = self._hiding, set()
+        if hiding:
+            self.vector_db.hide_versions(self._collection, (), show=hiding)
 
     def _fingerprint(self, sha256: str, loader: str | None = None) -> str:
         if loader is None:
@@ -271,20 +303,30 @@ class IngestionPipeline:
         fingerprint, chunks = prepared.fingerprint, prepared.chunks
         record = known.get(reference)
         todo = chunks
-        if record is not None and record.source_hash == fingerprint:
-            todo = self._missing_chunks(collection, reference, chunks, record, summary)
-            if not todo:
-                summary.chunks_unchanged += len(chunks)
-                summary.add(reference, "unchanged", source.changed or "")
-                self.on_progress("skipped", {"source": reference})
-                return []
-            kept = len(chunks) - len(todo)
-            summary.chunks_kept += kept
-            reason = f"resumed an interrupted load: kept {kept} of {len(chunks)} stored chunks" if kept else ""
-            summary.add(reference, "loaded", reason)
-        elif record is not None:
-            self.vector_db.delete_by_reference(collection, reference)
-            summary.add(reference, "replaced")
+        if record is not None:
+            audit = self._audit(collection, reference, fingerprint, chunks, record, summary)
+            if audit is None:  # a store that cannot list rows: the old version goes first
+                self.vector_db.delete_by_reference(collection, reference)
+                summary.add(reference, "replaced")
+            else:
+                todo, stale = audit
+                if not todo:
+                    self._retire(collection, stale)  # the new version is whole already
+                    if not stale.ids:
+                        summary.chunks_unchanged += len(chunks)
+                        summary.add(reference, "unchanged", source.changed or "")
+                        self.on_progress("skipped", {"source": reference})
+                        return []
+                elif stale.ids:
+                    # this process's searches keep to the old version until the new one is whole
+                    self.vector_db.hide_versions(collection, {fingerprint})
+                    self._hiding.add(fingerprint)
+                    self._retiring[(reference, todo[-1].metadata["chunk_key"])] = stale
+                kept = len(chunks) - len(todo)
+                summary.chunks_kept += kept
+                reason = f"resumed an interrupted load: kept {kept} of {len(chunks)} stored chunks" if kept else ""
+                replaced = bool(stale.ids) and (bool(stale.versions) or record.source_hash != fingerprint)
+                summary.add(reference, "replaced" if replaced else "loaded", reason)
         else:
             summary.add(reference, "loaded")
         if source.changed is not None:
@@ -293,32 +335,41 @@ class IngestionPipeline:
         self.on_progress("source", {"source": reference, "chunks": len(todo)})
         return todo
 
-    def _missing_chunks(
+    def _audit(
         self,
         collection: str,
         reference: str,
+        fingerprint: str,
         chunks: list[Chunk],
         record: Any,
         summary: LoadSummary,
-    ) -> list[Chunk]:
-        """The chunks of an unchanged source that are not stored exactly once; stray rows
-        (duplicates, rows of no current chunk) are deleted on the way."""
+    ) -> tuple[list[Chunk], Stale] | None:
+        """The chunks of a stored source still to embed, and its rows of another version (None when
+        the store cannot list rows). Extra copies of current chunks are deleted on the way;
+        rows of another version are not: they go once the current version is whole (`_retire`), so
+        every reader finds the old version whole until the new one is."""
         rows = self.vector_db.stored_chunks(collection, reference)
         if rows is None:  # a store that cannot list rows: trust its counts
+            if record.source_hash != fingerprint:
+                return None
             if record.complete:
-                return []
+                return [], Stale(fingerprint)
             self.vector_db.delete_by_reference(collection, reference)
-            return chunks
+            return chunks, Stale(fingerprint)
         expected = {chunk.metadata["chunk_key"]: chunk.metadata["chunk_index"] for chunk in chunks}
         id_copies = Counter(row.id for row in rows)
         holders: dict[str, list[Any]] = {}
-        remove: set[Any] = set()
+        stale = Stale(fingerprint)
         for row in rows:
             if expected.get(row.chunk_key, -1) != row.chunk_index:
-                remove.add(row.id)  # no current chunk has this key at this index
+                if row.id not in stale.ids:
+                    stale.ids.append(row.id)  # no current chunk has this key at this index: another version
+                    if row.source_hash and row.source_hash != fingerprint:
+                        stale.versions.add(row.source_hash)
             elif row.id not in holders.setdefault(row.chunk_key, []):
                 holders[row.chunk_key].append(row.id)
         stored: set[str] = set()
+        remove: set[Any] = set()
         for key, ids in holders.items():
             if any(id_copies[row_id] > 1 for row_id in ids):
                 remove.update(ids)  # one id stored twice: deleting it removes every copy
@@ -328,7 +379,26 @@ class IngestionPipeline:
         if remove:
             self.vector_db.delete_ids(collection, sorted(remove))
             summary.duplicates_removed += sum(id_copies[row_id] for row_id in remove)
-        return [chunk for chunk in chunks if chunk.metadata["chunk_key"] not in stored]
+        return [chunk for chunk in chunks if chunk.metadata["chunk_key"] not in stored], stale
+
+    def _retire(self, collection: str, stale: Stale) -> None:
+        """Remove the rows of a source's previous versions, now that its current one is stored whole:
+        searches switch from the old to the new in one step, then the old rows go."""
+        self._hiding.discard(stale.current)
+        if stale.ids:
+            self.vector_db.hide_versions(collection, stale.versions, show={stale.current})
+            self.vector_db.delete_ids(collection, stale.ids)
+            self.vector_db.hide_versions(collection, (), show=stale.versions)
+
+    def _store(self, collection: str, batch: list[Chunk]) -> int:
+        """Insert one batch (in the writer thread); then retire the previous versions of the sources
+        whose last missing chunk it held: the batches before it are stored already (one writer)."""
+        inserted = self.vector_db.insert_data(collection, batch)
+        for chunk in batch:
+            stale = self._retiring.pop((chunk.reference, chunk.metadata.get("chunk_key")), None)
+            if stale is not None:
+                self._retire(collection, stale)
+        return inserted
 
     def _embed_and_insert(
         self,
@@ -349,5 +419,5 @@ class IngestionPipeline:
                 summary.chunks_inserted += previous.result()
                 _crash_point("inserted", self._batches - 1)
             self.on_progress("embedded", {"chunks": len(done)})
-            previous = writer.submit(self.vector_db.insert_data, collection, done)
+            previous = writer.submit(self._store, collection, done)
         return previous

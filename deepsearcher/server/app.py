@@ -23,9 +23,10 @@ from deepsearcher.config import Configuration
 from deepsearcher.server.errors import install_error_handlers
 from deepsearcher.server.jobs import JobManager
 from deepsearcher.server.limits import BodyLimit
-from deepsearcher.server.security import OriginGuard
+from deepsearcher.server.security import OriginGuard, SecurityHeaders, configured_secrets
 from deepsearcher.server.settings import ServerSettings
 from deepsearcher.server.state import ServerState
+from deepsearcher.utils import redaction
 
 logger = logging.getLogger("deepsearcher.server")
 
@@ -101,6 +102,8 @@ def create_app(config: Configuration | None = None) -> FastAPI:
     """
     config = config if config is not None else Configuration()
     state = ServerState(config=config, settings=ServerSettings.from_config(config))
+    redaction.install()  # every log line of the process, uvicorn's access log included
+    redaction.register_secrets(configured_secrets(config, state.settings))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -140,7 +143,8 @@ def create_app(config: Configuration | None = None) -> FastAPI:
     app.state.deepsearcher = state
     install_error_handlers(app)
     app.add_middleware(BodyLimit, limit=state.settings.max_request_bytes)
-    app.add_middleware(OriginGuard, settings=state.settings)  # outermost: a foreign page gets nothing else
+    app.add_middleware(OriginGuard, settings=state.settings)  # a foreign page gets nothing else
+    app.add_middleware(SecurityHeaders)  # outermost: on every answer, refusals included
 
     from deepsearcher.server.routes_compat import router as compat_router
     from deepsearcher.server.routes_v1 import router as v1_router

@@ -54,6 +54,33 @@ class Principal:
 LOCAL = Principal(label="local")
 
 
+#: A key at least this long, of at least STRONG_KEY_DISTINCT different characters, counts as a random
+#: token: guessing it is hopeless at any rate, so a lockout of its address does not apply to it.
+STRONG_KEY_CHARS = 24
+STRONG_KEY_DISTINCT = 10
+
+
+def is_strong(secret: str) -> bool:
+    """Whether `secret` looks like a random token (`openssl rand -hex 24`), not a word someone may guess."""
+    return len(secret) >= STRONG_KEY_CHARS and len(set(secret)) >= STRONG_KEY_DISTINCT
+
+
+def presents_strong_key(settings: ServerSettings, authorization: str | None) -> bool:
+    """Whether `authorization` carries one of the strong configured keys (constant-time, each compared).
+
+    Only strong keys are looked at: during a lockout a wrong guess learns nothing a guess of a
+    random 24-character token could use, while short keys stay behind the throttle."""
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return False
+    presented = token.strip().encode()
+    found = False
+    for candidate in settings.api_keys:
+        if is_strong(candidate.key) and hmac.compare_digest(candidate.key.encode(), presented):
+            found = True
+    return found
+
+
 def find_key(settings: ServerSettings, presented: str) -> ApiKey | None:
     """The configured key equal to `presented` (constant-time comparison of every key)."""
     found = None
@@ -100,7 +127,8 @@ async def require_principal(
     throttle = request.app.state.deepsearcher.throttle
     client = request.client.host if request.client else "unknown"
     authorization = request.headers.get("authorization")
-    if settings.auth_enabled:
+    if settings.auth_enabled and not presents_strong_key(settings, authorization):
+        # the owner of a strong key is never held by the failures of others at the same address
         wait = throttle.wait(client)
         if wait > 0:
             raise APIError(

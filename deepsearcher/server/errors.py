@@ -74,15 +74,31 @@ def _field(loc: tuple[Any, ...]) -> str:
     return ".".join(parts) or "request body"
 
 
+#: A 422 names this many problems (and counts the rest): a request of a thousand bad items must
+#: not get an answer larger than itself.
+MAX_PROBLEMS_LISTED = 5
+#: Characters of one problem kept in a 422 (a field path or message can be long).
+MAX_PROBLEM_CHARS = 300
+
+
 def validation_message(exc: RequestValidationError) -> str:
-    problems = []
+    problems: list[str] = []
     for error in exc.errors():
         message = str(error.get("msg", "invalid value"))
         if error.get("type") == "json_invalid":
-            problems.append("the request body is not valid JSON")
-            continue
-        problems.append(f"{_field(tuple(error.get('loc', ())))}: {message}")
-    return "Invalid request: " + "; ".join(problems) if problems else "Invalid request."
+            problem = "the request body is not valid JSON"
+        else:
+            problem = f"{_field(tuple(error.get('loc', ())))}: {message}"
+        if len(problem) > MAX_PROBLEM_CHARS:
+            problem = problem[: MAX_PROBLEM_CHARS - 1] + "…"
+        if problem not in problems:
+            problems.append(problem)
+    if not problems:
+        return "Invalid request."
+    listed = "; ".join(problems[:MAX_PROBLEMS_LISTED])
+    if len(problems) > MAX_PROBLEMS_LISTED:
+        listed += f"; and {len(problems) - MAX_PROBLEMS_LISTED} more problem(s)"
+    return "Invalid request: " + listed
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -117,8 +117,13 @@ def uvicorn_options(app: Any = None) -> dict[str, Any]:
     state = getattr(getattr(app, "state", None), "deepsearcher", None)
     timeout = getattr(getattr(state, "settings", None), "header_timeout", HEADER_TIMEOUT)
     protocol = type("GuardedH11Protocol", (GuardedH11Protocol,), {"header_timeout": float(timeout)})
+    # X-Forwarded-For names the client only when a configured proxy sent it (uvicorn's default trusts
+    # 127.0.0.1, where any local process could pick a new address for each key it guesses).
+    proxies = list(getattr(getattr(state, "settings", None), "trusted_proxies", None) or [])
     return {
         "http": protocol,
         "timeout_keep_alive": KEEP_ALIVE_TIMEOUT,
         "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
+        "proxy_headers": bool(proxies),
+        "forwarded_allow_ips": proxies or None,
     }

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from deepsearcher.server.settings import ServerSettings, is_loopback
 
-__all__ = ["OriginGuard"]
+__all__ = ["PAGE_POLICY", "OriginGuard", "SecurityHeaders", "configured_secrets"]
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -108,3 +111,62 @@ def _same_address(name: str, bound: str) -> bool:
         return ipaddress.ip_address(name) == ipaddress.ip_address(bound)
     except ValueError:
         return name == bound.lower()
+
+
+#: The web page loads only its own script, style and API (no inline code, no framing): what an
+#: injected tag or a page that frames it to trick clicks could do is nothing.
+PAGE_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+_EVERY_RESPONSE = ((b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"))
+_PAGE_ONLY = ((b"content-security-policy", PAGE_POLICY.encode()), (b"x-frame-options", b"DENY"))
+
+
+class SecurityHeaders:
+    """Pure ASGI middleware: `nosniff` and `no-referrer` on every response; on the web page (`/` and
+    `/static/`) also the content security policy above and X-Frame-Options (for older browsers).
+    /docs keeps its own needs (Swagger UI's assets), so the page policy stays off it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        extra = _EVERY_RESPONSE + (_PAGE_ONLY if path == "/" or path.startswith("/static/") else ())
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                present = {bytes(name).lower() for name, _ in message.get("headers", [])}
+                added = [(name, value) for name, value in extra if name not in present]
+                message = {**message, "headers": [*message.get("headers", []), *added]}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+#: Setting names that hold a secret (api_key, aws_secret_access_key, session_token, password...),
+#: not names that merely mention one (primary_key_field, max_tokens).
+_SECRET_NAME = re.compile(
+    r"(?:api|access|secret|private|account)[_-]?key$|apikey|secret|password|passwd|token$|credential"
+)
+
+
+def configured_secrets(config: Any, settings: ServerSettings) -> Iterator[str]:
+    """Every secret the server's config holds: its API keys, and each provider setting whose name
+    says it is one (api_key, aws_secret_access_key, token...), for the log redaction to mask."""
+    yield from (api_key.key for api_key in settings.api_keys)
+    stack: list[Any] = [getattr(config, "provide_settings", None) or {}]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for name, value in node.items():
+                if isinstance(value, str) and _SECRET_NAME.search(str(name).lower()):
+                    yield value
+                elif isinstance(value, (dict, list)):
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)

@@ -41,6 +41,7 @@ SERVER_KEYS = (
     "max_key_failures",
     "allowed_hosts",
     "allowed_origins",
+    "trusted_proxies",
 )
 API_KEY_KEYS = ("key", "collections", "name")
 DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
@@ -83,6 +84,8 @@ class ServerSettings:
     allowed_hosts: list[str] = field(default_factory=list)
     #: Web origins besides the server's own whose pages may change things (POST, DELETE).
     allowed_origins: list[str] = field(default_factory=list)
+    #: Addresses / networks of reverse proxies whose X-Forwarded-For names the client (none: never read).
+    trusted_proxies: list[str] = field(default_factory=list)
 
     @property
     def auth_enabled(self) -> bool:
@@ -124,6 +127,7 @@ class ServerSettings:
         settings.max_key_failures = failures
         settings.allowed_hosts = [host.lower() for host in _strings(values, "allowed_hosts")]
         settings.allowed_origins = [origin.lower().rstrip("/") for origin in _strings(values, "allowed_origins")]
+        settings.trusted_proxies = _networks(values, "trusted_proxies")
         data_dir = values.get("data_dir")
         if data_dir is not None:
             if not isinstance(data_dir, str) or not data_dir.strip():
@@ -143,6 +147,21 @@ def _strings(values: dict[str, Any], key: str) -> list[str]:
     if not isinstance(entries, list) or not all(isinstance(entry, str) and entry.strip() for entry in entries):
         raise ConfigurationError(f"'server.{key}' must be a list of names, got {entries!r}.")
     return [entry.strip() for entry in entries]
+
+
+def _networks(values: dict[str, Any], key: str) -> list[str]:
+    """IP addresses or networks (CIDR), each checked, so a typo fails at start instead of trusting nobody."""
+    import ipaddress
+
+    networks = []
+    for entry in _strings(values, key):
+        try:
+            networks.append(str(ipaddress.ip_network(entry, strict=False)))
+        except ValueError:
+            raise ConfigurationError(
+                f"'server.{key}' entry {entry!r} is not an IP address or network (e.g. 10.0.0.5 or 10.0.0.0/24)."
+            ) from None
+    return networks
 
 
 def _positive_int(values: dict[str, Any], key: str, default: int) -> int:

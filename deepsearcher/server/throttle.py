@@ -4,6 +4,12 @@ Keys are long random tokens, so guessing one is hopeless, but only while guesses
 client that sends `max_failures` wrong keys within `window` seconds is answered 429 (with
 Retry-After) for `lockout` seconds, doubling with each lockout up to `max_lockout`, whatever key
 it sends meanwhile. The server log gets one line per lockout, not one per guess.
+
+A lockout holds an address, and many people can share one (a proxy, a host): a request that
+carries a strong configured key (`auth.is_strong`: a random token no one guesses) is let through
+a lockout, so the owner of such a key is never refused for failures they did not make; every
+other key stays behind it. Behind a reverse proxy, `server.trusted_proxies` makes the address
+the client's own (from X-Forwarded-For) instead of the proxy's.
 """
 
 from __future__ import annotations

@@ -102,3 +102,32 @@ class GrowingFile:
 def deflate_ratio(data: bytes) -> float:
     """How much `data` shrinks under zlib (for reporting a generated file's compression)."""
     return len(data) / max(1, len(zlib.compress(data)))
+
+
+def encrypted_docx(path: Path, text: str = "The plans are in the second drawer.", password: str = "Passw0rd!") -> Path:
+    """A DOCX encrypted as Office encrypts one (an OLE file holding the EncryptedPackage), made with
+    msoffcrypto-tool (a dev dependency): what a password-protected document looks like to a loader."""
+    import io
+
+    import docx
+    from msoffcrypto.format.ooxml import OOXMLFile
+
+    document = docx.Document()
+    document.add_paragraph(text)
+    plain = io.BytesIO()
+    document.save(plain)
+    plain.seek(0)
+    with open(path, "wb") as out:
+        OOXMLFile(plain).encrypt(password, out)
+    return path
+
+
+def foreign_body_docx(path: Path, source: Path) -> Path:
+    """`source` (a DOCX) with its main part replaced by XML that is not a Word document body."""
+    with zipfile.ZipFile(source) as original, zipfile.ZipFile(path, "w") as target:
+        for item in original.infolist():
+            data = original.read(item.filename)
+            if item.filename == "word/document.xml":
+                data = b'<?xml version="1.0"?><document xmlns="urn:not-word"><p>text</p></document>'
+            target.writestr(item, data)
+    return path

@@ -26,8 +26,11 @@ def free_port() -> int:
 class ServeProcess:
     """One `deepsearcher serve -c CONFIG` process; `port` may be reused by a restart."""
 
-    def __init__(self, config: Path, port: int | None = None, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, config: Path, port: int | None = None, env: dict[str, str] | None = None, log_level: str = "warning"
+    ) -> None:
         self.config = config
+        self.log_level = log_level
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = env or dict(os.environ)
@@ -39,8 +42,9 @@ class ServeProcess:
         import httpx
 
         command = [sys.executable, "-m", "deepsearcher.cli.main", "serve", "--port", str(self.port)]
-        command += ["--log-level", "warning", "-c", str(self.config)]
-        self.process = subprocess.Popen(command, env=self.env, stdout=subprocess.DEVNULL, stderr=self._log, text=True)
+        command += ["--log-level", self.log_level, "-c", str(self.config)]
+        # uvicorn writes its access log to stdout: kept with the rest, in the file
+        self.process = subprocess.Popen(command, env=self.env, stdout=self._log, stderr=self._log, text=True)
         deadline = time.monotonic() + deadline_s
         last_error: Exception | None = None
         while time.monotonic() < deadline:
@@ -56,8 +60,12 @@ class ServeProcess:
         raise RuntimeError(f"deepsearcher serve did not answer /health within {deadline_s:.0f} s: {last_error!r}")
 
     def _stderr(self) -> str:
+        return self.log_text()[-2000:]
+
+    def log_text(self) -> str:
+        """Everything the server wrote to stderr so far (its log, uvicorn's access lines at log_level info)."""
         self._log.seek(0)
-        return self._log.read()[-2000:]
+        return self._log.read()
 
     def stop(self, timeout_s: float = 15.0) -> None:
         """SIGTERM, then SIGKILL if it has not left within `timeout_s`."""

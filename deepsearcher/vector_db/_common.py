@@ -187,10 +187,13 @@ class SourceTally:
         self.counts: dict[str, int] = {}
         self.hashes: dict[str, str] = {}
         self.expected: dict[str, int] = {}
+        self.versions: dict[str, set[str]] = {}
 
     def add(self, reference: str, source_hash: Any, source_chunks: Any) -> None:
         """Count one stored chunk of `reference`."""
         self.counts[reference] = self.counts.get(reference, 0) + 1
+        if source_hash:
+            self.versions.setdefault(reference, set()).add(str(source_hash))
         if source_hash and not self.hashes.get(reference):
             self.hashes[reference] = str(source_hash)
         self.expected[reference] = max(self.expected.get(reference, 0), as_count(source_chunks))
@@ -202,6 +205,7 @@ class SourceTally:
                 source_hash=self.hashes.get(reference, ""),
                 chunk_count=count,
                 expected_chunks=self.expected.get(reference) or count,
+                versions=len(self.versions.get(reference, ())) or 1,
             )
             for reference, count in self.counts.items()
         }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from abc import abstractmethod
+from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -71,11 +72,14 @@ class SourceRecord:
     source_hash: str
     chunk_count: int
     expected_chunks: int
+    #: How many versions (source hashes) have rows: 2 while a changed source is being replaced
+    #: (its new chunks are stored before the old ones go) or after a load was killed meanwhile.
+    versions: int = 1
 
     @property
     def complete(self) -> bool:
         """False when a previous load was interrupted half-way through this source."""
-        return self.chunk_count == self.expected_chunks
+        return self.chunk_count == self.expected_chunks and self.versions <= 1
 
 
 @dataclass
@@ -86,6 +90,8 @@ class StoredChunk:
     id: Any
     chunk_key: str
     chunk_index: int | None
+    #: The version (source hash) the row belongs to, when the store keeps it.
+    source_hash: str | None = None
 
 
 _Store = TypeVar("_Store", bound="BaseVectorDB")
@@ -292,6 +298,12 @@ class BaseVectorDB(metaclass=ContractMeta):
         """Every stored row of one source (duplicates included), or None when the store
         cannot list them; the pipeline then trusts `list_sources` counts instead."""
         return None
+
+    def hide_versions(self, collection: str | None, hide: Iterable[str], show: Iterable[str] = ()) -> None:  # noqa: B027
+        """Keep the rows of the `hide` source versions out of this store object's searches from now on,
+        and let those of `show` back in, in one step (the ingestion pipeline hides a changed source's
+        new version while it is being written, then swaps it for the old one). A store that cannot
+        filter by version keeps showing every row: the default does nothing."""
 
     def delete_ids(self, collection: str | None, ids: list[Any]) -> int:
         """Remove rows by store id (every copy of a duplicated id); returns how many ids were given."""

@@ -32,8 +32,10 @@ import json
 import logging
 import math
 import os
+import re
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +49,7 @@ from deepsearcher.types import (
     StoreInUseError,
     VectorStoreError,
 )
-from deepsearcher.types.errors import cause_chain
+from deepsearcher.types.errors import CollectionNotFoundError, cause_chain
 from deepsearcher.vector_db import _common as common
 from deepsearcher.vector_db import _milvus_lite as lite
 from deepsearcher.vector_db._common import (
@@ -119,6 +121,10 @@ PING_REFUSAL = "Too many pings"
 #: the terminal, past GRPC_VERBOSITY=ERROR. Pinging an in-process server at that pace is harmless.
 LITE_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 300_000}
 PING_RETRY_DELAYS = (0.5, 1.0, 2.0)
+#: milvus-lite's refusal to flush replayed deletes older than its manifest (see `Milvus.flush`).
+STALE_SEQ = "current_seq is monotonic"
+#: A primary key no row has (auto ids are positive): its tombstone matches nothing.
+NEVER_AN_ID = -1
 
 
 def _mentions(exc: BaseException, text: str) -> bool:
@@ -331,6 +337,9 @@ class Milvus(BaseVectorDB):
         self.weights = (float(weights[0]), float(weights[1]))
         self._loaded: set[str] = set()
         self._fields: dict[str, _Schema] = {}
+        #: Source versions kept out of searches, per collection (see BaseVectorDB.hide_versions).
+        self._hidden: dict[str, frozenset[str]] = {}
+        self._hidden_lock = threading.Lock()
         self._lite_path: str | None = None
         self._capabilities: Capabilities | None = None
         self._meta: MetaTable | None = None
@@ -338,6 +347,7 @@ class Milvus(BaseVectorDB):
         #: How to open a Lite database that does not exist yet, until something needs it.
         self._deferred: dict[str, Any] | None = None
 
+        given = bool(uri)
         uri = uri or lite.default_lite_path()
         uri = str(uri)
         if lite.is_server_uri(uri):
@@ -359,6 +369,7 @@ class Milvus(BaseVectorDB):
                     f"{path} is a file, probably a database of milvus-lite 2.x; milvus-lite 3.x keeps a "
                     "database in a directory. Use another path (vector_db.config.uri) and load the data again."
                 )
+            _check_parent(path, given)
             os.makedirs(os.path.dirname(path), exist_ok=True)
             self.uri = path
             connect = {"uri": path}
@@ -476,7 +487,21 @@ class Milvus(BaseVectorDB):
         except Exception as exc:
             if not _is_milvus_failure(exc):
                 raise
+            if collection is not None and _collection_gone(exc, collection):
+                # dropped by another request (or process) since it was looked up: a 404, not a store fault
+                raise self._gone(operation, collection) from exc
             raise common.operation_failed("Milvus", operation, collection, self.uri, _exc_message(exc)) from exc
+
+    def _gone(self, operation: str, name: str) -> VectorStoreError:
+        """The missing-collection error for `name`, found missing in the middle of `operation`."""
+        self._loaded.discard(name)
+        self._fields.pop(name, None)
+        self._metrics.pop(name, None)
+        try:
+            existing = sorted(self._client().list_collections())
+        except Exception:  # noqa: BLE001 - the listing only decorates the message
+            existing = []
+        return common.missing_collection(operation, name, self.uri, existing)
 
     # ------------------------------------------------------------------ collections
 
@@ -694,7 +719,13 @@ class Milvus(BaseVectorDB):
         with self._op("list_collections"):
             names = sorted(n for n in self._client().list_collections() if not _is_internal(n))
         side_rows = self._meta_table().read(names)
-        return common.of_dim([self._read_info(name, side_rows) for name in names], dim)
+        infos = []
+        for name in names:
+            try:
+                infos.append(self._read_info(name, side_rows))
+            except CollectionNotFoundError:
+                continue  # dropped since the names were listed: not in the listing
+        return common.of_dim(infos, dim)
 
     def clear_db(self, collection: str | None = None) -> None:
         name = self._collection(collection)
@@ -702,6 +733,7 @@ class Milvus(BaseVectorDB):
             if self._client().has_collection(name):
                 self._client().drop_collection(name)
         self._meta_table().forget(name)
+        self._hidden.pop(name, None)
         self._loaded.discard(name)
         self._fields.pop(name, None)
         self._metrics.pop(name, None)
@@ -743,7 +775,19 @@ class Milvus(BaseVectorDB):
         """Seal inserted rows (Milvus Lite searches unflushed rows ~50x slower)."""
         name = self._collection(collection)
         with self._op("flush", name):
-            self._client().flush(name)
+            try:
+                self._client().flush(name)
+            except Exception as exc:
+                if not (self.is_lite and _mentions(exc, STALE_SEQ)):
+                    raise
+                # milvus-lite deletes a flushed WAL's data file, then its delete file: a process killed
+                # in between leaves the deletes alone, which the next run replays into its memtable with
+                # sequence numbers below the manifest's; flushing them before any new write then fails
+                # ("current_seq is monotonic"). A tombstone for an id that never exists (ours are
+                # positive) is a write with a fresh sequence number, after which the flush goes through.
+                logger.info("Milvus Lite replayed a half-deleted write-ahead log of '%s'; flushing past it", name)
+                self._client().delete(name, ids=[NEVER_AN_ID])
+                self._client().flush(name)
 
     def _seal(self, name: str) -> None:
         """Flush after our writes on in-process Milvus Lite only: a server seals segments
@@ -802,6 +846,7 @@ class Milvus(BaseVectorDB):
                                 row[PK],
                                 str(metadata.get("chunk_key") or ""),
                                 index if isinstance(index, int) else None,
+                                metadata.get("source_hash"),
                             )
                         )
             finally:
@@ -978,7 +1023,7 @@ class Milvus(BaseVectorDB):
         with_embedding = _as_bool(kwargs.get("with_embedding", self.return_embedding))
         output = [TEXT, REFERENCE, METADATA] + ([EMBEDDING] if with_embedding else [])
         metric = self._metric(name)
-        expr = filter or ""
+        expr = self._visible(name, schema, filter or "")
         client = self._client()
         with self._op(f"{mode} search", name):
             if mode == "dense":
@@ -1044,6 +1089,19 @@ class Milvus(BaseVectorDB):
                 result.embedding = [float(x) for x in (hit.get("entity") or {}).get(EMBEDDING) or []]
             results.append(result)
         return results
+
+    def hide_versions(self, collection: str | None, hide: Iterable[str], show: Iterable[str] = ()) -> None:
+        name = self._collection(collection)
+        with self._hidden_lock:  # one step: a search sees the set before or after, never between
+            self._hidden[name] = (self._hidden.get(name, frozenset()) - set(show)) | set(hide)
+
+    def _visible(self, name: str, schema: _Schema, expr: str) -> str:
+        """`expr` narrowed to the versions not hidden (collections without a source_hash field show all)."""
+        hidden = self._hidden.get(name)
+        if not hidden or SOURCE_HASH not in schema.names:
+            return expr
+        narrowed = f"{SOURCE_HASH} not in [{', '.join(quote(value) for value in sorted(hidden))}]"
+        return f"({expr}) and {narrowed}" if expr else narrowed
 
     def _fused_hybrid(
         self,
@@ -1121,6 +1179,36 @@ def _as_bool(value: Any) -> bool:
 def _is_internal(name: str) -> bool:
     """Collections this store keeps for itself (collection info, feature probes)."""
     return name == META_COLLECTION or name.startswith(PROBE_PREFIX)
+
+
+#: What Milvus (server and Lite) answers for a collection that is not there: its error code, and
+#: the words of the versions that send no code.
+COLLECTION_NOT_FOUND_CODE = 100
+
+
+def _collection_gone(exc: BaseException, name: str) -> bool:
+    quoted = re.escape(name)
+    gone = re.compile(
+        rf"collection ['\"]?{quoted}['\"]? (?:does not exist|not found)|can't find collection\b.*\b{quoted}\b",
+        re.IGNORECASE,
+    )
+    return any(
+        getattr(seen, "code", None) == COLLECTION_NOT_FOUND_CODE or gone.search(str(seen)) for seen in cause_chain(exc)
+    )
+
+
+def _check_parent(path: str, given: bool) -> None:
+    """A configured Lite path may name one new folder (made like `mkdir`), never a tree of them: a typo
+    in a path must fail here in one line, not leave folders behind. The default path makes its own."""
+    parent = os.path.dirname(path)
+    if given and not os.path.isdir(parent) and not os.path.isdir(os.path.dirname(parent)):
+        missing = os.path.dirname(parent)
+        while not os.path.isdir(os.path.dirname(missing)):
+            missing = os.path.dirname(missing)
+        raise ConfigurationError(
+            f"The folder {missing} does not exist, so the Milvus Lite database {path} cannot be made there "
+            "(vector_db.config.uri): create the folder, or correct the path."
+        )
 
 
 def _is_milvus_failure(exc: BaseException) -> bool:

@@ -57,6 +57,18 @@ def docx_title(document: DocxDocument) -> str | None:
     return None
 
 
+#: The first bytes of an OLE2 compound file: what Word writes for a password-protected document
+#: (the encrypted package inside it) and for a Word 97-2003 .doc, neither of them a ZIP.
+OLE_MAGIC = bytes.fromhex("d0cf11e0a1b11ae1")
+_ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
+
+
+def _ole_reason(data: bytes) -> str:
+    if _ENCRYPTED_PACKAGE in data:
+        return "encrypted DOCX (password-protected): remove the password in Word, save it, then load it again"
+    return "not a DOCX but an old Word 97-2003 document (.doc) named .docx: save it as .docx in Word or LibreOffice"
+
+
 @register_provider("file_loader")
 class DocxLoader(BaseLoader):
     """One Document per .docx file."""
@@ -68,7 +80,10 @@ class DocxLoader(BaseLoader):
         from docx.opc.exceptions import PackageNotFoundError
 
         path = os.fspath(file_path)
-        data = checked_archive(path, read_bytes(path))  # a zip bomb is refused before python-docx inflates it
+        data = read_bytes(path)
+        if data.startswith(OLE_MAGIC):
+            raise LoaderError(path, _ole_reason(data))
+        data = checked_archive(path, data)  # a zip bomb is refused before python-docx inflates it
         try:
             document = docx.Document(io.BytesIO(data))
             text = docx_text(document)
@@ -82,6 +97,12 @@ class DocxLoader(BaseLoader):
         ) as exc:
             # SyntaxError covers lxml's XMLSyntaxError for a damaged document part.
             raise LoaderError(path, f"corrupt DOCX: {exc or type(exc).__name__}") from exc
+        except (AttributeError, TypeError) as exc:
+            # python-docx met a part of the wrong kind (a main part that is not a w:document) and failed
+            # inside itself; its message names lxml internals, not the file's problem
+            raise LoaderError(
+                path, "corrupt DOCX: its main part (word/document.xml) is not a Word document body"
+            ) from exc
         if not text.strip():
             raise LoaderError(path, "no text in the document")
         return [make_document(path, text, "docx", title)]

@@ -73,3 +73,5 @@ def iter_json_records(path: str, text: str) -> Iterator[Any]:
             raise json.JSONDecodeError("Extra data", text, position + 1)
     except json.JSONDecodeError as exc:
         raise LoaderError(path, f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+    except RecursionError:  # the C decoder recurses once per bracket, and stops cleanly at Python's limit
+        raise LoaderError(path, "JSON nested too deeply (arrays/objects about a thousand levels deep)") from None

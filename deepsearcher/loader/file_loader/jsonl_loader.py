@@ -13,6 +13,7 @@ from deepsearcher.loader.file_loader._records import record_document, require_do
 from deepsearcher.loader.file_loader._text import read_text
 from deepsearcher.loader.file_loader.base import BaseLoader
 from deepsearcher.types import Document, LoaderError
+from deepsearcher.utils.bounded_json import InputLimitError, check_depth
 
 
 @register_provider("file_loader")
@@ -32,7 +33,10 @@ class JsonlLoader(BaseLoader):
             if not line.strip():
                 continue
             try:
+                check_depth(line, f"line {line_number}")
                 record = json.loads(line)
+            except InputLimitError as exc:
+                raise LoaderError(path, str(exc)) from None
             except json.JSONDecodeError as exc:
                 raise LoaderError(
                     path,

@@ -1,0 +1,261 @@
+"""The issue-36 fault probes, run by benchmarks/faults.py (`--only replace-window` and so on):
+
+- replace-window: random-time SIGKILLs of `deepsearcher load` while it re-loads changed files
+  (and again while it resumes); in every window between a kill and the next run each source is
+  read back in a fresh process and classed old-whole / new-whole / missing / partial / a row twice.
+- half-deleted-wal: milvus-lite killed between deleting a flushed write-ahead log's two files;
+  the next run's first flush used to fail ("current_seq is monotonic").
+- drop-race: a server hammered with search / query / SSE while the collection is dropped: 5xx count.
+- small-refusals: an encrypted DOCX, a DOCX without a Word body, a config uri under a missing tree.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+Row = Callable[[str, str, str, bool], None]
+
+_KEYS_SCRIPT = """
+import json, sys
+from collections import Counter
+from deepsearcher.vector_db.milvus import Milvus
+store = Milvus(uri=sys.argv[1])
+result = {}
+for reference in store.list_sources("kb"):
+    rows = store.stored_chunks("kb", reference)
+    result[reference] = {"keys": sorted({f"{r.chunk_index}:{r.chunk_key}" for r in rows}),
+                         "twice": max(Counter(r.id for r in rows).values()) > 1}
+store.close()
+print(json.dumps(result))
+"""
+
+
+def _keys(uri: Path, env: dict[str, str]) -> dict[str, dict[str, Any]]:
+    done = subprocess.run([sys.executable, "-c", _KEYS_SCRIPT, str(uri)], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"reading the store failed: {done.stderr.strip().splitlines()[-1:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _version(folder: Path, version: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, paragraphs in (("a", 4), ("b", 8), ("c", 12), ("long", 60)):
+        text = "\n\n".join(
+            f"Version {version} of {name}, paragraph {i}: item {i * version} is described in plain words."
+            for i in range(paragraphs)
+        )
+        (folder / f"{name}.txt").write_text(text, encoding="utf-8")
+
+
+def probe_replace_window(base: Path, row: Row, env: dict[str, str], write_config: Any, trials: int) -> None:
+    docs = base / "docs"
+    command = [sys.executable, "-m", "deepsearcher.cli.main", "load", str(docs), "--collection", "kb"]
+    versions: list[dict[str, set[str]]] = []
+    seconds = 0.0
+    for version in (1, 2):
+        _version(docs, version)
+        folder = base / f"clean{version}"
+        folder.mkdir()
+        started = time.monotonic()
+        subprocess.run([*command, "-c", str(write_config(folder))], env=env, capture_output=True, check=True)
+        seconds = time.monotonic() - started
+        versions.append({ref: set(item["keys"]) for ref, item in _keys(folder / "milvus.db", env).items()})
+    old, new = versions
+    rng = random.Random(36)
+    tally: Counter = Counter()
+    failures: list[str] = []
+    for trial in range(trials):
+        folder = base / f"trial{trial}"
+        folder.mkdir()
+        config = write_config(folder)
+        _version(docs, 1)
+        subprocess.run([*command, "-c", str(config)], env=env, capture_output=True, check=True)
+        _version(docs, 2)
+        for _ in range(3):  # killed while replacing, then while resuming, twice
+            process = subprocess.Popen(
+                [*command, "-c", str(config)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+            time.sleep(rng.uniform(0.3, 1.0) * seconds)
+            process.send_signal(signal.SIGKILL)
+            _, stderr = process.communicate()
+            if process.returncode != -signal.SIGKILL:
+                if process.returncode != 0:
+                    failures.append(stderr.decode(errors="replace").strip().splitlines()[-1][:100])
+                tally["finished before the kill"] += 1
+                continue
+            tally["kills"] += 1
+            stored = _keys(folder / "milvus.db", env)
+            for reference in old:
+                keys = set(stored.get(reference, {}).get("keys", ()))
+                if stored.get(reference, {}).get("twice"):
+                    tally["a row twice"] += 1
+                if not keys:
+                    tally["missing"] += 1
+                elif old[reference] <= keys or new[reference] <= keys:
+                    tally["whole"] += 1
+                else:
+                    tally["partial"] += 1
+        final = subprocess.run([*command, "-c", str(config)], env=env, capture_output=True, text=True)
+        if final.returncode != 0:
+            failures.append(final.stderr.strip().splitlines()[-1][:100])
+        exact = {ref: set(item["keys"]) for ref, item in _keys(folder / "milvus.db", env).items()} == new
+        tally["exact after rerun"] += exact
+    windows = tally["whole"] + tally["missing"] + tally["partial"]
+    row(
+        "SIGKILL at random times during a re-load of changed files",
+        "every source old-whole or new-whole in every window; 0 missing, 0 partial, 0 rows twice",
+        f"{tally['kills']} kills ({tally['finished before the kill']} runs ended first), {windows} source-windows: "
+        f"{tally['whole']} whole, {tally['missing']} missing, {tally['partial']} partial, {tally['a row twice']} twice",
+        tally["kills"] > 0 and windows == tally["whole"] and not tally["a row twice"],
+    )
+    row(
+        "resumed re-loads after those kills",
+        f"{trials} of {trials} exact, no run fails",
+        f"{tally['exact after rerun']} of {trials} exact, {len(failures)} failed"
+        + (f": {failures[0]}" if failures else ""),
+        tally["exact after rerun"] == trials and not failures,
+    )
+
+
+_STALE_WAL = """
+import os, sys
+import milvus_lite.storage.wal as wal
+from deepsearcher.types import Chunk
+from deepsearcher.vector_db.milvus import Milvus
+
+def chunk(i):
+    return Chunk(text=f"t{i}", reference="r", embedding=[1.0, float(i), 0.0, 0.0])
+
+store = Milvus(uri=sys.argv[1])
+store.init_collection(dim=4, collection="kb")
+store.insert_data("kb", [chunk(i) for i in range(6)])
+client = store._client()
+client.delete("kb", ids=[row["id"] for row in client.query("kb", filter="", output_fields=["id"], limit=3)])
+remove = os.remove
+
+def remove_then_die(path, *args, **kwargs):
+    remove(path, *args, **kwargs)
+    if "wal_data" in os.fspath(path):
+        os._exit(9)
+
+wal.os.remove = remove_then_die
+store.insert_data("kb", [chunk(6), chunk(7)])
+"""
+
+_FLUSH_AFTER = """
+import sys
+from deepsearcher.vector_db.milvus import Milvus
+store = Milvus(uri=sys.argv[1])
+store.flush("kb")
+print(store.count("kb"))
+store.close()
+"""
+
+
+def probe_half_deleted_wal(base: Path, row: Row, env: dict[str, str]) -> None:
+    uri = base / "stale.db"
+    killed = subprocess.run([sys.executable, "-c", _STALE_WAL, str(uri)], env=env, capture_output=True)
+    left = sorted(path.name.split("_0")[0] for path in uri.rglob("wal_*"))
+    after = subprocess.run([sys.executable, "-c", _FLUSH_AFTER, str(uri)], env=env, capture_output=True, text=True)
+    outcome = after.stdout.strip() if after.returncode == 0 else after.stderr.strip().splitlines()[-1][:100]
+    row(
+        "killed between a WAL's data and delete files, then flush",
+        "the flush goes through, 5 rows",
+        f"killed rc {killed.returncode}, left {left}; next flush: rc {after.returncode}, {outcome}",
+        killed.returncode == 9 and after.returncode == 0 and outcome == "5",
+    )
+
+
+def probe_drop_race(base: Path, row: Row, serve: Callable[[Path, Path], Any], rounds: int) -> None:
+    from deepsearcher.testing.race_clients import KINDS, hammer
+    from deepsearcher.testing.scripted_llm import ScriptedLLMServer
+
+    root = base / "root"
+    root.mkdir()
+    for index in range(4):
+        (root / f"n{index}.txt").write_text(f"Grace Hopper note {index} built the first compiler. " * 20)
+    seen: Counter = Counter()
+    with ScriptedLLMServer(fallback="YES") as llm:
+        llm.on("numbered sources", "Grace Hopper built it [1].")
+        server = serve(base, root, llm=llm.llm_config()).start()
+        try:
+            for _ in range(rounds):
+                job = httpx.post(server.url + "/v1/load", json={"inputs": [str(root)], "collection": "kb"}).json()
+                while httpx.get(f"{server.url}/v1/jobs/{job['job_id']}").json()["status"] in ("queued", "running"):
+                    time.sleep(0.05)
+                stop = threading.Event()
+                threads = [threading.Thread(target=hammer, args=(server.url, kind, stop, seen)) for kind in KINDS]
+                for thread in threads:
+                    thread.start()
+                time.sleep(0.5)
+                httpx.delete(server.url + "/v1/collections/kb", timeout=30)
+                time.sleep(0.5)
+                stop.set()
+                for thread in threads:
+                    thread.join()
+        finally:
+            server.stop()
+    total = sum(seen.values())
+    errors = sum(count for (_, status), count in seen.items() if not isinstance(status, int))
+    by_status = Counter()
+    for (_, status), count in seen.items():
+        by_status[status] += count
+    row(
+        "requests racing a collection drop (search, query, SSE, sources)",
+        "404 / 409, never 500",
+        f"{total} requests over {rounds} drops: {dict(sorted(by_status.items(), key=str))}; {errors} 5xx",
+        errors == 0 and total > 0,
+    )
+
+
+def probe_small_refusals(base: Path, row: Row) -> None:
+    import docx
+
+    from deepsearcher.loader.file_loader.docx_loader import DocxLoader
+    from deepsearcher.testing.hostile_files import encrypted_docx, foreign_body_docx
+    from deepsearcher.types import ConfigurationError, LoaderError
+    from deepsearcher.vector_db.milvus import Milvus
+
+    plain = base / "plain.docx"
+    document = docx.Document()
+    document.add_paragraph("Plans.")
+    document.save(plain)
+    cases = [("DOCX whose main part is not a Word body", foreign_body_docx(base / "foreign.docx", plain))]
+    try:
+        cases.append(("encrypted DOCX", encrypted_docx(base / "locked.docx")))
+    except ImportError:
+        row("encrypted DOCX", "named as password-protected", "msoffcrypto-tool not installed (pip install)", False)
+    for name, path in cases:
+        try:
+            DocxLoader().load_file(path)
+            reason = "loaded"
+        except LoaderError as exc:
+            reason = str(exc).split(": ", 1)[1]
+        except Exception as exc:  # noqa: BLE001 - what the probe reports
+            reason = f"{type(exc).__name__}: {exc}"
+        readable = "Error" not in reason and "zip file" not in reason and reason != "loaded"
+        row(f"{name} refused", "a reason a user can act on", reason[:90], readable)
+    uri = base / "typo" / "deeper" / "store" / "milvus.db"
+    try:
+        Milvus(uri=str(uri)).close()
+        outcome = "opened"
+    except ConfigurationError as exc:
+        outcome = str(exc)[:90]
+    row(
+        "config uri under a missing folder tree",
+        "one clear error, no folder made",
+        f"{outcome}; folders made: {(base / 'typo').exists()}",
+        outcome.startswith("The folder") and not (base / "typo").exists(),
+    )
