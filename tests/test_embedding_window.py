@@ -41,7 +41,8 @@ def test_a_sentence_appended_to_a_long_file_is_found_on_a_dense_only_server(milv
     docs.mkdir()
     topics = ("paper budget of the west office", "printer toner in the east wing", "parking permits for staff")
     for index, topic in enumerate(topics):
-        lines = [f"- Note {n}: the team discussed the {topic} once more." for n in range(40)]
+        # Token-dense short lines: with 1,500-character chunks the appended line sat past token 450 of its chunk.
+        lines = [f"- {n}: {topic}, ticket QX-{n}{n}7, cost 4,{n}10 USD." for n in range(38)]
         if index == 1:
             lines.append(HERON)
         (docs / f"notes{index}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
