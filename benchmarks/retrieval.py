@@ -45,6 +45,8 @@ class Setting:
     candidates: int | None = None  # None: the store's default, max(2 * limit, 20)
     weights: tuple[float, float] = (0.5, 0.5)
     default: bool = False
+    #: Follow entity links from the top hits (deepsearcher/graph): (link weight, question weight), or None.
+    links: tuple[float, float] | None = None
 
     @property
     def label(self) -> str:
@@ -52,6 +54,12 @@ class Setting:
 
     @property
     def base_label(self) -> str:
+        if self.links is not None:
+            return f"{self.search_label} + links {self.links[0]:g}/{self.links[1]:g}"
+        return self.search_label
+
+    @property
+    def search_label(self) -> str:
         if self.mode == "dense":
             return "dense"
         if self.mode == "sparse":
@@ -84,6 +92,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--weights", default="", help="WeightedRanker dense:sparse weights to sweep, e.g. 0.7:0.3,0.5:0.5"
+    )
+    parser.add_argument(
+        "--links",
+        default="",
+        help="entity-link weights to sweep, link:question pairs, e.g. 0.5:0.3,0.35:0 (default: the store's)",
     )
     parser.add_argument("--fetch", type=int, default=0, help="chunks retrieved per question (default 2 x max top-k)")
     parser.add_argument("--limit", type=int, default=0, help="use only the first N questions")
@@ -134,12 +147,14 @@ def parse_analyzer(text: str) -> tuple[str, str | dict[str, Any]]:
 
 
 def store_defaults() -> Setting:
-    """The hybrid setting a Milvus store uses when not told otherwise."""
+    """The setting a Milvus store uses when not told otherwise (hybrid, with entity links when on)."""
     import inspect
 
+    from deepsearcher.graph import LinkSettings
     from deepsearcher.vector_db.milvus import Milvus
 
     params = inspect.signature(Milvus.__init__).parameters
+    links = LinkSettings()
     return Setting(
         "hybrid",
         ranker=params["ranker"].default,
@@ -147,12 +162,19 @@ def store_defaults() -> Setting:
         candidates=params["candidates_per_side"].default,
         weights=tuple(params["weights"].default),
         default=True,
+        links=(links.link_weight, links.question_weight) if params["graph"].default else None,
     )
 
 
 def build_settings(args: argparse.Namespace) -> list[Setting]:
+    from dataclasses import replace
+
     default = store_defaults()
-    settings = [Setting("dense"), Setting("sparse"), default]
+    settings = [Setting("dense"), Setting("sparse"), replace(default, links=None, default=False), default]
+    settings.append(replace(Setting("dense"), links=default.links or (0.5, 0.3)))
+    for pair in filter(None, (w.strip() for w in args.links.split(","))):
+        link_w, question_w = (float(x) for x in pair.split(":"))
+        settings.append(replace(default, links=(link_w, question_w), default=False))
     candidates: list[int | None] = [
         None if c.strip() == "auto" else int(c) for c in args.candidates.split(",") if c.strip()
     ]
@@ -192,6 +214,7 @@ def embed_all(dataset: Dataset, chunks: list[Chunk], embedding: Any, args: argpa
 
 
 def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> list[dict[str, Any]]:
+    from deepsearcher.graph import LinkSettings
     from deepsearcher.vector_db.milvus import Milvus
 
     ks = parse_int_list(args.top_k)
@@ -227,12 +250,21 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                         continue  # the analyzer does not change dense results
                     store.ranker, store.rrf_k, store.weights = setting.ranker, setting.rrf_k, setting.weights
                     store.candidates_per_side = setting.candidates
+                    if setting.links is not None:
+                        store.link_settings = LinkSettings(
+                            link_weight=setting.links[0], question_weight=setting.links[1]
+                        )
                     recalls: dict[int, list[float]] = {k: [] for k in ks}
                     empty = 0
                     started = time.perf_counter()
                     for question, vector in zip(dataset.questions, query_vectors, strict=False):
                         hits = store.search_data(
-                            collection, vector, top_k=fetch, query_text=question.question, mode=setting.mode
+                            collection,
+                            vector,
+                            top_k=fetch,
+                            query_text=question.question,
+                            mode=setting.mode,
+                            links=setting.links is not None,
                         )
                         titles = [hit.metadata.get("title") for hit in hits]
                         empty += not hits
@@ -248,6 +280,7 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                         "rrf_k": setting.rrf_k,
                         "candidates": setting.candidates,
                         "weights": list(setting.weights),
+                        "links": list(setting.links) if setting.links else None,
                         "ms_per_query": 1000 * elapsed / max(1, len(dataset.questions)),
                         "no_hits": empty,
                         **{f"recall@{k}": mean(recalls[k]) for k in ks},
@@ -267,7 +300,7 @@ def print_table(dataset_name: str, rows: list[dict[str, Any]], ks: list[int], fe
     print(f"\n{dataset_name} — title Recall@k over the first k distinct titles ({fetch} chunks fetched per question)")
     print(format_table(headers, table))
     last = max(ks)
-    best_single = max((r for r in rows if r["mode"] != "hybrid"), key=lambda r: r[f"recall@{last}"])
+    best_single = max((r for r in rows if r["mode"] != "hybrid" and not r["links"]), key=lambda r: r[f"recall@{last}"])
     best_hybrid = max((r for r in rows if r["mode"] == "hybrid"), key=lambda r: r[f"recall@{last}"], default=None)
     if best_hybrid:
         print(
