@@ -115,6 +115,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--cache", default="", help="directory to keep corpus/question embeddings in between runs (default: none)"
     )
+    parser.add_argument(
+        "--load-passages",
+        type=int,
+        default=0,
+        help="also load the first N passages of the first dataset's corpus as Markdown files (30 a file) with "
+        "the entity links off and on, and print load speed and store size (default: skip)",
+    )
     parser.add_argument("--json", dest="json_out", default="", help="also write the results to this JSON file")
     return parser.parse_args(argv)
 
@@ -309,6 +316,75 @@ def print_table(dataset_name: str, rows: list[dict[str, Any]], ks: list[int], fe
         )
 
 
+def write_markdown_corpus(dataset: Dataset, count: int, folder: Path, per_file: int = 30) -> int:
+    """The first `count` passages as Markdown files of `per_file` sections each; returns bytes written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    passages = dataset.passages[:count]
+    written = 0
+    for start in range(0, len(passages), per_file):
+        group = passages[start : start + per_file]
+        text = "\n\n".join(f"## {p['title']}\n\n{p['text']}" for p in group)
+        path = folder / f"part{start // per_file:04d}.md"
+        written += path.write_text(f"# Part {start // per_file}\n\n{text}\n", encoding="utf-8")
+    return written
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
+def load_figures(dataset: Dataset, count: int, embedding: Any) -> list[list[Any]]:
+    """Load speed and store size of the same Markdown folder: links off, links on, and links on
+    with 1,500-character chunks (the old default); each into a fresh Milvus Lite database."""
+    from deepsearcher.loader.file_loader.file_loader import FileLoader
+    from deepsearcher.offline_loading.pipeline import IngestionPipeline
+    from deepsearcher.offline_loading.sources import iter_file_sources
+    from deepsearcher.vector_db.milvus import Milvus
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ds-bench-load-") as tmp:
+        corpus = Path(tmp) / "corpus"
+        size = write_markdown_corpus(dataset, count, corpus)
+        print(
+            f"\nload: {count} passages of {dataset.name} in {len(list(corpus.iterdir()))} Markdown files, "
+            f"{size / 1e6:.2f} MB"
+        )
+        embedding.embed_query("warm up")  # the model's and Milvus Lite's one-time start are no load's cost
+        (Path(tmp) / "warm").mkdir()
+        (Path(tmp) / "warm" / "warm.md").write_text("# Warm up\n\nImports and first calls.\n", encoding="utf-8")
+        with Milvus(uri=str(Path(tmp) / "warm.db")) as warm:
+            IngestionPipeline(embedding, warm).run(iter_file_sources([Path(tmp) / "warm"], FileLoader()), "warm")
+        configs = [
+            ("links off", False, None),
+            ("links on", True, None),
+            ("links on, 1,500-char chunks", True, 1500),
+            ("links off, again (drift)", False, None),  # the first run in a process pays one-off costs too
+        ]
+        for index, (label, graph, chunk_size) in enumerate(configs):
+            db = Path(tmp) / f"store{index}.db"
+            store = Milvus(uri=str(db), graph=graph)
+            started = time.perf_counter()
+            summary = IngestionPipeline(embedding, store, chunk_size=chunk_size).run(
+                iter_file_sources([corpus], FileLoader()), collection_name="load"
+            )
+            seconds = time.perf_counter() - started
+            chunks = store.count("load")
+            store.close()
+            rows.append(
+                [
+                    label,
+                    summary.ok,
+                    chunks,
+                    f"{seconds:.1f}",
+                    f"{chunks / seconds:.1f}",
+                    f"{size / 1e3 / seconds:.1f}",
+                    f"{folder_bytes(db) / 1e6:.2f}",
+                ]
+            )
+    print(format_table(["load", "ok", "chunks", "seconds", "chunks/s", "kB text/s", "store MB"], rows))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from deepsearcher.embedding.e5_embedding import MultilingualE5Embedding
@@ -327,6 +403,9 @@ def main(argv: list[str] | None = None) -> int:
             rows = run_dataset(dataset, args, embedding)
             print_table(f"{dataset.name} · {embedding.model_name}", rows, ks, fetch)
             all_rows.extend({**row, "embedding": embedding.model_name} for row in rows)
+    if args.load_passages:
+        embedding = MiniLMEmbedding(backend=args.backend)
+        load_figures(load_dataset(args.datasets[0]), args.load_passages, embedding)
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(all_rows, indent=2), encoding="utf-8")
         print(f"\nwrote {args.json_out}")

@@ -618,7 +618,8 @@ class Milvus(BaseVectorDB):
         schema.add_field(SOURCE_HASH, pm.DataType.VARCHAR, max_length=HASH_MAX)
         schema.add_field(SOURCE_CHUNKS, pm.DataType.INT64)
         schema.add_field(METADATA, pm.DataType.JSON)
-        schema.add_field(TITLE_KEY, pm.DataType.VARCHAR, max_length=TITLE_KEY_MAX)
+        if self.graph:  # what entity links look up (graph: false leaves the schema as it was)
+            schema.add_field(TITLE_KEY, pm.DataType.VARCHAR, max_length=TITLE_KEY_MAX)
         index = self._client().prepare_index_params()
         index.add_index(
             EMBEDDING,
