@@ -892,25 +892,6 @@ class Milvus(BaseVectorDB):
             return self._pymilvus.WeightedRanker(*self.weights)
         return self._pymilvus.RRFRanker(self.rrf_k)
 
-    def _search(
-        self,
-        name: str,
-        vector: list[float],
-        top_k: int,
-        text: str,
-        filter: str | None,
-        mode: str | None,
-        **kwargs: Any,
-    ) -> list[RetrievalResult]:
-        """The ranked search, then (by default, or with `links=True`) one step over the entity
-        graph: the chunks the top hits name join the list (deepsearcher/graph/links.py)."""
-        links = _as_bool(kwargs.pop("links", self.graph and mode is None))
-        if not (links and text and mode != "sparse"):
-            return self._ranked_search(name, vector, top_k, text, filter, mode, **kwargs)
-        hits = self._ranked_search(name, vector, max(top_k, LINK_CANDIDATES), text, filter, mode, **kwargs)
-        lookup = lambda titles: self._titled(name, titles, vector, filter)  # noqa: E731
-        return follow_links(text, hits, lookup, top_k, self.link_settings)
-
     def _titled(self, name: str, titles: list[str], vector: list[float], expr: str | None) -> list[RetrievalResult]:
         """Chunks whose `title` is one of `titles`, the closest to `vector` first: the graph's
         edges, read from the rows themselves (no side table to keep exact): the normalised
@@ -934,7 +915,7 @@ class Milvus(BaseVectorDB):
         scored.sort(key=lambda pair: -pair[0])
         return [common.stored_result(row, score) for score, row in scored]
 
-    def _ranked_search(
+    def _search(
         self,
         name: str,
         vector: list[float],
@@ -945,7 +926,13 @@ class Milvus(BaseVectorDB):
         **kwargs: Any,
     ) -> list[RetrievalResult]:
         """Dense, BM25 or hybrid (fused by the weighted or the RRF ranker) search; `filter`
-        is a Milvus boolean expression on the fields (e.g. 'reference == "a.txt"')."""
+        is a Milvus boolean expression on the fields (e.g. 'reference == "a.txt"'). Then, by
+        default or with `links=True`, one step over the entity graph: the chunks the top hits
+        name join the list (deepsearcher/graph/links.py)."""
+        if _as_bool(kwargs.pop("links", self.graph and mode is None)) and text and mode != "sparse":
+            ranked = self._search(name, vector, max(top_k, LINK_CANDIDATES), text, filter, mode, links=False, **kwargs)
+            lookup = lambda titles: self._titled(name, titles, vector, filter)  # noqa: E731
+            return follow_links(text, ranked, lookup, top_k, self.link_settings)
         schema = self._schema(name)
         if mode is None:
             mode = "hybrid" if self.hybrid and text else "dense"
