@@ -896,8 +896,10 @@ class Milvus(BaseVectorDB):
         """Chunks whose `title` is one of `titles`, the closest to `vector` first: the graph's
         edges, read from the rows themselves (no side table to keep exact): the normalised
         title's own field, or in collections made before it a (slower) filter on the metadata."""
+        keys = sorted({normalise(title) for title in titles} - {""})
+        if not keys:
+            return []
         if TITLE_KEY in self._schema(name).names:
-            keys = sorted({normalise(title) for title in titles} - {""})
             condition = f"{TITLE_KEY} in [{', '.join(quote(key) for key in keys)}]"
         else:  # `in [...]` takes only a field on Milvus Lite, not a JSON path: one equality per title
             condition = " or ".join(f'{METADATA}["title"] == {quote(title)}' for title in titles)
