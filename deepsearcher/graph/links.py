@@ -9,9 +9,10 @@ Scores are reciprocal ranks, as in RRF: the search's own list gives 1 / (k + ran
 the first `seeds` hits gives `link_weight / (k + its rank)` to the chunk titled by each name it
 mentions that the question does not, and a name in the question gives `question_weight / k`
 to the chunk it titles. A chunk is never pushed down by this, only others up; a linked chunk
-enters the list only with a seed's support, so a question without names or links gets the
-search's order back. The weights were chosen on the shared HotpotQA and MuSiQue train
-samples (benchmarks/retrieval.py prints the sweep).
+enters the list only with a seed's support. A search where no name leads to a chunk keeps
+the store's order and scores; otherwise each score is the fused reciprocal-rank score.
+The weights were chosen on the shared HotpotQA and MuSiQue train samples
+(benchmarks/retrieval.py prints the sweep).
 """
 
 from __future__ import annotations
@@ -87,10 +88,12 @@ def follow_links(
         if title in wanted and title not in best_of_title:
             best_of_title[title] = _key(found)
             results.setdefault(_key(found), found)
-    for title, (_, bonus) in wanted.items():
-        if title in best_of_title:
-            key = best_of_title[title]
-            scores[key] = scores.get(key, 0.0) + bonus
+    linked = [title for title in wanted if title in best_of_title]
+    if not linked:
+        return list(hits[:top_k])  # nothing to follow: the search's own order and scores
+    for title in linked:
+        key = best_of_title[title]
+        scores[key] = scores.get(key, 0.0) + wanted[title][1]
     ranked = sorted(scores, key=lambda key: -scores[key])[:top_k]
     fused = []
     for key in ranked:
