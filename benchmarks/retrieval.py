@@ -45,6 +45,8 @@ class Setting:
     candidates: int | None = None  # None: the store's default, max(2 * limit, 20)
     weights: tuple[float, float] = (0.5, 0.5)
     default: bool = False
+    #: Follow entity links from the top hits (deepsearcher/graph): (link weight, question weight), or None.
+    links: tuple[float, float] | None = None
 
     @property
     def label(self) -> str:
@@ -52,6 +54,12 @@ class Setting:
 
     @property
     def base_label(self) -> str:
+        if self.links is not None:
+            return f"{self.search_label} + links {self.links[0]:g}/{self.links[1]:g}"
+        return self.search_label
+
+    @property
+    def search_label(self) -> str:
         if self.mode == "dense":
             return "dense"
         if self.mode == "sparse":
@@ -85,6 +93,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--weights", default="", help="WeightedRanker dense:sparse weights to sweep, e.g. 0.7:0.3,0.5:0.5"
     )
+    parser.add_argument(
+        "--links",
+        default="",
+        help="entity-link weights to sweep, link:question pairs, e.g. 0.5:0.3,0.35:0 (default: the store's)",
+    )
     parser.add_argument("--fetch", type=int, default=0, help="chunks retrieved per question (default 2 x max top-k)")
     parser.add_argument("--limit", type=int, default=0, help="use only the first N questions")
     parser.add_argument(
@@ -101,6 +114,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--cache", default="", help="directory to keep corpus/question embeddings in between runs (default: none)"
+    )
+    parser.add_argument(
+        "--load-passages",
+        type=int,
+        default=0,
+        help="also load the first N passages of the first dataset's corpus as Markdown files (30 a file) with "
+        "the entity links off and on, and print load speed and store size (default: skip)",
     )
     parser.add_argument("--json", dest="json_out", default="", help="also write the results to this JSON file")
     return parser.parse_args(argv)
@@ -134,12 +154,14 @@ def parse_analyzer(text: str) -> tuple[str, str | dict[str, Any]]:
 
 
 def store_defaults() -> Setting:
-    """The hybrid setting a Milvus store uses when not told otherwise."""
+    """The setting a Milvus store uses when not told otherwise (hybrid, with entity links when on)."""
     import inspect
 
+    from deepsearcher.graph import LinkSettings
     from deepsearcher.vector_db.milvus import Milvus
 
     params = inspect.signature(Milvus.__init__).parameters
+    links = LinkSettings()
     return Setting(
         "hybrid",
         ranker=params["ranker"].default,
@@ -147,12 +169,19 @@ def store_defaults() -> Setting:
         candidates=params["candidates_per_side"].default,
         weights=tuple(params["weights"].default),
         default=True,
+        links=(links.link_weight, links.question_weight) if params["graph"].default else None,
     )
 
 
 def build_settings(args: argparse.Namespace) -> list[Setting]:
+    from dataclasses import replace
+
     default = store_defaults()
-    settings = [Setting("dense"), Setting("sparse"), default]
+    settings = [Setting("dense"), Setting("sparse"), replace(default, links=None, default=False), default]
+    settings.append(replace(Setting("dense"), links=default.links or (0.5, 0.3)))
+    for pair in filter(None, (w.strip() for w in args.links.split(","))):
+        link_w, question_w = (float(x) for x in pair.split(":"))
+        settings.append(replace(default, links=(link_w, question_w), default=False))
     candidates: list[int | None] = [
         None if c.strip() == "auto" else int(c) for c in args.candidates.split(",") if c.strip()
     ]
@@ -192,6 +221,7 @@ def embed_all(dataset: Dataset, chunks: list[Chunk], embedding: Any, args: argpa
 
 
 def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> list[dict[str, Any]]:
+    from deepsearcher.graph import LinkSettings
     from deepsearcher.vector_db.milvus import Milvus
 
     ks = parse_int_list(args.top_k)
@@ -227,12 +257,21 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                         continue  # the analyzer does not change dense results
                     store.ranker, store.rrf_k, store.weights = setting.ranker, setting.rrf_k, setting.weights
                     store.candidates_per_side = setting.candidates
+                    if setting.links is not None:
+                        store.link_settings = LinkSettings(
+                            link_weight=setting.links[0], question_weight=setting.links[1]
+                        )
                     recalls: dict[int, list[float]] = {k: [] for k in ks}
                     empty = 0
                     started = time.perf_counter()
                     for question, vector in zip(dataset.questions, query_vectors, strict=False):
                         hits = store.search_data(
-                            collection, vector, top_k=fetch, query_text=question.question, mode=setting.mode
+                            collection,
+                            vector,
+                            top_k=fetch,
+                            query_text=question.question,
+                            mode=setting.mode,
+                            links=setting.links is not None,
                         )
                         titles = [hit.metadata.get("title") for hit in hits]
                         empty += not hits
@@ -248,6 +287,7 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                         "rrf_k": setting.rrf_k,
                         "candidates": setting.candidates,
                         "weights": list(setting.weights),
+                        "links": list(setting.links) if setting.links else None,
                         "ms_per_query": 1000 * elapsed / max(1, len(dataset.questions)),
                         "no_hits": empty,
                         **{f"recall@{k}": mean(recalls[k]) for k in ks},
@@ -267,13 +307,82 @@ def print_table(dataset_name: str, rows: list[dict[str, Any]], ks: list[int], fe
     print(f"\n{dataset_name} — title Recall@k over the first k distinct titles ({fetch} chunks fetched per question)")
     print(format_table(headers, table))
     last = max(ks)
-    best_single = max((r for r in rows if r["mode"] != "hybrid"), key=lambda r: r[f"recall@{last}"])
+    best_single = max((r for r in rows if r["mode"] != "hybrid" and not r["links"]), key=lambda r: r[f"recall@{last}"])
     best_hybrid = max((r for r in rows if r["mode"] == "hybrid"), key=lambda r: r[f"recall@{last}"], default=None)
     if best_hybrid:
         print(
             f"best single: {best_single['setting']} R@{last}={best_single[f'recall@{last}']:.3f}; "
             f"best hybrid: {best_hybrid['setting']} R@{last}={best_hybrid[f'recall@{last}']:.3f}"
         )
+
+
+def write_markdown_corpus(dataset: Dataset, count: int, folder: Path, per_file: int = 30) -> int:
+    """The first `count` passages as Markdown files of `per_file` sections each; returns bytes written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    passages = dataset.passages[:count]
+    written = 0
+    for start in range(0, len(passages), per_file):
+        group = passages[start : start + per_file]
+        text = "\n\n".join(f"## {p['title']}\n\n{p['text']}" for p in group)
+        path = folder / f"part{start // per_file:04d}.md"
+        written += path.write_text(f"# Part {start // per_file}\n\n{text}\n", encoding="utf-8")
+    return written
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
+def load_figures(dataset: Dataset, count: int, embedding: Any) -> list[list[Any]]:
+    """Load speed and store size of the same Markdown folder: links off, links on, and links on
+    with 1,500-character chunks (the old default); each into a fresh Milvus Lite database."""
+    from deepsearcher.loader.file_loader.file_loader import FileLoader
+    from deepsearcher.offline_loading.pipeline import IngestionPipeline
+    from deepsearcher.offline_loading.sources import iter_file_sources
+    from deepsearcher.vector_db.milvus import Milvus
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ds-bench-load-") as tmp:
+        corpus = Path(tmp) / "corpus"
+        size = write_markdown_corpus(dataset, count, corpus)
+        print(
+            f"\nload: {count} passages of {dataset.name} in {len(list(corpus.iterdir()))} Markdown files, "
+            f"{size / 1e6:.2f} MB"
+        )
+        embedding.embed_query("warm up")  # the model's and Milvus Lite's one-time start are no load's cost
+        (Path(tmp) / "warm").mkdir()
+        (Path(tmp) / "warm" / "warm.md").write_text("# Warm up\n\nImports and first calls.\n", encoding="utf-8")
+        with Milvus(uri=str(Path(tmp) / "warm.db")) as warm:
+            IngestionPipeline(embedding, warm).run(iter_file_sources([Path(tmp) / "warm"], FileLoader()), "warm")
+        configs = [
+            ("links off", False, None),
+            ("links on", True, None),
+            ("links on, 1,500-char chunks", True, 1500),
+            ("links off, again (drift)", False, None),  # the first run in a process pays one-off costs too
+        ]
+        for index, (label, graph, chunk_size) in enumerate(configs):
+            db = Path(tmp) / f"store{index}.db"
+            store = Milvus(uri=str(db), graph=graph)
+            started = time.perf_counter()
+            summary = IngestionPipeline(embedding, store, chunk_size=chunk_size).run(
+                iter_file_sources([corpus], FileLoader()), collection_name="load"
+            )
+            seconds = time.perf_counter() - started
+            chunks = store.count("load")
+            store.close()
+            rows.append(
+                [
+                    label,
+                    summary.ok,
+                    chunks,
+                    f"{seconds:.1f}",
+                    f"{chunks / seconds:.1f}",
+                    f"{size / 1e3 / seconds:.1f}",
+                    f"{folder_bytes(db) / 1e6:.2f}",
+                ]
+            )
+    print(format_table(["load", "ok", "chunks", "seconds", "chunks/s", "kB text/s", "store MB"], rows))
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -294,6 +403,9 @@ def main(argv: list[str] | None = None) -> int:
             rows = run_dataset(dataset, args, embedding)
             print_table(f"{dataset.name} · {embedding.model_name}", rows, ks, fetch)
             all_rows.extend({**row, "embedding": embedding.model_name} for row in rows)
+    if args.load_passages:
+        embedding = MiniLMEmbedding(backend=args.backend)
+        load_figures(load_dataset(args.datasets[0]), args.load_passages, embedding)
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(all_rows, indent=2), encoding="utf-8")
         print(f"\nwrote {args.json_out}")

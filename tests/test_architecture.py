@@ -26,6 +26,7 @@ LAYERS = {
     "config": 0,
     "utils": 0,
     "transport": 1,
+    "graph": 1,  # entity links between chunks: pure functions over types, used by stores and agents
     "llm": 2,
     "embedding": 2,
     "vector_db": 2,

@@ -21,7 +21,7 @@ def test_defaults_need_no_file() -> None:
     assert config.get_provider_config("embedding")["provider"] == "MiniLMEmbedding"
     assert config.get_provider_config("vector_db")["config"]["hybrid"] is True
     assert "max_iter" not in config.query_settings  # each agent's default is in its options schema
-    assert config.load_settings["chunk_size"] == 1500
+    assert "chunk_size" not in config.load_settings  # follows the embedding model's window
 
 
 def test_user_file_overrides_only_what_it_sets(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.options import IterativeOptions, TopK
 from deepsearcher.config.registry import register_provider
 from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.graph import follow_up_queries
 from deepsearcher.llm.base import BaseLLM
 from deepsearcher.llm.errors import LLMOutputError
 from deepsearcher.llm.parsing import parse_list, parse_yes_no
@@ -113,6 +114,7 @@ class DeepSearch(RAGAgent):
             if iteration == max_iter or ctx.budget_exhausted():
                 break
             queries = await self._reflect(query, searched, accepted, ctx, iteration)
+            queries = _unique([*queries, *follow_up_queries(query, fusion.ranked(kept), [*searched, *queries])])
             if not queries:
                 break
         if accepted:

@@ -23,13 +23,39 @@ from deepsearcher.vector_db.base import BaseVectorDB
 
 logger = logging.getLogger(__name__)
 
+#: Chunks of one document among a search's results, at most: one long file must not fill a
+#: search's top 5 or an agent's context (the Python docs: 8 of 12 questions had all top 3 from one file).
+PER_DOCUMENT = 3
+
+
+def capped_fetch(top_k: int) -> int:
+    """Chunks to fetch for `top_k` under the cap: enough that one long file cannot crowd out the rest."""
+    return max(2 * top_k, 20)
+
+
+def cap_per_document(results: Iterable[RetrievalResult], cap: int | None, limit: int) -> list[RetrievalResult]:
+    """The first `limit` of `results` (best first) with at most `cap` from one reference (None: no cap)."""
+    kept: list[RetrievalResult] = []
+    counts: dict[str, int] = {}
+    for result in results:
+        if cap is not None and counts.get(result.reference, 0) >= cap:
+            continue
+        counts[result.reference] = counts.get(result.reference, 0) + 1
+        kept.append(result)
+        if len(kept) >= limit:
+            break
+    return kept
+
 
 class Retriever:
     """`embed_query` → `search_data(collection, vector, query_text)` → deduplicated results."""
 
-    def __init__(self, embedding_model: BaseEmbedding, vector_db: BaseVectorDB) -> None:
+    def __init__(
+        self, embedding_model: BaseEmbedding, vector_db: BaseVectorDB, per_document: int | None = PER_DOCUMENT
+    ) -> None:
         self.embedding_model = embedding_model
         self.vector_db = vector_db
+        self.per_document = per_document
         self._checked: set[str] = set()
         self._warming: Future[None] | None = None
         self._warmed: set[str] = set()
@@ -68,18 +94,21 @@ class Retriever:
         """Search each collection with one query embedding; results sorted by score, de-duplicated.
 
         `store_kwargs` (DeepSearcher's `tenant_id`, ...) go to every `search_data` call: a user's
-        own store may read them."""
+        own store may read them. At most `per_document` chunks of one document are returned; more
+        are fetched (`capped_fetch`) so the cap leaves room for other documents."""
         vector = self.embedding_model.embed_query(query)
+        fetch = top_k if self.per_document is None else capped_fetch(top_k)
+        names = list(collections)
         results: list[RetrievalResult] = []
-        for collection in collections:
+        for collection in names:
             self.check_collection(collection)
             results.extend(
                 self.vector_db.search_data(
-                    collection=collection, vector=vector, top_k=top_k, query_text=query, **store_kwargs
+                    collection=collection, vector=vector, top_k=fetch, query_text=query, **store_kwargs
                 )
             )
         results.sort(key=lambda result: result.score, reverse=True)
-        return deduplicate_results(results)
+        return cap_per_document(deduplicate_results(results), self.per_document, top_k * len(names))
 
     def start_warm_up(self, collections: Iterable[str], **store_kwargs: str) -> None:
         """Pay a store's one-off first-search costs now, in a thread, while the agent's first

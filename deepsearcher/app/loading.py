@@ -224,7 +224,7 @@ def pipeline_for(
     return IngestionPipeline(
         embedding=components.embedding_model,
         vector_db=components.vector_db,
-        chunk_size=chunk_size or settings.get("chunk_size", 1500),
+        chunk_size=chunk_size or settings.get("chunk_size"),  # None: the embedding window's size
         chunk_overlap=chunk_overlap if chunk_overlap is not None else settings.get("chunk_overlap", 100),
         batch_size=batch_size or settings.get("batch_size", 256),
         window_size=settings.get("window_size", 300),

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from deepsearcher.agent.retriever import cap_per_document, capped_fetch
 from deepsearcher.app.collections import searchable_collections
 from deepsearcher.app.components import Components
 from deepsearcher.types import RetrievalResult, deduplicate_results
@@ -118,12 +119,12 @@ def search(components: Components, request: SearchRequest, authorized: Iterable[
     for collection in collections:
         retriever.check_collection(collection)
         results = components.vector_db.search_data(
-            collection=collection, vector=vector, top_k=request.top_k, query_text=request.query
-        )
+            collection=collection, vector=vector, top_k=capped_fetch(request.top_k), query_text=request.query
+        )  # more than top_k: room for other documents under the per-document cap
         found.extend((collection, result) for result in results)
     found.sort(key=lambda item: item[1].score, reverse=True)
     where = {id(result): collection for collection, result in found}
-    unique = deduplicate_results(result for _, result in found)[: request.top_k]
+    unique = cap_per_document(deduplicate_results(result for _, result in found), retriever.per_document, request.top_k)
     similarities = _similarities(components, vector, unique)
     floor = relevance_floor(components)
     hits = [

@@ -57,7 +57,9 @@ def load(
         bool,
         typer.Option("--force-new-collection", help="Drop and recreate the collection first."),
     ] = False,
-    chunk_size: Annotated[int | None, typer.Option(help="Characters per chunk (default 1500).")] = None,
+    chunk_size: Annotated[
+        int | None, typer.Option(help="Characters per chunk (default: what fits the embedding window; MiniLM 835).")
+    ] = None,
     chunk_overlap: Annotated[
         int | None,
         typer.Option(help="Characters shared by neighbouring chunks (default 100)."),

@@ -15,6 +15,13 @@ intra-op threads). A one-text pass is too small to split well, and its split hal
 each other whenever parsing or the store takes a core for a moment: on the 2-core machine,
 `benchmarks/real_corpus.py`'s sweep read 31.7 chunks/s side by side against 21.8 for one pass on
 2 threads (window 256, batch 1). `threads=N` keeps the old way: N intra-op threads, one pass at a time.
+
+Windows: a text longer than the model's window (`max_length` tokens) is not cut off. Its
+tokens past the window come back from the tokenizer as overflowing encodings; each window is
+encoded like a text of its own and the text's vector is their mean weighted by tokens, so a
+sentence at the end of a long chunk still moves its vector (mean pooling over all its tokens,
+taken window by window). Chunks sized to the window (`BaseEmbedding.default_chunk_size`)
+rarely need it.
 """
 
 from __future__ import annotations
@@ -41,6 +48,11 @@ def usable_cores() -> int:
     except AttributeError:  # not on this platform
         cores = os.cpu_count() or 1
     return max(1, min(cores, 8))
+
+
+def _windows(encoding: Any) -> list[Any]:
+    """A text's encoding and the windows its tokenizer cut off past `max_length`."""
+    return [encoding, *(getattr(encoding, "overflowing", None) or ())]
 
 
 class OnnxEncoder(PrefixedEmbedding):
@@ -71,6 +83,7 @@ class OnnxEncoder(PrefixedEmbedding):
         self.model_name = model_name
         self._dimension = dimension
         self.max_length = max_length
+        self.window_tokens = max_length
         self.quantize = quantize
         self.batch_size = batch_size
         self.threads = threads
@@ -122,7 +135,29 @@ class OnnxEncoder(PrefixedEmbedding):
             return []
         self._load()
         encodings = self._tokenizer.encode_batch(texts)
-        return encode_sorted(encodings, [len(e.ids) for e in encodings], self.batch_size, self._run, self._pool)
+        windows = [(index, window) for index, encoding in enumerate(encodings) for window in _windows(encoding)]
+        vectors = encode_sorted(
+            [window for _, window in windows], [len(w.ids) for _, w in windows], self.batch_size, self._run, self._pool
+        )
+        if len(windows) == len(texts):
+            return vectors
+        return self._pool_windows(
+            len(texts), [index for index, _ in windows], [len(w.ids) for _, w in windows], vectors
+        )
+
+    def _pool_windows(
+        self, count: int, owners: list[int], tokens: list[int], vectors: list[list[float]]
+    ) -> list[list[float]]:
+        """One vector per text: the token-weighted mean of its windows' vectors."""
+        import numpy as np
+
+        pooled = np.zeros((count, len(vectors[0])), dtype=np.float64)
+        np.add.at(pooled, owners, np.asarray(vectors, dtype=np.float64) * np.asarray(tokens, dtype=np.float64)[:, None])
+        if self.normalize:
+            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        else:
+            pooled /= np.bincount(owners, weights=tokens, minlength=count)[:, None]
+        return pooled.astype(np.float32).tolist()
 
     @property
     def dimension(self) -> int:

@@ -36,6 +36,10 @@ class BaseEmbedding(metaclass=ContractMeta):
     model_name: str = ""
     #: Computes on this machine: calling it ahead of need (a warm-up) costs no request or bill.
     runs_locally: bool = False
+    #: Tokens the model reads from one text (its declared window); None: not declared. A local
+    #: encoder that declares one embeds a longer text as several windows (see `_onnx_runtime`),
+    #: and the default chunk size follows it (`default_chunk_size`), so no text goes unread.
+    window_tokens: int | None = None
 
     @classmethod
     def __missing_methods__(cls) -> set[str]:
@@ -56,6 +60,13 @@ class BaseEmbedding(metaclass=ContractMeta):
     def dimension(self) -> int:
         """Length of every vector this model returns."""
 
+    def default_chunk_size(self) -> int:
+        """Characters per chunk when the user sets none: what fits the declared window.
+
+        A chunk longer than the window would have its tail cut off by the model (MiniLM reads
+        256 tokens, ~1,000 characters of English, of the old 1,500-character chunks)."""
+        return chunk_size_for_window(self.window_tokens)
+
     def embed_chunks(self, chunks: list[Chunk], batch_size: int = 64, show_progress: bool = True) -> list[Chunk]:
         """Fill `chunk.embedding` in batches, indexing each chunk's `index_text` (title + text)."""
         batches: Iterable[int] = range(0, len(chunks), batch_size)
@@ -67,6 +78,23 @@ class BaseEmbedding(metaclass=ContractMeta):
             for chunk, vector in zip(batch, vectors, strict=False):
                 chunk.embedding = vector
         return chunks
+
+
+#: Chunk size when the model declares no window (DeepSearcher's default).
+UNDECLARED_CHUNK_SIZE = 1500
+#: Characters per MiniLM (WordPiece) token, rounded down from the shared sets' English
+#: Wikipedia text (HotpotQA 4.50, MuSiQue 4.62, 2Wiki 4.26) to leave room for code, names and
+#: numbers, which cut into more tokens. A chunk that still overflows is embedded as windows.
+CHARS_PER_TOKEN = 3.6
+#: Tokens kept free for the special tokens and the title/heading put before the text.
+RESERVED_TOKENS = 24
+
+
+def chunk_size_for_window(window_tokens: int | None) -> int:
+    """Characters that fit a window of `window_tokens` (MiniLM's 256: 835)."""
+    if not window_tokens:
+        return UNDECLARED_CHUNK_SIZE
+    return max(200, int((window_tokens - RESERVED_TOKENS) * CHARS_PER_TOKEN))
 
 
 class PrefixedEmbedding(BaseEmbedding):
@@ -99,6 +127,10 @@ class DelegatingEmbedding(BaseEmbedding):
     @property
     def runs_locally(self) -> bool:  # type: ignore[override]  # what the wrapped provider is
         return self.inner.runs_locally
+
+    @property
+    def window_tokens(self) -> int | None:  # type: ignore[override]  # what the wrapped provider reads
+        return self.inner.window_tokens
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return self.inner.embed_documents(texts)

@@ -19,6 +19,8 @@ from deepsearcher.types.errors import ConfigurationError
 BACKENDS = ("auto", "onnx", "torch")
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSION = 384
+#: Tokens all-MiniLM-L6-v2 reads (its sentence_bert_config max_seq_length), on either runtime.
+WINDOW_TOKENS = 256
 
 
 def _installed(*modules: str) -> bool:
@@ -88,3 +90,7 @@ class MiniLMEmbedding(DelegatingEmbedding):
     @property
     def dimension(self) -> int:
         return DIMENSION  # known without loading anything
+
+    @property
+    def window_tokens(self) -> int | None:  # type: ignore[override]  # declared, whichever runtime runs it
+        return WINDOW_TOKENS

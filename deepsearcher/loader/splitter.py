@@ -3,12 +3,18 @@
 Each chunk's own start offset in the source is tracked, so `wider_text` is the window
 around *that* occurrence even when the same text appears several times in a document
 (locating chunks with `str.index` would always pick the first occurrence).
+
+A Markdown chunk also gets `section`: the path of headings in force where it starts
+("Install > On Linux"), which `Chunk.index_text` puts before the text for search and which
+citations can show; loaders that know sections themselves (Docling, unstructured) keep theirs.
 """
 
 from __future__ import annotations
 
+import bisect
 import copy
 import logging
+import re
 from collections.abc import Iterable, Iterator
 
 from deepsearcher.types import Chunk, Document
@@ -16,6 +22,34 @@ from deepsearcher.types import Chunk, Document
 __all__ = ["Chunk", "iter_chunks", "split_docs_to_chunks"]
 
 logger = logging.getLogger(__name__)
+
+_ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+#: Documents whose text is Markdown (file_type as the loaders set it).
+MARKDOWN_TYPES = frozenset({"md", "markdown"})
+
+
+class SectionPaths:
+    """The heading path in force at each offset of a Markdown text (ATX headings outside code fences)."""
+
+    def __init__(self, text: str) -> None:
+        self.offsets: list[int] = []
+        self.paths: list[str] = []
+        stack: list[tuple[int, str]] = []
+        offset, in_fence = 0, False
+        for line in text.splitlines(keepends=True):
+            if _FENCE.match(line):
+                in_fence = not in_fence
+            elif not in_fence and (match := _ATX_HEADING.match(line.rstrip("\r\n"))) and match.group(2).strip():
+                level = len(match.group(1))
+                stack = [entry for entry in stack if entry[0] < level] + [(level, match.group(2).strip())]
+                self.offsets.append(offset)
+                self.paths.append(" > ".join(heading for _, heading in stack))
+            offset += len(line)
+
+    def at(self, offset: int) -> str | None:
+        index = bisect.bisect_right(self.offsets, offset) - 1
+        return self.paths[index] if index >= 0 else None
 
 
 def _validate(chunk_size: int, chunk_overlap: int, window_size: int) -> None:
@@ -73,8 +107,15 @@ def _chunks(documents: Iterable[Document], chunk_size: int, chunk_overlap: int, 
                 document.reference or "<no reference>",
             )
             continue
+        sections = (
+            SectionPaths(text)
+            if document.metadata.get("file_type") in MARKDOWN_TYPES and "section" not in document.metadata
+            else None
+        )
         for chunk_index, (start, piece) in enumerate(_pieces(text, chunk_size, chunk_overlap)):
             metadata = copy.deepcopy(document.metadata)
+            if sections is not None and (section := sections.at(start + len(piece) - len(piece.lstrip()))):
+                metadata["section"] = section
             metadata["wider_text"] = text[
                 max(0, start - window_size) : min(len(text), start + len(piece) + window_size)
             ]

@@ -109,7 +109,7 @@ class IngestionPipeline:
         self,
         embedding: BaseEmbedding,
         vector_db: BaseVectorDB,
-        chunk_size: int = 1500,
+        chunk_size: int | None = None,
         chunk_overlap: int = 100,
         batch_size: int = 256,
         window_size: int = 300,
@@ -121,7 +121,8 @@ class IngestionPipeline:
         self.embedding = embedding
         self.parser = parser
         self.vector_db = vector_db
-        self.chunk_size = chunk_size
+        # None: what fits the embedding model's window, so every character of a chunk is embedded.
+        self.chunk_size = chunk_size or embedding.default_chunk_size()
         self.chunk_overlap = chunk_overlap
         self.batch_size = batch_size
         self.window_size = window_size

@@ -26,7 +26,18 @@ class Chunk:
 
     @property
     def index_text(self) -> str:
-        title = self.title
-        if title and not self.text.startswith(title):
-            return f"{title}\n{self.text}"
+        heading = self.heading
+        if heading and not self.text.startswith(heading):
+            return f"{heading}\n{self.text}"
         return self.text
+
+    @property
+    def heading(self) -> str | None:
+        """Title and section path ("Guide > Install > On Linux"), a part said twice kept once: what
+        a chunk is about, indexed with it (the section's words are rarely repeated in its text)."""
+        parts: list[str] = []
+        for part in [self.title or "", *str(self.metadata.get("section") or "").split(" > ")]:
+            part = part.strip()
+            if part and part not in parts:
+                parts.append(part)
+        return " > ".join(parts) or None

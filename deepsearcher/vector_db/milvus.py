@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deepsearcher.config.registry import register_provider
+from deepsearcher.graph import LinkSettings, follow_links, normalise
 from deepsearcher.types import (
     Chunk,
     CollectionInfo,
@@ -217,6 +218,15 @@ def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
     return safe
 
 
+#: Hits of the ranked search the entity links start from and re-rank (see deepsearcher/graph/links.py).
+LINK_CANDIDATES = 20
+#: Chunks one linked-title query reads back, at most.
+LINKED_ROWS = 200
+#: The chunk's normalised title (deepsearcher.graph.normalise): what entity links look up.
+TITLE_KEY = "title_key"
+TITLE_KEY_MAX = 512
+
+
 def quote(value: str) -> str:
     """A Milvus filter string literal."""
     escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
@@ -308,9 +318,14 @@ class Milvus(BaseVectorDB):
         return_embedding: bool = False,
         search_consistency: str | None = SESSION,
         index_switch_rows: int = lite.HNSW_SWITCH_ROWS,
+        graph: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(default_collection)
+        #: Follow entity links from the top hits to the chunks they name (deepsearcher/graph):
+        #: the second hop of multi-hop questions; `search_data(..., links=False)` skips it per call.
+        self.graph = _as_bool(graph)
+        self.link_settings = LinkSettings()
         #: Consistency level of searches (see the module docstring): "Session" (default) sees this
         #: process's own writes; "Strong" also sees everyone else's but waits ~200 ms a search on a
         #: server; "Bounded" / "Eventually" may miss recent writes; "collection" uses the level
@@ -631,6 +646,8 @@ class Milvus(BaseVectorDB):
         schema.add_field(SOURCE_HASH, pm.DataType.VARCHAR, max_length=HASH_MAX)
         schema.add_field(SOURCE_CHUNKS, pm.DataType.INT64)
         schema.add_field(METADATA, pm.DataType.JSON)
+        if self.graph:  # what entity links look up (graph: false leaves the schema as it was)
+            schema.add_field(TITLE_KEY, pm.DataType.VARCHAR, max_length=TITLE_KEY_MAX)
         index = self._client().prepare_index_params()
         dense_index = lite.dense_index_at_creation(self.index_type, self.is_lite)
         if dense_index is not None:
@@ -757,6 +774,8 @@ class Milvus(BaseVectorDB):
             row[SOURCE_HASH] = fit_bytes(source_hash, HASH_MAX)
         if SOURCE_CHUNKS in fields:
             row[SOURCE_CHUNKS] = source_chunks
+        if TITLE_KEY in fields:
+            row[TITLE_KEY] = fit_bytes(normalise(chunk.title or ""), TITLE_KEY_MAX)
         return row
 
     def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: Any) -> int:
@@ -998,6 +1017,31 @@ class Milvus(BaseVectorDB):
             return self._pymilvus.WeightedRanker(*self.weights)
         return self._pymilvus.RRFRanker(self.rrf_k)
 
+    def _titled(self, name: str, titles: list[str], vector: list[float], expr: str | None) -> list[RetrievalResult]:
+        """Chunks whose `title` is one of `titles`, the closest to `vector` first: the graph's
+        edges, read from the rows themselves (no side table to keep exact): the normalised
+        title's own field, or in collections made before it a (slower) filter on the metadata."""
+        keys = sorted({normalise(title) for title in titles} - {""})
+        if not keys:
+            return []
+        if TITLE_KEY in self._schema(name).names:
+            condition = f"{TITLE_KEY} in [{', '.join(quote(key) for key in keys)}]"
+        else:  # `in [...]` takes only a field on Milvus Lite, not a JSON path: one equality per title
+            condition = " or ".join(f'{METADATA}["title"] == {quote(title)}' for title in titles)
+        if expr:
+            condition = f"({expr}) and ({condition})"
+        with self._op("linked chunks query", name):
+            rows = self._client().query(
+                name,
+                filter=condition,
+                output_fields=[TEXT, REFERENCE, METADATA, EMBEDDING],
+                limit=LINKED_ROWS,
+                **self._search_level,
+            )
+        scored = [(sum(a * b for a, b in zip(vector, row.get(EMBEDDING) or (), strict=False)), row) for row in rows]
+        scored.sort(key=lambda pair: -pair[0])
+        return [common.stored_result(row, score) for score, row in scored]
+
     def _search(
         self,
         name: str,
@@ -1009,7 +1053,13 @@ class Milvus(BaseVectorDB):
         **kwargs: Any,
     ) -> list[RetrievalResult]:
         """Dense, BM25 or hybrid (fused by the weighted or the RRF ranker) search; `filter`
-        is a Milvus boolean expression on the fields (e.g. 'reference == "a.txt"')."""
+        is a Milvus boolean expression on the fields (e.g. 'reference == "a.txt"'). Then, by
+        default or with `links=True`, one step over the entity graph: the chunks the top hits
+        name join the list (deepsearcher/graph/links.py)."""
+        if _as_bool(kwargs.pop("links", self.graph and mode is None)) and text and mode != "sparse":
+            ranked = self._search(name, vector, max(top_k, LINK_CANDIDATES), text, filter, mode, links=False, **kwargs)
+            lookup = lambda titles: self._titled(name, titles, vector, filter)  # noqa: E731
+            return follow_links(text, ranked, lookup, top_k, self.link_settings)
         schema = self._schema(name)
         if mode is None:
             mode = "hybrid" if self.hybrid and text else "dense"

@@ -10,6 +10,7 @@ from deepsearcher.config.registry import register_provider
 from deepsearcher.loader.file_loader._document import make_document
 from deepsearcher.loader.file_loader._text import read_text
 from deepsearcher.loader.file_loader.base import BaseLoader
+from deepsearcher.loader.noise import strip_permalinks
 from deepsearcher.types import Document, LoaderError
 
 
@@ -54,7 +55,8 @@ def main_text(html: str) -> str | None:
         "include_tables": True,
         "include_links": False,
     }
-    return trafilatura.extract(html, **options) or trafilatura.extract(html, favor_recall=True, **options)
+    text = trafilatura.extract(html, **options) or trafilatura.extract(html, favor_recall=True, **options)
+    return strip_permalinks(text) if text else text
 
 
 @register_provider("file_loader")

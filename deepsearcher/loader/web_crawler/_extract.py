@@ -7,6 +7,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from deepsearcher.loader.noise import strip_permalinks
 from deepsearcher.loader.web_crawler._urls import join_url
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -106,7 +107,7 @@ def extract_html(body: bytes, url: str, want_links: bool) -> HTMLPage:
             favor_recall=recall,
         )
         if result and result.strip():
-            text = result.strip()
+            text = strip_permalinks(result.strip())
             break
     if text and _only_link_text(text, tree):
         text = ""  # a page of navigation only (trafilatura keeps some text of short pages)
