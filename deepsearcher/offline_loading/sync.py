@@ -41,13 +41,23 @@ class SyncPlan:
 
 
 def folder_prefixes(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
-    """The reference prefix ("/abs/dir/") of each given path that is a folder; files name no folder."""
+    """The reference prefix ("/abs/dir/") of each given path that is a folder; files name no folder.
+
+    A path the OS cannot even stat (a name too long, a loop) is no folder: the load itself
+    refuses it by name, so sync must not fail the whole run on it first."""
     prefixes = []
     for given in paths:
         path = Path(given).absolute()
-        if path.is_dir():
+        if _is_folder(path):
             prefixes.append(safe_reference(str(path)).rstrip(os.sep) + os.sep)
     return prefixes
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # ENAMETOOLONG, ELOOP: Path.is_dir() lets these rise; the loader names them
+        return False
 
 
 def gone_sources(known: dict[str, SourceRecord], prefixes: list[str], listed: set[str]) -> list[str]:
