@@ -255,7 +255,7 @@ class RAGAgent(BaseAgent):
         supported = sum(claim.supported for claim in checked.claims)
         ctx.emit("answer", length=len(checked.answer), sources=len(sources), supported=supported)
         if checked.abstained:
-            ctx.emit("abstained", reason=checked.answer.split(". What was found")[0])
+            ctx.emit("abstained", reason=checked.answer.split(". What was found")[0], written=written)
         return checked.answer, sources
 
     def _passage_text(self, result: RetrievalResult) -> str:

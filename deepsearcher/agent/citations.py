@@ -10,6 +10,7 @@ numbers kept): what a reader can check by looking at the quoted passage.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,8 @@ _STOPWORDS = frozenset(
 
 def content_words(text: str) -> list[str]:
     """Lower-cased words of `text` that carry meaning (numbers included, stop words out)."""
-    return [word for word in _WORD.findall(text.casefold()) if word not in _STOPWORDS]
+    plain = unicodedata.normalize("NFKD", text.casefold()).encode("ascii", "ignore").decode()
+    return [word for word in _WORD.findall(plain.replace("'s ", " ")) if word not in _STOPWORDS]
 
 
 @dataclass
@@ -57,15 +59,17 @@ class Claim:
 
 
 def group_sources(results: list[RetrievalResult], passage_text: Any = None) -> list[Source]:
-    """One source per document (`reference`): its chunks merged, numbered [1..n] in the order of
-    each document's best-ranked chunk. `passage_text(result)` is what the LLM reads of a chunk."""
+    """One source per document (`reference`, and `title` where records of one file have their own,
+    as in a JSONL corpus): its chunks merged, numbered [1..n] in the order of each document's
+    best-ranked chunk. `passage_text(result)` is what the LLM reads of a chunk."""
     read = passage_text or (lambda result: result.text)
-    sources: dict[str, Source] = {}
+    sources: dict[tuple[str, str | None], Source] = {}
     for result in results:
-        source = sources.get(result.reference)
+        key = (result.reference, result.title)
+        source = sources.get(key)
         if source is None:
             source = Source(index=len(sources) + 1, reference=result.reference, text="", title=result.title)
-            sources[result.reference] = source
+            sources[key] = source
         source.passages.append(
             {
                 "text": read(result),
@@ -188,3 +192,20 @@ def grounded_in(short_answer: str, texts: list[str]) -> bool:
     if any(number not in haystack for number in numbers):
         return False
     return not names or sum(name in haystack for name in names) * 2 >= len(names)
+
+
+_NAME_RUN = re.compile(r"(?:[A-Z][\w'’.-]*)(?:\s+(?:of|de|the|von|van|la|le|du)?\s*[A-Z][\w'’.-]*)*")
+
+
+def named_subjects(question: str) -> list[str]:
+    """The capitalised names of a question past its first word ("Faroe Islands", "Lothair II")."""
+    body = question.strip()
+    first = re.match(r"\S+", body)
+    body = body[first.end() :] if first else body
+    return [run for run in _NAME_RUN.findall(body) if any(word not in _STOPWORDS for word in content_words(run))]
+
+
+def unmentioned_subjects(question: str, texts: list[str]) -> list[str]:
+    """The question's names of which no word is in `texts`: what the documents never mention."""
+    haystack = set(content_words(" ".join(texts)))
+    return [name for name in named_subjects(question) if not set(content_words(name)) & haystack]

@@ -13,7 +13,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from deepsearcher.agent.citations import Claim, attribute, content_words, grounded_in, split_sentences
+from deepsearcher.agent.citations import (
+    Claim,
+    attribute,
+    content_words,
+    grounded_in,
+    split_sentences,
+    unmentioned_subjects,
+)
 from deepsearcher.agent.comparison import compare
 from deepsearcher.agent.result import Source
 
@@ -88,17 +95,20 @@ def abstention(question: str, sources: list[Source], why: str) -> str:
 def check_answer(question: str, written: str, sources: list[Source]) -> CheckedAnswer:
     """The answer as returned: short answer split off (or cut from the first sentence), a computed
     comparison where the question asks one, the grounding check, citations on every claim."""
+    texts = [source.text for source in sources]
+    unmentioned = unmentioned_subjects(question, texts)
+    if unmentioned:
+        return _abstain(question, sources, f"no passage read mentions {' or '.join(unmentioned)}")
     short, explanation = split_short_answer(written)
     first = split_sentences(explanation)[:1]
     if (short is not None and says_not_found(short)) or (short is None and first and says_not_found(first[0])):
         return _abstain(question, sources, "the model found no passage that states it")
-    if short is None:
-        short = short_from_sentence(explanation, question)
+    if short is None or len(short.split()) > 5:  # none, or a sentence restating the question
+        short = short_from_sentence(short or explanation, question)
     computed = compare(question, sources)
     if computed is not None:
         short = computed.winner
         explanation = f"{explanation}\n\n{computed.sentence()}"
-    texts = [source.text for source in sources]
     if not grounded_in(short, texts):
         return _abstain(question, sources, f"the answer “{short}” is not in any passage read")
     cited, claims = attribute(explanation, sources, question)

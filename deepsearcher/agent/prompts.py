@@ -50,7 +50,7 @@ When a passage names the person, place or work the question depends on (a song's
 Only if the passages already state the full answer, reply with [].
 Respond exclusively in valid List form: a JSON list of strings only."""
 
-ANSWER = """Answer the question using only the numbered sources below. Start with one line `Answer: <the few words that answer it>` (`Answer: not found` if the sources do not contain it), then explain, citing the sources you use inline as [1], [2] right after the statement they support. If the sources do not contain the answer, say what is missing.
+ANSWER = """Answer the question using only the numbered sources below. Begin with a line "Answer:" followed by the few words that answer the question (a name, a date, a number, yes or no). Then explain in a few sentences, citing the sources you use inline as [1], [2] right after the statement they support. If the sources do not contain the answer, say what is missing.
 
 Question: {question}
 
@@ -111,7 +111,7 @@ Information:
 
 Reply with YES or NO only."""
 
-CHAIN_FINAL = """Answer the question using the step-by-step findings and the numbered sources. Start with one line `Answer: <the few words that answer it>` (`Answer: not found` if they do not contain it), then explain, citing sources inline as [1], [2].
+CHAIN_FINAL = """Answer the question using the step-by-step findings and the numbered sources. Begin with a line "Answer:" followed by the few words that answer the question (a name, a date, a number, yes or no). Then explain, citing sources inline as [1], [2].
 
 Question: {question}
 
