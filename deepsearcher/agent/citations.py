@@ -158,7 +158,8 @@ def attribute(answer: str, sources: list[Source], question: str = "") -> tuple[s
         for index in claim.citations:
             _quote(by_index[index], words, scored[index][1])
         claims.append(claim)
-        rebuilt.append(_with_citations(bare, claim) + gap)
+        written_as_is = claim.how == "model" and valid == list(dict.fromkeys(given))  # every [n] it wrote holds
+        rebuilt.append((sentence.strip() if written_as_is else _with_citations(bare, claim)) + gap)
     return "".join(rebuilt).strip(), claims
 
 

@@ -106,9 +106,10 @@ def check_answer(question: str, written: str, sources: list[Source]) -> CheckedA
     if short is None or len(short.split()) > 5:  # none, or a sentence restating the question
         short = short_from_sentence(short or explanation, question)
     computed = compare(question, sources)
-    if computed is not None:
+    if computed is not None:  # the model's arithmetic is replaced; its conclusion dropped when it differs
+        agrees = computed.winner.casefold() in short.casefold()
+        explanation = f"{explanation}\n\n{computed.sentence()}" if agrees else computed.sentence()
         short = computed.winner
-        explanation = f"{explanation}\n\n{computed.sentence()}"
     if not grounded_in(short, texts):
         return _abstain(question, sources, f"the answer “{short}” is not in any passage read")
     cited, claims = attribute(explanation, sources, question)
