@@ -6,15 +6,19 @@ that writes no [n], gets a comparison wrong or invents a number."""
 from __future__ import annotations
 
 import pytest
-from helpers import ANSWER_PROMPT, FAST_RETRIES, JUDGE_PROMPT, SUB_QUERIES_PROMPT
+import yaml
+from helpers import ANSWER_PROMPT, FAST_RETRIES, JUDGE_PROMPT, SUB_QUERIES_PROMPT, components_for
+from typer.testing import CliRunner
 
 from deepsearcher.agent import DeepSearch, NaiveRAG, RAGRouter
 from deepsearcher.agent.citations import attribute, group_sources, unmentioned_subjects
 from deepsearcher.agent.deep_search import normalized_query
 from deepsearcher.agent.grounding import check_answer
+from deepsearcher.cli.main import app
 from deepsearcher.evaluation.dataset import load_dataset
 from deepsearcher.evaluation.scoring import answer_correct, citation_precision, is_abstention
 from deepsearcher.evaluation.unanswerable import unanswerable_questions
+from deepsearcher.mcp_server import DeepSearcherTools
 from deepsearcher.testing import scripted_llm_fixture
 from deepsearcher.testing.store_corpus import make_chunks
 from deepsearcher.types import RetrievalResult
@@ -190,3 +194,40 @@ def test_eval_scores_and_the_generated_unanswerable_split(tmp_path) -> None:
     assert citation_precision(["Ada Berg founded it.", "Other text."], "Ada Berg") == 0.5
     assert citation_precision([], "Ada Berg") is None and citation_precision(["x"], "yes") is None
     assert check_answer("Who founded it?", "The documents do not mention it.", []).abstained
+
+
+@pytest.fixture
+def config_path(tmp_path, milvus_uri: str, server, embedding):
+    """A config over a closed store holding the manual (the CLI and MCP open it themselves)."""
+    db = Milvus(uri=milvus_uri)
+    db.init_collection(embedding.dimension, "docs", embedding_model=embedding.model_name)
+    db.insert_data("docs", [make_chunks(embedding, [MANUAL_PAGES[14]], MANUAL, page=14, title="Aurora manual")[0]])
+    db.close()
+    settings = {
+        "provide_settings": {
+            "llm": server.llm_config(retry_base_delay=0.01),
+            "vector_db": {"provider": "Milvus", "config": {"uri": milvus_uri}},
+        }
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    return path
+
+
+def test_cli_short_format_and_mcp_show_the_short_answer_page_and_quote(server, config_path) -> None:
+    server.on(ANSWER_PROMPT, "Answer: Tomas Eriksen\nTomas Eriksen led the Aurora Cell project.")
+    question = "Who led the Aurora Cell project?"
+    shown = CliRunner().invoke(
+        app, ["query", question, "--agent", "naive", "--format", "short", "-c", str(config_path)]
+    )
+    assert shown.exit_code == 0, shown.output
+    assert "Answer: Tomas Eriksen" in shown.stdout
+    assert "Tomas Eriksen led the Aurora Cell project [1]." not in shown.stdout  # short: no explanation
+    assert '[1] manuals/aurora.pdf (Aurora manual, p. 14): "Tomas Eriksen led the Aurora Cell project."' in shown.stdout
+
+    reply = DeepSearcherTools(components_for(config_path)).deep_search(question, agent="naive")
+    assert reply["short_answer"] == "Tomas Eriksen" and reply["abstained"] is False
+    assert (
+        reply["sources"][0]["page"] == 14
+        and reply["sources"][0]["quote"] == "Tomas Eriksen led the Aurora Cell project."
+    )
