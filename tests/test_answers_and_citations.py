@@ -122,6 +122,7 @@ def test_a_question_about_what_no_document_mentions_is_not_answered(server, stor
         "What was the population of the Faroe Islands in 1801?", collections=["docs"]
     )
     assert result.abstained and "no passage read mentions Faroe Islands" in result.answer
+    assert not any(r.prompt_text.startswith(ANSWER_PROMPT) for r in server.requests)  # nothing to invent from
     assert unmentioned_subjects("Who led the Aurora Cell project?", [MANUAL_PAGES[14]]) == []
 
 

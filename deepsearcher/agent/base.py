@@ -20,7 +20,7 @@ from deepsearcher.agent.collection_router import (
 )
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.events import EventCallback, StepEvent
-from deepsearcher.agent.grounding import NOT_FOUND_SHORT, check_answer
+from deepsearcher.agent.grounding import NOT_FOUND_SHORT, abstain, check_answer, unanswerable_reason
 from deepsearcher.agent.options import AgentOptions, validate_options
 from deepsearcher.agent.result import QueryResult, Source
 from deepsearcher.agent.retriever import Retriever
@@ -249,13 +249,14 @@ class RAGAgent(BaseAgent):
             style=self.answer_style,
             **extra,
         )
-        written = await ctx.stream_answer(self.llm, prompt)
-        checked = check_answer(question, written, sources)
+        missing = unanswerable_reason(question, sources)  # no LLM call: a small model would invent one
+        written = "" if missing else await ctx.stream_answer(self.llm, prompt)
+        checked = abstain(question, sources, missing) if missing else check_answer(question, written, sources)
         ctx.extra.update(short_answer=checked.short_answer, claims=checked.claims, abstained=checked.abstained)
         supported = sum(claim.supported for claim in checked.claims)
         ctx.emit("answer", length=len(checked.answer), sources=len(sources), supported=supported)
         if checked.abstained:
-            ctx.emit("abstained", reason=checked.answer.split(". What was found")[0], written=written)
+            ctx.emit("abstained", reason=checked.answer.split(". What was found")[0], written=written, llm=not missing)
         return checked.answer, sources
 
     def _passage_text(self, result: RetrievalResult) -> str:

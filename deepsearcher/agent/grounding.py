@@ -96,13 +96,13 @@ def check_answer(question: str, written: str, sources: list[Source]) -> CheckedA
     """The answer as returned: short answer split off (or cut from the first sentence), a computed
     comparison where the question asks one, the grounding check, citations on every claim."""
     texts = [source.text for source in sources]
-    unmentioned = unmentioned_subjects(question, texts)
-    if unmentioned:
-        return _abstain(question, sources, f"no passage read mentions {' or '.join(unmentioned)}")
+    missing = unanswerable_reason(question, sources)
+    if missing:
+        return abstain(question, sources, missing)
     short, explanation = split_short_answer(written)
     first = split_sentences(explanation)[:1]
     if (short is not None and says_not_found(short)) or (short is None and first and says_not_found(first[0])):
-        return _abstain(question, sources, "the model found no passage that states it")
+        return abstain(question, sources, "the model found no passage that states it")
     if short is None or len(short.split()) > 5:  # none, or a sentence restating the question
         short = short_from_sentence(short or explanation, question)
     computed = compare(question, sources)
@@ -111,14 +111,22 @@ def check_answer(question: str, written: str, sources: list[Source]) -> CheckedA
         explanation = f"{explanation}\n\n{computed.sentence()}" if agrees else computed.sentence()
         short = computed.winner
     if not grounded_in(short, texts):
-        return _abstain(question, sources, f"the answer “{short}” is not in any passage read")
+        return abstain(question, sources, f"the answer “{short}” is not in any passage read")
     cited, claims = attribute(explanation, sources, question)
     if claims and not any(claim.supported for claim in claims):
-        return _abstain(question, sources, "no sentence of the answer is supported by a passage")
+        return abstain(question, sources, "no sentence of the answer is supported by a passage")
     return CheckedAnswer(cited, short, claims)
 
 
-def _abstain(question: str, sources: list[Source], why: str) -> CheckedAnswer:
+def unanswerable_reason(question: str, sources: list[Source]) -> str | None:
+    """Why the sources cannot answer the question before any LLM call: a name it asks about that
+    no passage mentions (the Faroe Islands, in documents about a battery), else None."""
+    unmentioned = unmentioned_subjects(question, [source.text for source in sources])
+    return f"no passage read mentions {' or '.join(unmentioned)}" if unmentioned else None
+
+
+def abstain(question: str, sources: list[Source], why: str) -> CheckedAnswer:
+    """The abstention: what was found and what is missing; no source marked cited."""
     for source in sources:
         source.cited = False
     return CheckedAnswer(abstention(question, sources, why), NOT_FOUND_SHORT, [], abstained=True)
