@@ -232,3 +232,26 @@ def test_cli_short_format_and_mcp_show_the_short_answer_page_and_quote(server, c
         reply["sources"][0]["page"] == 14
         and reply["sources"][0]["quote"] == "Tomas Eriksen led the Aurora Cell project."
     )
+
+
+def test_eval_summary_reports_accuracy_abstention_and_a_per_question_table(tmp_path) -> None:
+    from deepsearcher.evaluation.report import markdown_table, summarize, write_report
+
+    def row(id_: str, **values: object) -> dict:
+        base = {"agent": "deep", "max_iter": 1, "retrieved_titles": ["A"], "gold_titles": ["A"], "error": None}
+        return {"id": id_, "gold_answer": "Ada", "short_answer": "Ada", **base, **values}
+
+    rows = [
+        row("1", accuracy=1.0, abstained=False, citation_precision=1.0),
+        row("2", accuracy=0.0, abstained=True, citation_precision=None, short_answer="not found"),
+        row("unanswerable-3", unanswerable=True, abstained=True, gold_titles=["Varnholt"]),
+        row("unanswerable-4", unanswerable=True, abstained=False, gold_titles=["Varnholt"]),
+    ]
+    summary = summarize(rows, [1])
+    group = summary["groups"][0]
+    assert group["accuracy"] == 0.5 and group["abstention"] == 0.5 and group["citation_precision"] == 1.0
+    assert group["recall"]["1"] == 1.0  # the unanswerable rows' made-up titles do not count as misses
+    assert "| deep | 1 | 4 | 1.000 | 1.000 | 0.500 | 0.500 | 1.000 |" in markdown_table(summary)
+    document = (tmp_path / "summary.md").read_text() if write_report(summary, tmp_path) else ""
+    assert "| unanswerable-4 | deep@1 | Ada | Ada | answered (invented) | – |" in document
+    assert "| 2 | deep@1 | Ada | not found | abstained | – |" in document

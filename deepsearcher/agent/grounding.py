@@ -115,14 +115,33 @@ def check_answer(question: str, written: str, sources: list[Source]) -> CheckedA
     cited, claims = attribute(explanation, sources, question)
     if claims and not any(claim.supported for claim in claims):
         return abstain(question, sources, "no sentence of the answer is supported by a passage")
-    return CheckedAnswer(cited, short, claims)
+    return CheckedAnswer(cited + unanswered_parts_note(question, sources), short, claims)
+
+
+_PARTS = re.compile(r",?\s+and\s+(?=(?:who|what|when|where|which|how|why)\b)|;\s*", re.I)
+
+
+def question_parts(question: str) -> list[str]:
+    """The questions a question asks: "When did X erupt, and who designed Y?" asks two."""
+    return [part for part in _PARTS.split(question) if part.strip()]
 
 
 def unanswerable_reason(question: str, sources: list[Source]) -> str | None:
-    """Why the sources cannot answer the question before any LLM call: a name it asks about that
-    no passage mentions (the Faroe Islands, in documents about a battery), else None."""
-    unmentioned = unmentioned_subjects(question, [source.text for source in sources])
-    return f"no passage read mentions {' or '.join(unmentioned)}" if unmentioned else None
+    """Why the sources cannot answer the question before any LLM call: every part of it asks about
+    a name no passage mentions (the Faroe Islands, in documents about a battery), else None."""
+    texts = [source.text for source in sources]
+    missing = [unmentioned_subjects(part, texts) for part in question_parts(question)]
+    if not all(missing):
+        return None
+    names = list(dict.fromkeys(name for names in missing for name in names))
+    return f"no passage read mentions {' or '.join(names)}"
+
+
+def unanswered_parts_note(question: str, sources: list[Source]) -> str:
+    """For a question with several parts, the names of the parts the passages never mention."""
+    texts = [source.text for source in sources]
+    names = [name for part in question_parts(question) for name in unmentioned_subjects(part, texts)]
+    return f"\n\nNot found in the documents: anything about {' or '.join(dict.fromkeys(names))}." if names else ""
 
 
 def abstain(question: str, sources: list[Source], why: str) -> CheckedAnswer:
