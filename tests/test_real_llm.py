@@ -95,24 +95,16 @@ def test_agent_mechanics_with_a_real_model(llm, store, embedding, agent_class, o
 def test_a_question_the_documents_do_not_answer_says_not_found(tmp_path: Path, llm) -> None:
     """Issue 30: "the population of the Faroe Islands in 1801 was 140" from documents about a battery.
     Through the CLI with the real model configured: not found, exit code 0."""
-    import yaml
+    import json
+
+    from helpers import write_config
     from typer.testing import CliRunner
 
     from deepsearcher.cli.main import app
 
-    config = tmp_path / "config.yaml"
     llm_config = {"model": MODEL, "n_ctx": 4096, "max_tokens": 200, "download": False}
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "provide_settings": {
-                    "llm": {"provider": "LlamaCpp", "config": llm_config},
-                    "vector_db": {"provider": "Milvus", "config": {"uri": str(tmp_path / "milvus.db")}},
-                }
-            }
-        ),
-        encoding="utf-8",
-    )
+    extra = f"  llm:\n    provider: LlamaCpp\n    config: {json.dumps(llm_config)}\n"
+    config = write_config(tmp_path / "config.yaml", str(tmp_path / "milvus.db"), extra)
     runner = CliRunner()
     assert runner.invoke(app, ["load", str(DATA), "-c", str(config)]).exit_code == 0
     shown = runner.invoke(
