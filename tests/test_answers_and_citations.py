@@ -208,7 +208,8 @@ def config_path(tmp_path, milvus_uri: str, server, embedding):
         "provide_settings": {
             "llm": server.llm_config(retry_base_delay=0.01),
             "vector_db": {"provider": "Milvus", "config": {"uri": milvus_uri}},
-        }
+        },
+        "server": {"data_dir": str(tmp_path / "data")},
     }
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(settings), encoding="utf-8")
@@ -255,3 +256,29 @@ def test_eval_summary_reports_accuracy_abstention_and_a_per_question_table(tmp_p
     document = (tmp_path / "summary.md").read_text() if write_report(summary, tmp_path) else ""
     assert "| unanswerable-4 | deep@1 | Ada | Ada | answered (invented) | – |" in document
     assert "| 2 | deep@1 | Ada | not found | abstained | – |" in document
+
+
+def test_rest_returns_the_short_answer_and_sources_with_page_and_quote(server, config_path) -> None:
+    import httpx
+
+    from deepsearcher.config import Configuration
+    from deepsearcher.server.app import create_app
+    from deepsearcher.server.runner import ServerThread
+
+    server.on(ANSWER_PROMPT, "Answer: Tomas Eriksen\nTomas Eriksen led the Aurora Cell project.")
+    with ServerThread(create_app(Configuration(str(config_path)))) as running:
+        reply = httpx.post(
+            running.url + "/v1/query",
+            json={"question": "Who led the Aurora Cell project?", "agent": "naive"},
+            timeout=60,
+        )
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert (
+        body["short_answer"] == "Tomas Eriksen" and body["answer"] == "Tomas Eriksen led the Aurora Cell project [1]."
+    )
+    source = body["sources"][0]
+    assert source["cited"] and source["page"] == 14 and source["quote"] == "Tomas Eriksen led the Aurora Cell project."
+    assert body["claims"] == [
+        {"text": "Tomas Eriksen led the Aurora Cell project.", "citations": [1], "supported": True, "how": "attributed"}
+    ]
