@@ -282,3 +282,18 @@ def test_rest_returns_the_short_answer_and_sources_with_page_and_quote(server, c
     assert body["claims"] == [
         {"text": "Tomas Eriksen led the Aurora Cell project.", "citations": [1], "supported": True, "how": "attributed"}
     ]
+
+
+def test_reflection_that_finds_nothing_missing_still_searches_a_name_no_kept_passage_mentions(
+    server, store, embedding
+) -> None:
+    server.on(SUB_QUERIES_PROMPT, '["Aurora Cell project leader"]')
+    server.on(JUDGE_PROMPT, lambda r: "YES" if "Aurora" in r.last_user_message.split("Passage:")[-1] else "NO")
+    server.on(REFLECT, "[]")  # a small model: "enough found"
+    server.on(ANSWER_PROMPT, "Answer: Tomas Eriksen\nTomas Eriksen led the Aurora Cell project.")
+    agent = DeepSearch(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, max_iter=2, top_k=1)
+    result = agent.query_result("Who led the Aurora Cell project that Jonas Weber backed up?", collections=["docs"])
+    reflection = next(step for step in result.steps if step.kind == "reflection")
+    assert reflection.data["unmentioned"] == ["Jonas Weber"] and reflection.data["queries"] == ["Jonas Weber"]
+    assert "Jonas Weber" in [step.data["query"] for step in result.steps if step.kind == "search"]
+    assert any(r.reference == NOTE for r in result.retrieved_results)

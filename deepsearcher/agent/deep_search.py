@@ -8,6 +8,7 @@ from typing import Any
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import RAGAgent, describe_class
+from deepsearcher.agent.citations import unmentioned_subjects
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.options import IterativeOptions, TopK
 from deepsearcher.config.registry import register_provider
@@ -251,7 +252,12 @@ class DeepSearch(RAGAgent):
         asked = {normalized_query(q) for q in searched}
         fresh = [q for q in _unique(gaps) if normalized_query(q) not in asked][:MAX_GAP_QUERIES]
         repeated = len(_unique(gaps)) - len(fresh) if len(_unique(gaps)) <= MAX_GAP_QUERIES else 0
-        ctx.emit("reflection", iteration=iteration, queries=fresh, repeated=repeated)
+        unmentioned: list[str] = []
+        if not fresh:  # "enough found" stops only when the kept passages mention what the question names
+            names = unmentioned_subjects(question, [result.text for result in accepted])
+            unmentioned = [name for name in names if normalized_query(name) not in asked][:MAX_GAP_QUERIES]
+            fresh = unmentioned
+        ctx.emit("reflection", iteration=iteration, queries=fresh, repeated=repeated, unmentioned=unmentioned)
         return fresh
 
 

@@ -104,6 +104,8 @@ def _judge(data: dict[str, Any]) -> StepView:
 
 def _reflection(data: dict[str, Any]) -> StepView:
     queries = tuple(data.get("queries") or ())
+    if data.get("unmentioned"):
+        return StepView("Reflection", "no kept passage mentions yet, searching", items=queries)
     return StepView("Reflection", "searching further for" if queries else "enough found, stopping", items=queries)
 
 
