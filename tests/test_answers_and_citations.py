@@ -297,3 +297,13 @@ def test_reflection_that_finds_nothing_missing_still_searches_a_name_no_kept_pas
     assert reflection.data["unmentioned"] == ["Jonas Weber"] and reflection.data["queries"] == ["Jonas Weber"]
     assert "Jonas Weber" in [step.data["query"] for step in result.steps if step.kind == "search"]
     assert any(r.reference == NOTE for r in result.retrieved_results)
+
+
+def test_a_short_answer_that_restates_the_question_is_cut_from_the_explanation() -> None:
+    sources = group_sources([RetrievalResult(None, "In the era of Haymo books were translated into Latin.", "h.txt")])
+    question = "What language were books translated into during the era of Haymo?"
+    written = (
+        "Answer: The language books were translated into during the era of Haymo\nThey were translated into Latin."
+    )
+    checked = check_answer(question, written, sources)
+    assert checked.short_answer == "Latin" and not checked.abstained

@@ -104,7 +104,7 @@ def check_answer(question: str, written: str, sources: list[Source]) -> CheckedA
     if (short is not None and says_not_found(short)) or (short is None and first and says_not_found(first[0])):
         return abstain(question, sources, "the model found no passage that states it")
     if short is None or len(short.split()) > 5:  # none, or a sentence restating the question
-        short = short_from_sentence(short or explanation, question)
+        short = short_from_sentence("\n".join(part for part in (short, explanation) if part), question)
     computed = compare(question, sources)
     if computed is not None:  # the model's arithmetic is replaced; its conclusion dropped when it differs
         agrees = computed.winner.casefold() in short.casefold()
