@@ -307,3 +307,15 @@ def test_a_short_answer_that_restates_the_question_is_cut_from_the_explanation()
     )
     checked = check_answer(question, written, sources)
     assert checked.short_answer == "Latin" and not checked.abstained
+
+
+def test_sentences_do_not_end_after_a_title_or_an_initial() -> None:
+    from deepsearcher.agent.citations import split_sentences
+
+    text = 'He lived in the USA. Leland directed "Mr. Smith" in 1986. G. Stanley Hall was first [1]. Done.'
+    assert split_sentences(text) == [
+        "He lived in the USA.",
+        'Leland directed "Mr. Smith" in 1986.',
+        "G. Stanley Hall was first [1].",
+        "Done.",
+    ]

@@ -25,7 +25,11 @@ UNSUPPORTED_MARK = "[unsupported]"
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CITATION = re.compile(r"\s*\[(\d+(?:\s*,\s*\d+)*)\]")
-_SENTENCE_END = re.compile(r"(?<=[.!?])((?:\s*\[\d+(?:\s*,\s*\d+)*\])*)\s+|\n+")
+#: A sentence ends at . ! ? (and the citations right after), not after "Mr." or an initial ("G. Stanley Hall").
+_SENTENCE_END = re.compile(
+    r"(?<!\b[A-Z]\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bvs\.)(?<!\bMrs\.)(?<!\bNo\.)"
+    r"(?<=[.!?])((?:\s*\[\d+(?:\s*,\s*\d+)*\])*)\s+|\n+"
+)
 _STOPWORDS = frozenset(
     """a an the and or but if of in on at to for from by with about as into over after before under
     is are was were be been being has have had do does did it its this that these those there their
