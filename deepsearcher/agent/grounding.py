@@ -79,6 +79,17 @@ def short_from_sentence(answer: str, question: str) -> str:
     return _clean(answer)
 
 
+_OWN_SOURCES = re.compile(r"^\W*(?:sources?|references?)\W*[:：]", re.I)
+_LABEL = re.compile(r"^\W*explanation\W*[:：]\s*", re.I)
+
+
+def _without_own_source_list(text: str) -> str:
+    """The explanation without its "Explanation:" label and the model's own "Sources: [1] ..." lines
+    (the sources are listed from what was read, with their quotes)."""
+    lines = [_LABEL.sub("", line) for line in text.splitlines() if not _OWN_SOURCES.match(line)]
+    return "\n".join(lines).strip()
+
+
 def says_not_found(text: str) -> bool:
     return bool(_SAYS_NOT_FOUND.search(text)) or text.strip().casefold() == NOT_FOUND_SHORT
 
@@ -100,6 +111,7 @@ def check_answer(question: str, written: str, sources: list[Source]) -> CheckedA
     if missing:
         return abstain(question, sources, missing)
     short, explanation = split_short_answer(written)
+    explanation = _without_own_source_list(explanation)
     first = split_sentences(explanation)[:1]
     if (short is not None and says_not_found(short)) or (short is None and first and says_not_found(first[0])):
         return abstain(question, sources, "the model found no passage that states it")
@@ -110,6 +122,8 @@ def check_answer(question: str, written: str, sources: list[Source]) -> CheckedA
         agrees = computed.winner.casefold() in short.casefold()
         explanation = f"{explanation}\n\n{computed.sentence()}" if agrees else computed.sentence()
         short = computed.winner
+    if short and not set(content_words(short)) <= set(content_words(explanation)):
+        explanation = f"{short}.\n\n{explanation}".strip()  # the explanation must state the answer it explains
     if not grounded_in(short, texts):
         return abstain(question, sources, f"the answer “{short}” is not in any passage read")
     cited, claims = attribute(explanation, sources, question)
