@@ -323,7 +323,7 @@ def test_sentences_do_not_end_after_a_title_or_an_initial() -> None:
 
 def test_the_models_own_source_list_is_dropped_and_the_answer_stated() -> None:
     sources = group_sources([RetrievalResult(None, "In the era of Haymo books were translated into Latin.", "h.txt")])
-    written = "Answer: Latin\nExplanation: See the sources.\nSources: [1] and [2]"  # what the 1.5B wrote
+    written = "Answer: Latin\nExplanation: See the sources.\nSources: [1] and [2]\n[1] (Haymo (friar)) [2] (Latin)"
     checked = check_answer("What language were books translated into in the era of Haymo?", written, sources)
-    assert checked.short_answer == "Latin" and "Sources:" not in checked.answer
+    assert checked.short_answer == "Latin" and "Sources:" not in checked.answer and "(Haymo" not in checked.answer
     assert checked.answer.startswith("Latin [1].") and checked.claims[0].citations == [1]

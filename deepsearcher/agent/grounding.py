@@ -79,13 +79,15 @@ def short_from_sentence(answer: str, question: str) -> str:
     return _clean(answer)
 
 
-_OWN_SOURCES = re.compile(r"^\W*(?:sources?|references?)\W*[:：]", re.I)
+_OWN_SOURCES = re.compile(
+    r"^\W*(?:sources?|references?)\W*[:：]|^\s*(?:\[\d+\]\s*)?(?:\(([^()]|\([^()]*\))*\)\s*(?:\[\d+\]\s*)*){2,}$", re.I
+)
 _LABEL = re.compile(r"^\W*explanation\W*[:：]\s*", re.I)
 
 
 def _without_own_source_list(text: str) -> str:
-    """The explanation without its "Explanation:" label and the model's own "Sources: [1] ..." lines
-    (the sources are listed from what was read, with their quotes)."""
+    """The explanation without its "Explanation:" label and the model's own source lists ("Sources:
+    [1] ...", "[1] (Title) [2] (Title)"): the sources are listed from what was read, with quotes."""
     lines = [_LABEL.sub("", line) for line in text.splitlines() if not _OWN_SOURCES.match(line)]
     return "\n".join(lines).strip()
 
