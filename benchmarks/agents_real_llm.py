@@ -1,9 +1,14 @@
 """Naive RAG vs DeepSearch vs ChainOfRAG with a real local model (LlamaCpp, in-process) on the
-multi-hop sets: Recall@2/@5 of the gold titles, exact match / F1 of the answer, tokens, wall time,
-LLM calls, and parse repairs / unrecovered parse failures per prompt kind.
+multi-hop sets: answer accuracy (normalised gold contained in the short answer; for "A or B"
+questions the other candidate absent), EM / F1 of the short answer, abstention on a generated
+unanswerable split (the sets' own questions about a made-up entity), citation precision (cited
+sources holding the gold answer), answers stating a fact without a citation, Recall@2/@5 of the
+gold titles, tokens, wall time, LLM calls, and parse repairs / unrecovered parse failures; then a
+per-question table.
 
     nice -n 10 python benchmarks/agents_real_llm.py --limit 5            # both sets, the 0.5B
-    python benchmarks/agents_real_llm.py --model qwen2.5-coder-1.5b-instruct --data ../shared/data/musique_train100
+    python benchmarks/agents_real_llm.py --model qwen2.5-coder-1.5b-instruct --limit 6 --unanswerable 3
+    python benchmarks/agents_real_llm.py --report-only --out /tmp/agents_real_llm   # the tables of a run
 
 Rows go to OUT/results.jsonl as they finish; a second run skips the rows already there (resumable).
 Needs the `llamacpp` extra and the model (`make local-llm`).
@@ -28,7 +33,16 @@ from deepsearcher.app.components import build_components  # noqa: E402
 from deepsearcher.config import Configuration  # noqa: E402
 from deepsearcher.evaluation.dataset import collection_name_for, load_dataset  # noqa: E402
 from deepsearcher.evaluation.runner import load_corpus  # noqa: E402
-from deepsearcher.evaluation.scoring import distinct_titles, exact_match, recall_at_k, token_f1  # noqa: E402
+from deepsearcher.evaluation.scoring import (  # noqa: E402
+    answer_correct,
+    citation_precision,
+    distinct_titles,
+    exact_match,
+    is_abstention,
+    recall_at_k,
+    token_f1,
+)
+from deepsearcher.evaluation.unanswerable import UNANSWERABLE_PREFIX, unanswerable_questions  # noqa: E402
 from deepsearcher.llm.errors import LLMOutputError  # noqa: E402
 from deepsearcher.testing.llm_call_log import CallLog  # noqa: E402
 
@@ -51,6 +65,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--timeout", type=float, default=900.0, help="each query's deadline, seconds")
+    parser.add_argument("--unanswerable", type=int, default=0, help="generated unanswerable questions per set")
+    parser.add_argument("--report-only", action="store_true", help="print the tables of OUT/results.jsonl")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "agents_real_llm")
     return parser.parse_args(argv)
 
@@ -94,13 +110,24 @@ def run_one(agent: Any, log: CallLog, question: Any, collection: str, args: argp
     titles = distinct_titles([r.title or r.reference for r in result.retrieved_results])
     judged = [step.data for step in result.steps if step.kind == "judge"]
     unparsed = sum(data.get("unparseable", 0) for data in judged)
+    unanswerable = question.id.startswith(UNANSWERABLE_PREFIX)
+    cited = [source.text for source in result.sources if source.cited]
     row.update(
-        recall_2=recall_at_k(titles, question.gold_titles, 2),
-        recall_5=recall_at_k(titles, question.gold_titles, 5),
-        em=exact_match(result.answer, question.answers),
-        f1=token_f1(result.answer, question.answers),
+        unanswerable=unanswerable,
+        abstained=is_abstention(result.short_answer),
+        short=result.short_answer,
+        gold=question.answer,
+        question=question.question,
+        correct=None if unanswerable else answer_correct(result.short_answer, question.answers, question.question),
+        cite_precision=None if unanswerable else citation_precision(cited, question.answers),
+        uncited=not result.abstained and not cited,
+        recall_2=None if unanswerable else recall_at_k(titles, question.gold_titles, 2),
+        recall_5=None if unanswerable else recall_at_k(titles, question.gold_titles, 5),
+        em=None if unanswerable else exact_match(result.short_answer, question.answers),
+        f1=None if unanswerable else token_f1(result.short_answer, question.answers),
         tokens=result.total_tokens,
         answer=result.answer[:300],
+        written=next((str(s.data.get("written", ""))[:300] for s in result.steps if s.kind == "abstained"), None),
         fallback=any(step.kind == "fallback" for step in result.steps),
         queries=[step.data["query"] for step in result.steps if step.kind == "search"],
         judged=sum(data.get("judged", 0) for data in judged),
@@ -111,8 +138,9 @@ def run_one(agent: Any, log: CallLog, question: Any, collection: str, args: argp
     return row
 
 
-def mean(values: list[float]) -> str:
-    return f"{sum(values) / len(values):.3f}" if values else "–"
+def mean(values: list[Any]) -> str:
+    present = [float(value) for value in values if value is not None]
+    return f"{sum(present) / len(present):.3f}" if present else "–"
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -120,27 +148,54 @@ def table(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         groups[(row["dataset"], row["model"], row["agent"])].append(row)
     head = (
-        "| set | model | agent | n | R@2 | R@5 | EM | F1 | tokens | wall s | calls | fallback | kept/judged "
+        "| set | model | agent | n | accuracy | abstention (unanswerable) | wrongly abstained | cite precision "
+        "| uncited facts | EM | F1 | R@2 | R@5 | tokens | wall s | calls | fallback | kept/judged "
         "| repairs | unrecovered | errors |"
     )
-    lines = [head, "|" + "---|" * 16]
+    lines = [head, "|" + "---|" * 21]
     for (dataset, model, agent), group in sorted(groups.items()):
-        ok = [row for row in group if "recall_5" in row]
+        ok = [row for row in group if "tokens" in row]
+        answerable = [row for row in ok if not row.get("unanswerable")]
+        unanswerable = [row for row in ok if row.get("unanswerable")]
         repairs: Counter[str] = Counter()
         unrecovered: Counter[str] = Counter()
         for row in group:
             repairs.update(row.get("repairs") or {})
             unrecovered.update(row.get("unrecovered") or {})
-        judged = [row for row in ok if "judged" in row]  # rows of runs before this column: none
+        judged = [row for row in ok if "judged" in row]
         kept = f"{sum(r['kept'] for r in judged)}/{sum(r['judged'] for r in judged)}" if judged else "–"
         lines.append(
-            f"| {dataset} | {model.split('-instruct')[0]} | {agent} | {len(group)} "
-            f"| {mean([r['recall_2'] for r in ok])} | {mean([r['recall_5'] for r in ok])} "
-            f"| {mean([r['em'] for r in ok])} | {mean([r['f1'] for r in ok])} "
+            f"| {dataset} | {model.split('-instruct')[0]} | {agent} | {len(answerable)}+{len(unanswerable)} "
+            f"| {mean([r.get('correct') for r in answerable])} "
+            f"| {mean([float(r['abstained']) for r in unanswerable])} "
+            f"| {mean([float(r.get('abstained', False)) for r in answerable])} "
+            f"| {mean([r.get('cite_precision') for r in answerable])} "
+            f"| {sum(1 for r in ok if r.get('uncited') and not r.get('abstained'))} "
+            f"| {mean([r['em'] for r in answerable])} | {mean([r['f1'] for r in answerable])} "
+            f"| {mean([r['recall_2'] for r in answerable])} | {mean([r['recall_5'] for r in answerable])} "
             f"| {mean([r['tokens'] for r in ok])[:-2]} | {mean([r['wall_s'] for r in group])[:-2]} "
             f"| {mean([sum(r['calls'].values()) for r in group])[:-2]} "
             f"| {sum(bool(r.get('fallback')) for r in ok)} | {kept} "
             f"| {dict(repairs) or 0} | {dict(unrecovered) or 0} | {sum(1 for r in group if r['error'])} |"
+        )
+    return "\n".join(lines)
+
+
+def per_question(rows: list[dict[str, Any]]) -> str:
+    """One line per (question, agent): gold, short answer, verdict, what was cited."""
+    lines = ["| set | id | agent | gold | short answer | verdict | cite prec | R@5 | wall s |", "|" + "---|" * 9]
+    for row in rows:
+        if "tokens" not in row:
+            verdict = f"error: {row.get('error')}"
+        elif row.get("unanswerable"):
+            verdict = "abstained (right)" if row["abstained"] else "answered (invented)"
+        else:
+            verdict = "right" if row["correct"] else ("abstained" if row["abstained"] else "wrong")
+        short = str(row.get("short", "")).replace("|", "/")[:40]
+        lines.append(
+            f"| {row['dataset']} | {row['id'][-12:]} | {row['agent']} | {str(row.get('gold', ''))[:30]} | {short} "
+            f"| {verdict} | {row.get('cite_precision') if row.get('cite_precision') is not None else '–'} "
+            f"| {row.get('recall_5') if row.get('recall_5') is not None else '–'} | {row['wall_s']} |"
         )
     return "\n".join(lines)
 
@@ -150,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     results = args.out / "results.jsonl"
     rows = [json.loads(line) for line in results.read_text().splitlines()] if results.exists() else []
+    if args.report_only:
+        print(table(rows) + "\n\n" + per_question(rows))
+        return 0
     done = {(r["dataset"], r["model"], r["agent"], r["id"]) for r in rows}
     agents = [name.strip() for name in args.agents.split(",") if name.strip()]
     for model in args.model:
@@ -160,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
             dataset = load_dataset(data_dir)
             collection = collection_name_for(dataset)
             load_corpus(components, dataset, collection)
-            for question in dataset.questions[: args.limit]:
+            questions = dataset.questions[: args.limit] + unanswerable_questions(dataset, args.unanswerable)
+            for question in questions:
                 for name in agents:
                     key = (dataset.name, model, name, question.id)
                     if key in done:
@@ -175,12 +234,13 @@ def main(argv: list[str] | None = None) -> int:
                     with results.open("a", encoding="utf-8") as handle:
                         handle.write(json.dumps(row) + "\n")
                     print(
-                        f"{dataset.name} {name} {question.id}: R@5 {row.get('recall_5', '–')} "
-                        f"F1 {row.get('f1', '–')} {row['wall_s']} s {row['error'] or ''}",
+                        f"{dataset.name} {name} {question.id}: short {row.get('short', '–')!r} "
+                        f"correct {row.get('correct', '–')} abstained {row.get('abstained', '–')} "
+                        f"R@5 {row.get('recall_5', '–')} {row['wall_s']} s {row['error'] or ''}",
                         flush=True,
                     )
         components.vector_db.close()
-    print(table(rows))
+    print(table(rows) + "\n\n" + per_question(rows))
     return 0
 
 

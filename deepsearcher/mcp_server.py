@@ -84,14 +84,8 @@ def allowed_roots(config: Any) -> list[Path]:
 
 
 def _source_dict(source: Any) -> dict[str, Any]:
-    return {
-        "index": source.index,
-        "reference": source.reference,
-        "title": source.title,
-        "text": source.text,
-        "cited": source.cited,
-        **({"fetched_at": source.fetched_at} if source.fetched_at else {}),
-    }
+    """A source as REST returns it: index, reference, title, text, cited, page, section, quote, passages."""
+    return dict(source.to_dict())
 
 
 class DeepSearcherTools:
@@ -127,15 +121,18 @@ class DeepSearcherTools:
         one answer), or another registered agent. max_iter caps research rounds; options sets the agent's
         other options by name (each agent's options, defaults and bounds are in its schema).
         collections limits the search (default: the agent picks). The answer cites sources as [n];
-        `sources` lists them with index, reference, title, text and whether they were cited. web: off,
-        auto or always researches the public web too (sources with an http reference and a fetch time);
-        only the question is sent to the web search API."""
+        `short_answer` is the few words that answer ("not found" when the documents do not hold it);
+        `sources` lists them with index, reference, title, text, whether they were cited, and the page or
+        section and quote that support the answer. web: off, auto or always researches the public web too
+        (sources with an http reference and a fetch time); only the question is sent to the web search API."""
         request = QueryRequest(question, agent, collections or None, max_iter, options=dict(options or {}), web=web)
         result = run_sync(ask(plan_query(self.components, request, no_llm_hint=NO_LLM_HINT)))
         usage = result.usage.to_dict()
         return {
             "question": result.question,
             "answer": result.answer,
+            "short_answer": result.short_answer,
+            "abstained": result.abstained,
             "agent": result.agent,
             "sources": [_source_dict(source) for source in result.sources],
             "usage": usage,

@@ -83,7 +83,33 @@ def test_agent_mechanics_with_a_real_model(llm, store, embedding, agent_class, o
     assert result.retrieved_results, "a real search always finds something in examples/data"
     usage = result.usage_by_step
     assert usage["answer"].total_tokens > 0, "the streamed answer's tokens are counted"
+    if agent_class in (NaiveRAG, DeepSearch):  # issue 30: a cited source and the right engineer
+        assert any(source.cited for source in result.sources), result.answer
+        assert "Eriksen" in result.short_answer + result.answer and not result.abstained, result.answer
     if agent_class is DeepSearch:
         assert log.calls["sub_queries"] >= 1 and log.calls["judge_chunk"] >= 1
     if agent_class is ChainOfRAG:
         assert log.calls["followup_query"] == 1 and log.calls["intermediate_answer"] == 1
+
+
+def test_a_question_the_documents_do_not_answer_says_not_found(tmp_path: Path, llm) -> None:
+    """Issue 30: "the population of the Faroe Islands in 1801 was 140" from documents about a battery.
+    Through the CLI with the real model configured: not found, exit code 0."""
+    import json
+
+    from helpers import write_config
+    from typer.testing import CliRunner
+
+    from deepsearcher.cli.main import app
+
+    llm_config = {"model": MODEL, "n_ctx": 4096, "max_tokens": 200, "download": False}
+    extra = f"  llm:\n    provider: LlamaCpp\n    config: {json.dumps(llm_config)}\n"
+    config = write_config(tmp_path / "config.yaml", str(tmp_path / "milvus.db"), extra)
+    runner = CliRunner()
+    assert runner.invoke(app, ["load", str(DATA), "-c", str(config)]).exit_code == 0
+    shown = runner.invoke(
+        app, ["query", "What was the population of the Faroe Islands in 1801?", "--agent", "naive", "-c", str(config)]
+    )
+    assert shown.exit_code == 0, shown.output
+    assert "Answer: not found" in shown.stdout and "Not found in the documents" in shown.stdout
+    assert "140" not in shown.stdout

@@ -170,6 +170,10 @@ def test_upload_ask_and_read_the_cited_source(server, tmp_path: Path, milvus_uri
         assert "Grace Hopper built the first compiler, the A-0 system, in 1952." in page.inner_text(
             "#source-panel-text"
         )
+        # the quote the answer cites it for is highlighted (issue 30)
+        assert page.inner_text("#source-panel-text mark.quote") == (
+            "Grace Hopper built the first compiler, the A-0 system, in 1952."
+        )
         page.screenshot(path=str(SCREENSHOT), full_page=True)
         page.keyboard.press("Escape")
         panel.wait_for(state="hidden")

@@ -10,6 +10,7 @@ from typing import Any, ClassVar, TypeVar
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.budget import fit_passages, room_for_passages
+from deepsearcher.agent.citations import group_sources, source_label
 from deepsearcher.agent.collection_router import (
     CollectionRouter,
     authorized_from,
@@ -19,13 +20,9 @@ from deepsearcher.agent.collection_router import (
 )
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.events import EventCallback, StepEvent
+from deepsearcher.agent.grounding import NOT_FOUND_SHORT, abstain, check_answer, unanswerable_reason
 from deepsearcher.agent.options import AgentOptions, validate_options
-from deepsearcher.agent.result import (
-    QueryResult,
-    Source,
-    apply_citations,
-    number_sources,
-)
+from deepsearcher.agent.result import QueryResult, Source
 from deepsearcher.agent.retriever import Retriever
 from deepsearcher.agent.web_source import WEB_DESCRIPTION, WebSource, web_note
 from deepsearcher.embedding.base import BaseEmbedding
@@ -262,12 +259,10 @@ class RAGAgent(BaseAgent):
         shown = deduplicate_results(results)[: self.max_sources]
         if not shown:  # no passage to answer from: say so rather than let the LLM invent one
             ctx.emit("answer", length=len(prompts.NOT_FOUND), sources=0, llm=False)
+            ctx.extra.update(short_answer=NOT_FOUND_SHORT, abstained=True)
             return prompts.NOT_FOUND, []
-        sources = number_sources(shown)
-        entries = [
-            f"[{s.index}] ({s.title or s.reference})\n{self._passage_text(r)}"
-            for s, r in zip(sources, shown, strict=False)
-        ]
+        sources = group_sources(shown, self._passage_text)  # a source is a document: its chunks merged
+        entries = [f"[{s.index}] ({source_label(s)})\n{s.text}" for s in sources]
         template = extra.pop("template", prompts.ANSWER)
         bare = template.format(question=question, sources="", style=self.answer_style, **extra)
         fitted, cut, dropped = fit_passages(entries, room_for_passages(self.llm, bare))
@@ -280,10 +275,15 @@ class RAGAgent(BaseAgent):
             style=self.answer_style,
             **extra,
         )
-        answer = await ctx.stream_answer(self.llm, prompt)
-        answer = apply_citations(answer, sources)
-        ctx.emit("answer", length=len(answer), sources=len(sources))
-        return answer, sources
+        missing = unanswerable_reason(question, sources)  # no LLM call: a small model would invent one
+        written = "" if missing else await ctx.stream_answer(self.llm, prompt)
+        checked = abstain(question, sources, missing) if missing else check_answer(question, written, sources)
+        ctx.extra.update(short_answer=checked.short_answer, claims=checked.claims, abstained=checked.abstained)
+        supported = sum(claim.supported for claim in checked.claims)
+        ctx.emit("answer", length=len(checked.answer), sources=len(sources), supported=supported)
+        if checked.abstained:
+            ctx.emit("abstained", reason=checked.answer.split(". What was found")[0], written=written, llm=not missing)
+        return checked.answer, sources
 
     def _passage_text(self, result: RetrievalResult) -> str:
         """What the LLM reads of a chunk: its wider window, or with `text_window_splitter` off its own text."""
@@ -353,6 +353,9 @@ class RAGAgent(BaseAgent):
             wall_seconds=ctx.elapsed(),
             stopped_by_budget=ctx.stopped_by_budget,
             stopped_by_deadline=ctx.stopped_by_deadline,
+            short_answer=ctx.extra.get("short_answer", ""),
+            claims=ctx.extra.get("claims", []),
+            abstained=bool(ctx.extra.get("abstained", False)),
         )
 
     def check_options(self, options: dict[str, Any]) -> dict[str, Any]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import RAGAgent, describe_class
+from deepsearcher.agent.citations import unmentioned_subjects
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.options import IterativeOptions, TopK
 from deepsearcher.config.registry import register_provider
@@ -99,6 +101,7 @@ class DeepSearch(RAGAgent):
             return []
         fusion = RankFusion()
         accepted: list[RetrievalResult] = []
+        relevant = 0  # passages the judge itself kept (a search's first hit is kept besides)
         retrieved: list[RetrievalResult] = []
         judged_texts: set[str] = set()
         searched: list[str] = []
@@ -106,10 +109,11 @@ class DeepSearch(RAGAgent):
             if iteration > 1 and ctx.budget_exhausted():  # the first iteration always runs: something to answer from
                 break
             searched.extend(queries)
-            kept, found = await self._search_and_judge(
+            kept, found, judge_kept = await self._search_and_judge(
                 query, queries, collections, top_k, judged_texts, ctx, iteration, fusion
             )
             accepted.extend(kept)
+            relevant += judge_kept
             retrieved.extend(found)
             if iteration == max_iter or ctx.budget_exhausted():
                 break
@@ -117,7 +121,7 @@ class DeepSearch(RAGAgent):
             queries = _unique([*queries, *follow_up_queries(query, fusion.ranked(kept), [*searched, *queries])])
             if not queries:
                 break
-        if accepted:
+        if relevant:
             return fusion.ranked(accepted)
         return self._fallback(retrieved, ctx, "judge", keep=top_k, key=fusion.key)
 
@@ -151,7 +155,9 @@ class DeepSearch(RAGAgent):
         collections = await self._collections(query, ctx, None)
         top_k = ctx.option("top_k", self.top_k)
         fusion = RankFusion()
-        kept, _ = await self._search_and_judge(query, sub_queries or [query], collections, top_k, set(), ctx, 1, fusion)
+        kept, _, _ = await self._search_and_judge(
+            query, sub_queries or [query], collections, top_k, set(), ctx, 1, fusion
+        )
         return fusion.ranked(kept), ctx.total_tokens
 
     @staticmethod
@@ -168,8 +174,9 @@ class DeepSearch(RAGAgent):
         ctx: RunContext,
         iteration: int,
         fusion: RankFusion,
-    ) -> tuple[list[RetrievalResult], list[RetrievalResult]]:
-        """(the chunks the judge kept, every new chunk retrieved); every search's ranking goes into
+    ) -> tuple[list[RetrievalResult], list[RetrievalResult], int]:
+        """(the chunks kept: the judge's and each search's first hit, every new chunk retrieved, how
+        many the judge itself kept); every search's ranking goes into
         `fusion`, chunks judged before included. Each chunk is judged once, against the question and
         every sub-query that retrieved it: in a multi-hop question the first sub-query to find a
         chunk is often not the one it answers."""
@@ -188,7 +195,15 @@ class DeepSearch(RAGAgent):
         judged_texts.update(by_text)
         candidates = list(by_text.values())
         verdicts = await asyncio.gather(*(self._judge(question, asked, result, ctx) for result, asked in candidates))
-        accepted = [result for (result, _), verdict in zip(candidates, verdicts, strict=False) if verdict]
+        # the passage a search ranks first is never silently dropped: a small model's judge says NO to
+        # passages that hold the answer (issue 30: it rejected the one search ranked first)
+        firsts = {results[0].text for results in found if results}
+        accepted = [
+            result
+            for (result, _), verdict in zip(candidates, verdicts, strict=False)
+            if verdict or result.text in firsts
+        ]
+        kept_first = len(accepted) - sum(1 for verdict in verdicts if verdict)
         kept_texts = {result.text for result in accepted}
         for sub_query, results in zip(queries, found, strict=False):
             kept = sum(1 for result in results if result.text in kept_texts)
@@ -207,8 +222,9 @@ class DeepSearch(RAGAgent):
             judged=len(candidates),
             accepted=len(accepted),
             unparseable=unparsed,
+            kept_first=kept_first,
         )
-        return accepted, [result for result, _ in candidates]
+        return accepted, [result for result, _ in candidates], len(accepted) - kept_first
 
     async def _judge(self, question: str, asked: list[str], result: RetrievalResult, ctx: RunContext) -> bool | None:
         """YES/NO relevance of one chunk; an answer that stays unparseable after the repair is a NO (counted)."""
@@ -235,15 +251,28 @@ class DeepSearch(RAGAgent):
             max_queries=MAX_GAP_QUERIES,
         )
         gaps = await ctx.structured(self.llm, prompt, parse_list, "reflection", json_mode=True)
-        fresh = [q for q in _unique(gaps) if q not in searched][:MAX_GAP_QUERIES]
-        ctx.emit("reflection", iteration=iteration, queries=fresh)
+        asked = {normalized_query(q) for q in searched}
+        fresh = [q for q in _unique(gaps) if normalized_query(q) not in asked][:MAX_GAP_QUERIES]
+        repeated = len(_unique(gaps)) - len(fresh) if len(_unique(gaps)) <= MAX_GAP_QUERIES else 0
+        unmentioned: list[str] = []
+        if not fresh:  # "enough found" stops only when the kept passages mention what the question names
+            names = unmentioned_subjects(question, [result.text for result in accepted])
+            unmentioned = [name for name in names if normalized_query(name) not in asked][:MAX_GAP_QUERIES]
+            fresh = unmentioned
+        ctx.emit("reflection", iteration=iteration, queries=fresh, repeated=repeated, unmentioned=unmentioned)
         return fresh
 
 
+def normalized_query(query: str) -> str:
+    """A sub-query's identity: case, punctuation and spacing aside ("Lothair Ii" is "Lothair II")."""
+    return " ".join(re.sub(r"[^\w\s]", " ", str(query).casefold()).split())
+
+
 def _unique(items: list[str]) -> list[str]:
-    seen: list[str] = []
+    """`items` stripped, without blanks and without repeats after normalisation (first kept)."""
+    seen: dict[str, str] = {}
     for item in items:
         item = str(item).strip()
-        if item and item not in seen:
-            seen.append(item)
-    return seen
+        if item and normalized_query(item) not in seen:
+            seen[normalized_query(item)] = item
+    return list(seen.values())

@@ -86,6 +86,8 @@ def _names(values: Sequence[str] | None, empty: str) -> str:
 def _routed(data: dict[str, Any]) -> str:
     if data.get("fallback") == "router_picked_none":
         return " (the router picked none: searching every permitted collection)"
+    if data.get("reason"):
+        return f" ({data['reason']})"
     return " (chosen by the router)" if data.get("routed") else ""
 
 
@@ -97,6 +99,7 @@ def _search(data: dict[str, Any]) -> StepView:
 
 def _judge(data: dict[str, Any]) -> StepView:
     unclear = f", {data['unparseable']} unclear" if data.get("unparseable") else ""
+    unclear += f", {data['kept_first']} kept as a search's first hit" if data.get("kept_first") else ""
     text = f"{_plural(int(data.get('judged', 0)), 'passage')} read, {data.get('accepted', 0)} relevant{unclear}"
     return StepView("Judged", text)
 
@@ -113,6 +116,8 @@ def _trimmed(data: dict[str, Any]) -> StepView:
 
 def _reflection(data: dict[str, Any]) -> StepView:
     queries = tuple(data.get("queries") or ())
+    if data.get("unmentioned"):
+        return StepView("Reflection", "no kept passage mentions yet, searching", items=queries)
     return StepView("Reflection", "searching further for" if queries else "enough found, stopping", items=queries)
 
 

@@ -25,7 +25,7 @@ Original Question: {query}
 
 Reply with a JSON list of strings only, for example ["first query", "second query"]."""
 
-JUDGE_CHUNK = """Does the passage below contain information that helps answer the question or one of these search queries?
+JUDGE_CHUNK = """Does the passage below contain a fact needed to answer the question or one of these search queries, even only one part of it (such as the person, place, work or date that the answer depends on)?
 
 Question: {question}
 
@@ -45,11 +45,12 @@ Passages found so far:
 
 Original question: {question}
 
-If the passages do not yet answer the question, write at most {max_queries} new search queries for what is still missing.
-If nothing is missing, reply with [].
+Which part of the original question do the passages not answer yet? Write at most {max_queries} new search queries for that part.
+When a passage names the person, place or work the question depends on (a song's page names its singer), search that name together with what is still asked about it.
+Only if the passages already state the full answer, reply with [].
 Respond exclusively in valid List form: a JSON list of strings only."""
 
-ANSWER = """Answer the question using only the numbered sources below. Cite the sources you use inline as [1], [2] right after the statement they support. If the sources do not contain the answer, say what is missing.
+ANSWER = """Answer the question using only the numbered sources below. Begin with a line "Answer:" followed by the few words that answer the question (a name, a date, a number, yes or no). Then explain in a few sentences, citing the sources you use inline as [1], [2] right after the statement they support. If the sources do not contain the answer, say what is missing.
 
 Question: {question}
 
@@ -57,6 +58,15 @@ Sources:
 {sources}
 
 {style}"""
+
+SHORT_ANSWER = """Write the short answer to the question: only the few words that answer it (a name, a date, a number, yes or no), taken from the answer below. If the answer below says the documents do not contain it, reply NOT FOUND.
+
+Question: {question}
+
+Answer:
+{answer}
+
+Short answer:"""
 
 #: The answer when nothing was found to answer from (no LLM call: a model asked with no sources invents one).
 NOT_FOUND = "No relevant information found in the documents to answer this question."
@@ -101,7 +111,7 @@ Information:
 
 Reply with YES or NO only."""
 
-CHAIN_FINAL = """Answer the question using the step-by-step findings and the numbered sources. Cite sources inline as [1], [2].
+CHAIN_FINAL = """Answer the question using the step-by-step findings and the numbered sources. Begin with a line "Answer:" followed by the few words that answer the question (a name, a date, a number, yes or no). Then explain, citing sources inline as [1], [2].
 
 Question: {question}
 

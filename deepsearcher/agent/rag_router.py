@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,6 +22,17 @@ from deepsearcher.types.errors import BadInputError
 from deepsearcher.vector_db.base import BaseVectorDB
 
 logger = logging.getLogger("deepsearcher.agent")
+
+#: Models of at most this many billion parameters judge passages too poorly for an iterative agent
+#: (issue 30: the 0.5B said NO to every passage, so DeepSearch answered from a fallback, 2-3x slower).
+SMALL_MODEL_BILLIONS = 1.0
+_SIZE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*b(?![a-z])", re.I)
+
+
+def model_billions(llm: BaseLLM) -> float | None:
+    """The parameter count a model's name states ("qwen2.5-coder-0.5b-instruct" -> 0.5), else None."""
+    match = _SIZE.search(str(getattr(llm, "model", "") or ""))
+    return float(match.group(1)) if match else None
 
 
 @register_provider("agent", "auto")
@@ -78,6 +90,13 @@ class RAGRouter(RAGAgent):
         if len(self.rag_agents) == 1:
             agent = self.rag_agents[0]
             ctx.emit("route", agent=agent.name, routed=False)
+            return agent
+        size = model_billions(self.llm)
+        single = [agent for agent in self.rag_agents if not agent.iterative]
+        if size is not None and size <= SMALL_MODEL_BILLIONS and single:
+            agent = single[0]
+            reason = f"the model ({size:g}B parameters) is too small to judge passages in rounds"
+            ctx.emit("route", agent=agent.name, routed=False, reason=reason)
             return agent
         listing = "\n".join(f"[{i}] {description}" for i, description in enumerate(self.agent_descriptions, 1))
         prompt = prompts.RAG_ROUTER.format(agents=listing, query=query)

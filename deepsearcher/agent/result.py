@@ -14,7 +14,8 @@ _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
 @dataclass
 class Source:
-    """One numbered source the answer may cite as [index]."""
+    """One numbered source the answer may cite as [index]: a document (its chunks merged), with
+    the page or section and the quote that supports what the answer cites it for."""
 
     index: int
     reference: str
@@ -22,6 +23,11 @@ class Source:
     title: str | None = None
     cited: bool = False
     fetched_at: str | None = None  # a web page's fetch time (ISO 8601); None for a private document
+    page: int | None = None
+    section: str | None = None
+    quote: str | None = None
+    #: the document's chunks the LLM read: {text, page, section}
+    passages: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         shown = {
@@ -30,10 +36,29 @@ class Source:
             "title": self.title,
             "text": self.text,
             "cited": self.cited,
+            "page": self.page,
+            "section": self.section,
+            "quote": self.quote,
+            "passages": self.passages,
         }
         if self.fetched_at:
             shown["fetched_at"] = self.fetched_at
         return shown
+
+
+def location(source: Source) -> str:
+    """ "p. 14" (a PDF page) or "§ Install > Linux" (a heading path); empty when neither is known."""
+    if source.page is not None:
+        return f"p. {source.page}"
+    return f"§ {source.section}" if source.section else ""
+
+
+def source_line(source: Source) -> str:
+    """`[2] docs/guide.pdf (Guide, p. 14): "the quote"` for terminals and logs."""
+    fetched = f"fetched {source.fetched_at}" if source.fetched_at else ""
+    label = ", ".join(part for part in (source.title, location(source), fetched) if part)
+    line = f"[{source.index}] {source.reference}" + (f" ({label})" if label else "")
+    return line + (f': "{source.quote}"' if source.quote else "")
 
 
 def number_sources(results: list[RetrievalResult]) -> list[Source]:
@@ -97,6 +122,12 @@ class QueryResult:
     wall_seconds: float = 0.0
     stopped_by_budget: bool = False
     stopped_by_deadline: bool = False
+    #: the few words that answer (a name, a date, "yes"); "not found" when the documents do not say
+    short_answer: str = ""
+    #: the answer's sentences with the sources that support them (see agent/citations.py)
+    claims: list[Any] = field(default_factory=list)
+    #: True when the documents did not support an answer and the agent said so instead
+    abstained: bool = False
 
     @property
     def usage(self) -> StepUsage:
@@ -122,13 +153,16 @@ class QueryResult:
         cited = [source for source in self.sources if source.cited] or self.sources
         if cited:
             lines.append("Sources:")
-            lines.extend(f"[{s.index}] {s.reference}" + (f" ({s.title})" if s.title else "") for s in cited)
+            lines.extend(source_line(s) for s in cited)
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "question": self.question,
             "answer": self.answer,
+            "short_answer": self.short_answer,
+            "abstained": self.abstained,
+            "claims": [claim.to_dict() for claim in self.claims],
             "agent": self.agent,
             "sources": [source.to_dict() for source in self.sources],
             "retrieved_results": [result.to_dict() for result in self.retrieved_results],

@@ -106,9 +106,18 @@ def eval_command(
             "configured: the configured store itself.",
         ),
     ] = "own",
+    unanswerable: Annotated[
+        int,
+        typer.Option(
+            "--unanswerable",
+            min=0,
+            help="Add N generated questions about an entity absent from the corpus (abstention: the agent "
+            "should say it did not find the answer).",
+        ),
+    ] = 0,
     config: ConfigOption = None,
 ) -> None:
-    """Evaluate retrieval (Recall@k) and answers (EM, F1) on a QA dataset.
+    """Evaluate retrieval (Recall@k) and answers (accuracy, EM, F1, abstention, citation precision) on a QA dataset.
 
     Writes JSONL rows, a summary, a Markdown table and plots."""
     from deepsearcher.app.components import build_components
@@ -186,6 +195,7 @@ def eval_command(
                 resume=resume,
                 on_start=progress.start,
                 on_row=progress.row,
+                unanswerable=unanswerable,
             )
             rows = runner.run()
         if runner.dropped_lines:

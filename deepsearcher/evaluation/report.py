@@ -30,15 +30,23 @@ def _mean(values: Iterable[float | int | None]) -> float | None:
     return sum(present) / len(present) if present else None
 
 
-def _group_summary(spec: RunSpec, rows: list[dict[str, Any]], ks: Sequence[int]) -> dict[str, Any]:
-    finished = [row for row in rows if not row.get("error")]
+def _group_summary(spec: RunSpec, every_row: list[dict[str, Any]], ks: Sequence[int]) -> dict[str, Any]:
+    unanswerable = [row for row in every_row if row.get("unanswerable")]
+    rows = [row for row in every_row if not row.get("unanswerable")]
+    finished = [row for row in every_row if not row.get("error")]
     answered = spec.agent != "naive"
     return {
+        "accuracy": _mean((row.get("accuracy") or 0.0) for row in rows) if answered and rows else None,
+        "abstention": _mean(float(bool(row.get("abstained"))) for row in unanswerable)
+        if answered and unanswerable
+        else None,
+        "citation_precision": _mean(row.get("citation_precision") for row in rows) if answered else None,
+        "unanswerable": len(unanswerable),
         "agent": spec.agent,
         "max_iter": spec.max_iter,
         "label": spec.label,
-        "n": len(rows),
-        "failures": len(rows) - len(finished),
+        "n": len(every_row),
+        "failures": len(every_row) - len(finished),
         "recall": {
             str(k): _mean(recall_at_k(row["retrieved_titles"], row["gold_titles"], k) for row in rows) for k in ks
         },
@@ -71,6 +79,25 @@ def summarize(
         "rows": len(rows),
         "failures": sum(1 for row in rows if row.get("error")),
         "groups": [_group_summary(spec, group, ks) for spec, group in by_spec.items()],
+        "per_question": [_verdict(row) for row in rows if row.get("agent") != "naive"],
+    }
+
+
+def _verdict(row: dict[str, Any]) -> dict[str, Any]:
+    """One answered question: gold, short answer and whether it was right, abstained or invented."""
+    if row.get("error"):
+        verdict = "error"
+    elif row.get("unanswerable"):
+        verdict = "abstained (right)" if row.get("abstained") else "answered (invented)"
+    else:
+        verdict = "right" if row.get("accuracy") else ("abstained" if row.get("abstained") else "wrong")
+    return {
+        "id": row["id"],
+        "agent": RunSpec(row["agent"], row.get("max_iter")).label,
+        "gold": row.get("gold_answer"),
+        "short_answer": row.get("short_answer"),
+        "verdict": verdict,
+        "citation_precision": row.get("citation_precision"),
     }
 
 
@@ -87,6 +114,9 @@ def table_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         "n",
         *(f"Recall@{k}" for k in ks),
         "all found",
+        "accuracy",
+        "abstention",
+        "cite precision",
         "EM",
         "F1",
         "mean tokens",
@@ -103,6 +133,9 @@ def table_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
                 str(group["n"]),
                 *(_fmt(group["recall"][str(k)], 3) for k in ks),
                 _fmt(group["all_found"], 3),
+                _fmt(group.get("accuracy"), 3),
+                _fmt(group.get("abstention"), 3),
+                _fmt(group.get("citation_precision"), 3),
                 _fmt(group["em"], 3),
                 _fmt(group["f1"], 3),
                 _fmt(group["mean_tokens"], 1),
@@ -128,11 +161,19 @@ def _markdown_document(summary: dict[str, Any]) -> str:
     title = f"# Evaluation: {summary['dataset']}" if summary.get("dataset") else "# Evaluation"
     notes = (
         "\nRecall@k: share of gold titles among the first k distinct retrieved titles. "
-        "all found: every gold title anywhere in the retrieved titles. EM / F1 against the answer "
-        "(best over its aliases). Failed questions count as 0 in quality columns and are left out of "
-        "cost columns. naive = retrieval only, no LLM.\n"
+        "all found: every gold title anywhere in the retrieved titles. accuracy: the gold answer "
+        "(or an alias) contained in the short answer (for 'A or B' questions, the other one absent). abstention: "
+        "share of the generated unanswerable questions answered 'not found'. cite precision: cited sources "
+        "holding the gold answer. EM / F1 against the short answer (best over its aliases). Failed questions "
+        "count as 0 in quality columns and are left out of cost columns. naive = retrieval only, no LLM.\n"
     )
-    return f"{title}\n\n{markdown_table(summary)}{notes}"
+    lines = ["", "| id | agent | gold | short answer | verdict | cite precision |", "|---|---|---|---|---|---:|"]
+    for row in summary.get("per_question", []):
+        cells = [row["id"], row["agent"], row["gold"] or "", row["short_answer"] or "", row["verdict"]]
+        cells = [str(cell).replace("|", "/") for cell in cells] + [_fmt(row["citation_precision"], 2)]
+        lines.append("| " + " | ".join(cells) + " |")
+    per_question = "\n".join(lines) + "\n" if len(lines) > 3 else ""
+    return f"{title}\n\n{markdown_table(summary)}{notes}{per_question}"
 
 
 def write_plots(summary: dict[str, Any], output_dir: str | Path) -> list[Path]:

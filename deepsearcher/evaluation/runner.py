@@ -20,11 +20,15 @@ from deepsearcher.app.components import Components
 from deepsearcher.evaluation.dataset import Dataset, DatasetError, Question
 from deepsearcher.evaluation.scoring import (
     all_found,
+    answer_correct,
+    citation_precision,
     exact_match,
+    is_abstention,
     recall_at_k,
     strip_citations,
     token_f1,
 )
+from deepsearcher.evaluation.unanswerable import UNANSWERABLE_PREFIX, unanswerable_questions
 from deepsearcher.offline_loading.pipeline import IngestionPipeline, ProgressCallback
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.types.errors import BadInputError, DeepSearcherError
@@ -199,7 +203,10 @@ class EvalRunner:
         resume: bool = False,
         on_start: Callable[[int, int], None] | None = None,
         on_row: RowCallback | None = None,
+        unanswerable: int = 0,
     ) -> None:
+        """`unanswerable`: how many generated questions about an entity absent from the corpus to add
+        (see evaluation/unanswerable.py); an agent should say it did not find their answer."""
         if not specs:
             raise DeepSearcherError("Nothing to evaluate: no agent selected.")
         if not ks or any(k < 1 for k in ks):
@@ -213,6 +220,8 @@ class EvalRunner:
         self.specs = list(specs)
         self.ks = sorted(set(ks))
         self.questions = dataset.questions[:limit] if limit else list(dataset.questions)
+        if unanswerable:
+            self.questions += unanswerable_questions(dataset, unanswerable)
         self.resume = resume
         self.on_start = on_start or (lambda total, done: None)
         self.on_row = on_row or (lambda row: None)
@@ -329,6 +338,7 @@ class EvalRunner:
         error: str | None = None,
     ) -> dict[str, Any]:
         gold = list(question.gold_titles)
+        unanswerable = question.id.startswith(UNANSWERABLE_PREFIX)
         row: dict[str, Any] = {
             "id": question.id,
             "agent": spec.agent,
@@ -342,6 +352,11 @@ class EvalRunner:
             "gold_answer": question.answer,
             "answer_aliases": list(question.answer_aliases),
             "answer": None,
+            "unanswerable": unanswerable,
+            "short_answer": None,
+            "accuracy": None,
+            "abstained": None,
+            "citation_precision": None,
             "em": None,
             "f1": None,
             "tokens": 0,
@@ -353,12 +368,17 @@ class EvalRunner:
             "error": error,
         }
         if result is not None:
-            answer = strip_citations(result.answer)
+            answer = result.short_answer or strip_citations(result.answer)  # EM/F1 on the concise answer
             usage = result.usage
+            cited = [source.text for source in result.sources if source.cited]
             row.update(
                 answer=result.answer,
-                em=exact_match(answer, question.answers),
-                f1=token_f1(answer, question.answers),
+                short_answer=result.short_answer,
+                abstained=is_abstention(result.short_answer) if result.short_answer else result.abstained,
+                accuracy=None if unanswerable else answer_correct(answer, question.answers, question.question),
+                citation_precision=None if unanswerable else citation_precision(cited, question.answers),
+                em=None if unanswerable else exact_match(answer, question.answers),
+                f1=None if unanswerable else token_f1(answer, question.answers),
                 tokens=usage.total_tokens,
                 prompt_tokens=usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens,

@@ -15,6 +15,9 @@ from collections.abc import Iterable, Sequence
 
 __all__ = [
     "all_found",
+    "answer_correct",
+    "citation_precision",
+    "is_abstention",
     "distinct_titles",
     "exact_match",
     "normalize_answer",
@@ -94,3 +97,38 @@ def _f1(prediction: str, reference: str) -> float:
 def token_f1(prediction: str, answer: str | Sequence[str]) -> float:
     """Token-overlap F1 of the normalised texts, the best over the answer and its aliases."""
     return max(_f1(prediction, reference) for reference in _references(answer))
+
+
+def answer_correct(short_answer: str, answer: str | Sequence[str], question: str = "") -> float:
+    """1.0 when a normalised gold answer (or alias) is contained in the normalised short answer; for a
+    comparison question ("..., A or B?") the other candidate must also be absent, so "A or B" is not
+    credited."""
+    from deepsearcher.agent.comparison import candidates
+
+    predicted = f" {normalize_answer(short_answer)} "
+    pair = candidates(question) if question else None
+    for reference in _references(answer):
+        gold = normalize_answer(reference)
+        if not gold or f" {gold} " not in predicted:
+            continue
+        others = [normalize_answer(name) for name in pair or () if normalize_answer(name) != gold]
+        if not any(other and f" {other} " in predicted for other in others):
+            return 1.0
+    return 0.0
+
+
+def is_abstention(short_answer: str) -> bool:
+    """Whether the agent said the documents do not hold the answer."""
+    from deepsearcher.agent.grounding import says_not_found
+
+    return not short_answer.strip() or says_not_found(short_answer)
+
+
+def citation_precision(cited_texts: Sequence[str], answer: str | Sequence[str]) -> float | None:
+    """Share of the cited sources whose text holds a gold answer (None: nothing cited, or a yes/no
+    answer, which no passage holds verbatim)."""
+    golds = [normalize_answer(reference) for reference in _references(answer)]
+    if not cited_texts or set(golds) & {"yes", "no"}:
+        return None
+    holding = sum(1 for text in cited_texts if any(gold and gold in normalize_answer(text) for gold in golds))
+    return holding / len(cited_texts)

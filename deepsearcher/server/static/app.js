@@ -1049,12 +1049,29 @@
     } else {
       ref.appendChild(el("code", "", source.reference));
     }
-    $("source-panel-text").textContent = source.text || "";
+    const where = source.page != null ? "p. " + source.page : (source.section ? "§ " + source.section : "");
+    if (where) ref.appendChild(el("span", "source-where", " · " + where));
+    showQuoted($("source-panel-text"), source.text || "", source.quote || "");
     $("source-panel").hidden = false;
     document.body.classList.add("panel-open");
     for (const node of document.querySelectorAll("[data-index]")) {
       node.classList.toggle("active", Number(node.dataset.index) === index);
     }
+  }
+
+  /** The source's text with the quote that supports the answer highlighted (and scrolled to). */
+  function showQuoted(box, text, quote) {
+    box.textContent = "";
+    const at = quote ? text.indexOf(quote) : -1;
+    if (at < 0) {
+      box.textContent = text;
+      return;
+    }
+    box.appendChild(document.createTextNode(text.slice(0, at)));
+    const mark = el("mark", "quote", quote);
+    box.appendChild(mark);
+    box.appendChild(document.createTextNode(text.slice(at + quote.length)));
+    mark.scrollIntoView({ block: "nearest" });
   }
 
   function closeSource() {

@@ -1,0 +1,222 @@
+"""Sources as documents, and every answer sentence tied to the source that supports it.
+
+Small local models rarely write `[n]` (issue 30: 0 of 8 answers had one). So after the answer is
+written, each sentence keeps the model's citation when it points at a source that shares its
+words, and is otherwise attributed after the fact to the source whose passage holds most of its
+content words; a sentence no passage supports is marked. The overlap is lexical (content words,
+numbers kept): what a reader can check by looking at the quoted passage.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from deepsearcher.agent.result import Source, location
+from deepsearcher.types import RetrievalResult
+
+#: Share of a sentence's content words a passage must hold to support it.
+SUPPORT_THRESHOLD = 0.5
+#: Fewer content words than this ("Yes."): nothing to cite.
+MIN_CLAIM_WORDS = 1
+UNSUPPORTED_MARK = "[unsupported]"
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_CITATION = re.compile(r"\s*\[(\d+(?:\s*,\s*\d+)*)\]")
+#: A sentence ends at . ! ? (and the citations right after), not after "Mr." or an initial ("G. Stanley Hall").
+_SENTENCE_END = re.compile(
+    r"(?<!\b[A-Z]\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bvs\.)(?<!\bMrs\.)(?<!\bNo\.)"
+    r"(?<=[.!?])((?:\s*\[\d+(?:\s*,\s*\d+)*\])*)\s+|\n+"
+)
+_STOPWORDS = frozenset(
+    """a an the and or but if of in on at to for from by with about as into over after before under
+    is are was were be been being has have had do does did it its this that these those there their
+    they them he she his her him we our you your i me my which who whom whose what when where why how
+    not no so than then also can could would should will shall may might must very more most such
+    only just both each any all some other one according source sources passage passages document
+    documents answer question based provided information yes""".split()
+)
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-cased words of `text` that carry meaning (numbers included, stop words out)."""
+    plain = unicodedata.normalize("NFKD", text.casefold()).encode("ascii", "ignore").decode()
+    return [word for word in _WORD.findall(plain.replace("'s ", " ")) if word not in _STOPWORDS]
+
+
+@dataclass
+class Claim:
+    """One sentence of the answer and the sources that support it (empty: unsupported)."""
+
+    text: str
+    citations: list[int] = field(default_factory=list)
+    how: str = "none"  # "model": the model's own [n]; "attributed": added after the fact; "none"
+
+    @property
+    def supported(self) -> bool:
+        return bool(self.citations)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "citations": self.citations, "supported": self.supported, "how": self.how}
+
+
+def group_sources(results: list[RetrievalResult], passage_text: Any = None) -> list[Source]:
+    """One source per document (`reference`, and `title` where records of one file have their own,
+    as in a JSONL corpus): its chunks merged, numbered [1..n] in the order of each document's
+    best-ranked chunk. `passage_text(result)` is what the LLM reads of a chunk."""
+    read = passage_text or (lambda result: result.text)
+    sources: dict[tuple[str, str | None], Source] = {}
+    for result in results:
+        key = (result.reference, result.title)
+        source = sources.get(key)
+        if source is None:
+            source = Source(
+                index=len(sources) + 1,
+                reference=result.reference,
+                text="",
+                title=result.title,
+                fetched_at=result.metadata.get("fetched_at"),  # a web page's fetch time, shown beside it
+            )
+            sources[key] = source
+        source.passages.append(
+            {
+                "text": read(result),
+                "page": _page(result.metadata.get("page")),
+                "section": str(result.metadata.get("section") or "") or None,
+            }
+        )
+    for source in sources.values():
+        source.text = "\n\n".join(passage["text"] for passage in source.passages)
+        source.page, source.section = source.passages[0]["page"], source.passages[0]["section"]
+    return list(sources.values())
+
+
+def source_label(source: Source) -> str:
+    """What the LLM is shown of a source besides its text: title (or reference), page or section."""
+    return ", ".join(part for part in (source.title or source.reference, location(source)) if part)
+
+
+def _page(value: Any) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _pieces(text: str) -> list[tuple[str, str]]:
+    """(sentence with the citations written right after it, the whitespace that follows it)."""
+    pieces: list[tuple[str, str]] = []
+    last = 0
+    for match in _SENTENCE_END.finditer(text):
+        end = match.start() + len(match.group(1) or "")
+        pieces.append((text[last:end], text[end : match.end()]))
+        last = match.end()
+    pieces.append((text[last:], ""))
+    return [(sentence, gap) for sentence, gap in pieces if sentence.strip()]
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of `text`, each with the citations written right after it."""
+    return [sentence.strip() for sentence, _ in _pieces(text)]
+
+
+def _support(words: list[str], novel: set[str], passage_words: set[str]) -> float:
+    """Share of the sentence's content words in the passage; 0 when the sentence says something
+    beyond the question (`novel` words) and the passage holds none of it."""
+    if not words:
+        return 0.0
+    if novel and not novel & passage_words:
+        return 0.0
+    return sum(1 for word in words if word in passage_words) / len(words)
+
+
+def _best_passage(words: list[str], novel: set[str], source: Source) -> tuple[float, dict[str, Any] | None]:
+    best: tuple[float, dict[str, Any] | None] = (0.0, None)
+    for passage in source.passages:
+        score = _support(words, novel, set(content_words(passage["text"])))
+        if score > best[0]:
+            best = (score, passage)
+    return best
+
+
+def attribute(answer: str, sources: list[Source], question: str = "") -> tuple[str, list[Claim]]:
+    """(the answer with a citation on every supported sentence and unsupported ones marked, its
+    claims). Each cited source gets its supporting quote, page and section."""
+    by_index = {source.index: source for source in sources}
+    asked = set(content_words(question))
+    rebuilt: list[str] = []
+    claims: list[Claim] = []
+    for sentence, gap in _pieces(answer.strip()):
+        given = [int(n) for group in _CITATION.findall(sentence) for n in re.split(r"\s*,\s*", group)]
+        bare = _CITATION.sub("", sentence).strip()
+        words = content_words(bare)
+        if len(words) < MIN_CLAIM_WORDS or bare.lstrip().startswith("#") or bare.endswith(":"):
+            rebuilt.append(sentence + gap)
+            continue
+        novel = set(words) - asked
+        scored = {index: _best_passage(words, novel, source) for index, source in by_index.items()}
+        valid = [n for n in dict.fromkeys(given) if n in by_index and scored[n][0] > 0]
+        claim = Claim(bare)
+        if valid:
+            claim.citations, claim.how = valid, "model"
+        else:
+            best = max(scored, key=lambda n: scored[n][0], default=None)
+            if best is not None and scored[best][0] >= SUPPORT_THRESHOLD:
+                claim.citations, claim.how = [best], "attributed"
+        for index in claim.citations:
+            _quote(by_index[index], words, scored[index][1])
+        claims.append(claim)
+        written_as_is = claim.how == "model" and valid == list(dict.fromkeys(given))  # every [n] it wrote holds
+        rebuilt.append((sentence.strip() if written_as_is else _with_citations(bare, claim)) + gap)
+    return "".join(rebuilt).strip(), claims
+
+
+def _with_citations(sentence: str, claim: Claim) -> str:
+    marker = f"[{', '.join(str(n) for n in claim.citations)}]" if claim.citations else UNSUPPORTED_MARK
+    stripped = sentence.rstrip()
+    if stripped and stripped[-1] in ".!?:;":
+        return f"{stripped[:-1]} {marker}{stripped[-1]}"
+    return f"{stripped} {marker}"
+
+
+def _quote(source: Source, words: list[str], passage: dict[str, Any] | None) -> None:
+    """Mark `source` cited and give it the sentence of `passage` that best supports the claim."""
+    source.cited = True
+    if passage is None or source.quote:
+        return
+    wanted = set(words)
+    sentences = split_sentences(passage["text"]) or [passage["text"]]
+    best = max(sentences, key=lambda s: len(wanted & set(content_words(s))))
+    source.quote = best.strip()
+    source.page, source.section = passage["page"], passage["section"]
+
+
+def grounded_in(short_answer: str, texts: list[str]) -> bool:
+    """Whether the names, dates and numbers of `short_answer` are in `texts`: every number, and
+    most of its capitalised words (a yes/no answer has none and passes)."""
+    haystack = set(content_words(" ".join(texts)))
+    numbers = [word for word in _WORD.findall(short_answer) if word.isdigit()]
+    names = [word.casefold() for word in _WORD.findall(short_answer) if word[:1].isupper()]
+    names = [name for name in names if name not in _STOPWORDS]
+    if any(number not in haystack for number in numbers):
+        return False
+    return not names or sum(name in haystack for name in names) * 2 >= len(names)
+
+
+_NAME_RUN = re.compile(r"(?:[A-Z][\w'’.-]*)(?:\s+(?:of|de|the|von|van|la|le|du)?\s*[A-Z][\w'’.-]*)*")
+
+
+def named_subjects(question: str) -> list[str]:
+    """The capitalised names of a question past its first word ("Faroe Islands", "Lothair II")."""
+    body = question.strip()
+    first = re.match(r"\S+", body)
+    body = body[first.end() :] if first else body
+    return [run for run in _NAME_RUN.findall(body) if any(word not in _STOPWORDS for word in content_words(run))]
+
+
+def unmentioned_subjects(question: str, texts: list[str]) -> list[str]:
+    """The question's names of which no word is in `texts`: what the documents never mention."""
+    haystack = set(content_words(" ".join(texts)))
+    return [name for name in named_subjects(question) if not set(content_words(name)) & haystack]

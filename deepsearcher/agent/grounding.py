@@ -1,0 +1,167 @@
+"""Right, or honest: the concise answer, the grounding check and the abstention.
+
+The answer prompt asks for a first line `Answer: <the few words>`; a model that writes none gets
+its short answer cut from its first sentence (the words the question did not already hold).
+Before anything is returned the short answer's names, dates and numbers must be in a passage the
+LLM read; when they are not, or the model itself says the documents do not hold the answer, the
+agent says what it found and what is missing instead of answering (issue 30: "According to [1],
+the population of the Faroe Islands in 1801 was 140", with nothing about it in the documents).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from deepsearcher.agent.citations import (
+    Claim,
+    attribute,
+    content_words,
+    grounded_in,
+    split_sentences,
+    unmentioned_subjects,
+)
+from deepsearcher.agent.comparison import compare
+from deepsearcher.agent.result import Source
+
+NOT_FOUND_SHORT = "not found"
+MAX_SHORT_WORDS = 12
+
+_ANSWER_LINE = re.compile(r"^\W*(?:short\s+|final\s+)?answer\W*?[:：]\s*(.*?)\s*$", re.I)
+_CITATION = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
+_SAYS_NOT_FOUND = re.compile(
+    r"\b(?:not\s+(?:found|mentioned|provided|stated|specified|given|available|included|listed)"
+    r"|no\s+(?:relevant\s+)?(?:information|mention|data|details?)"
+    r"|do(?:es)?\s*(?:n't|\s+not)\s+(?:contain|mention|provide|say|specify|state|include|give)"
+    r"|(?:can\s*not|cannot|can't|unable\s+to)\s+(?:be\s+)?(?:determine|answer|find|found|determined)"
+    r"|unknown)\b",
+    re.I,
+)
+
+
+@dataclass
+class CheckedAnswer:
+    """What the agent returns: the cited explanation, the short answer, the claims, and whether it abstained."""
+
+    answer: str
+    short_answer: str
+    claims: list[Claim] = field(default_factory=list)
+    abstained: bool = False
+
+
+def split_short_answer(text: str) -> tuple[str | None, str]:
+    """(the model's `Answer: ...` line if one of the first lines is such, the rest of the text)."""
+    lines = text.strip().splitlines()
+    for at, line in enumerate(lines[:3]):
+        match = _ANSWER_LINE.match(line)
+        if match:
+            rest = "\n".join(lines[:at] + lines[at + 1 :]).strip()
+            return _clean(match.group(1)), rest or match.group(1).strip()
+    return None, text.strip()
+
+
+def _clean(short: str) -> str:
+    short = _CITATION.sub("", short).strip().strip('*_`"“” ').rstrip(".")
+    return " ".join(short.split()[:MAX_SHORT_WORDS])
+
+
+def short_from_sentence(answer: str, question: str) -> str:
+    """The words of the answer's first claim that the question did not hold, e.g. "The engineer
+    who led it was Tomas Eriksen [1]." -> "Tomas Eriksen"; "Yes, ..." -> "Yes"."""
+    asked = set(content_words(question))
+    for sentence in split_sentences(_CITATION.sub("", answer)):
+        words = sentence.split()
+        if words and words[0].strip(",.!").casefold() in {"yes", "no"}:
+            return words[0].strip(",.!").capitalize()
+        novel = [i for i, word in enumerate(words) if set(content_words(word)) - asked]
+        if novel:
+            return _clean(" ".join(words[novel[0] : novel[-1] + 1]).strip(",;:"))
+    return _clean(answer)
+
+
+_OWN_SOURCES = re.compile(
+    r"^\W*(?:sources?|references?)\W*[:：]|^\s*(?:\[\d+\]\s*)?(?:\(([^()]|\([^()]*\))*\)\s*(?:\[\d+\]\s*)*){2,}$", re.I
+)
+_LABEL = re.compile(r"^\W*explanation\W*[:：]\s*", re.I)
+
+
+def _without_own_source_list(text: str) -> str:
+    """The explanation without its "Explanation:" label and the model's own source lists ("Sources:
+    [1] ...", "[1] (Title) [2] (Title)"): the sources are listed from what was read, with quotes."""
+    lines = [_LABEL.sub("", line) for line in text.splitlines() if not _OWN_SOURCES.match(line)]
+    return "\n".join(lines).strip()
+
+
+def says_not_found(text: str) -> bool:
+    return bool(_SAYS_NOT_FOUND.search(text)) or text.strip().casefold() == NOT_FOUND_SHORT
+
+
+def abstention(question: str, sources: list[Source], why: str) -> str:
+    """What the documents hold and what they do not, inventing nothing."""
+    found = "; ".join(f"“{(s.title or s.reference)}”" for s in sources[:3]) or "nothing"
+    return (
+        f"Not found in the documents: {why}. What was found: {found}. "
+        f"What is missing: a passage that states the answer to “{question.strip()}”."
+    )
+
+
+def check_answer(question: str, written: str, sources: list[Source]) -> CheckedAnswer:
+    """The answer as returned: short answer split off (or cut from the first sentence), a computed
+    comparison where the question asks one, the grounding check, citations on every claim."""
+    texts = [source.text for source in sources]
+    missing = unanswerable_reason(question, sources)
+    if missing:
+        return abstain(question, sources, missing)
+    short, explanation = split_short_answer(written)
+    explanation = _without_own_source_list(explanation)
+    first = split_sentences(explanation)[:1]
+    if (short is not None and says_not_found(short)) or (short is None and first and says_not_found(first[0])):
+        return abstain(question, sources, "the model found no passage that states it")
+    if short is None or len(short.split()) > 5:  # none, or a sentence restating the question
+        short = short_from_sentence("\n".join(part for part in (short, explanation) if part), question)
+    computed = compare(question, sources)
+    if computed is not None:  # the model's arithmetic is replaced; its conclusion dropped when it differs
+        agrees = computed.winner.casefold() in short.casefold()
+        explanation = f"{explanation}\n\n{computed.sentence()}" if agrees else computed.sentence()
+        short = computed.winner
+    if short and not set(content_words(short)) <= set(content_words(explanation)):
+        explanation = f"{short}.\n\n{explanation}".strip()  # the explanation must state the answer it explains
+    if not grounded_in(short, texts):
+        return abstain(question, sources, f"the answer “{short}” is not in any passage read")
+    cited, claims = attribute(explanation, sources, question)
+    if claims and not any(claim.supported for claim in claims):
+        return abstain(question, sources, "no sentence of the answer is supported by a passage")
+    return CheckedAnswer(cited + unanswered_parts_note(question, sources), short, claims)
+
+
+_PARTS = re.compile(r",?\s+and\s+(?=(?:who|what|when|where|which|how|why)\b)|;\s*", re.I)
+
+
+def question_parts(question: str) -> list[str]:
+    """The questions a question asks: "When did X erupt, and who designed Y?" asks two."""
+    return [part for part in _PARTS.split(question) if part.strip()]
+
+
+def unanswerable_reason(question: str, sources: list[Source]) -> str | None:
+    """Why the sources cannot answer the question before any LLM call: every part of it asks about
+    a name no passage mentions (the Faroe Islands, in documents about a battery), else None."""
+    texts = [source.text for source in sources]
+    missing = [unmentioned_subjects(part, texts) for part in question_parts(question)]
+    if not all(missing):
+        return None
+    names = list(dict.fromkeys(name for names in missing for name in names))
+    return f"no passage read mentions {' or '.join(names)}"
+
+
+def unanswered_parts_note(question: str, sources: list[Source]) -> str:
+    """For a question with several parts, the names of the parts the passages never mention."""
+    texts = [source.text for source in sources]
+    names = [name for part in question_parts(question) for name in unmentioned_subjects(part, texts)]
+    return f"\n\nNot found in the documents: anything about {' or '.join(dict.fromkeys(names))}." if names else ""
+
+
+def abstain(question: str, sources: list[Source], why: str) -> CheckedAnswer:
+    """The abstention: what was found and what is missing; no source marked cited."""
+    for source in sources:
+        source.cited = False
+    return CheckedAnswer(abstention(question, sources, why), NOT_FOUND_SHORT, [], abstained=True)

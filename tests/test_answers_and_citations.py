@@ -1,0 +1,329 @@
+"""Answers that cite the page they come from and say when the documents don't hold the answer
+(issue 30): the agents on a real Milvus Lite store with the real embedding model, the real
+OpenAI provider against the scripted OpenAI-compatible server on 127.0.0.1 playing a small model
+that writes no [n], gets a comparison wrong or invents a number."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from helpers import ANSWER_PROMPT, FAST_RETRIES, JUDGE_PROMPT, SUB_QUERIES_PROMPT, components_for
+from typer.testing import CliRunner
+
+from deepsearcher.agent import DeepSearch, NaiveRAG, RAGRouter
+from deepsearcher.agent.citations import attribute, group_sources, unmentioned_subjects
+from deepsearcher.agent.deep_search import normalized_query
+from deepsearcher.agent.grounding import check_answer
+from deepsearcher.cli.main import app
+from deepsearcher.evaluation.dataset import load_dataset
+from deepsearcher.evaluation.scoring import answer_correct, citation_precision, is_abstention
+from deepsearcher.evaluation.unanswerable import unanswerable_questions
+from deepsearcher.mcp_server import DeepSearcherTools
+from deepsearcher.testing import scripted_llm_fixture
+from deepsearcher.testing.store_corpus import make_chunks
+from deepsearcher.types import RetrievalResult
+from deepsearcher.vector_db.milvus import Milvus
+
+server = scripted_llm_fixture(name="server", fallback="NO")
+REFLECT = "These queries were already searched"
+MANUAL = "manuals/aurora.pdf"
+NOTE = "notes/team.md"
+MANUAL_PAGES = {
+    3: "The Aurora Cell battery powered the Svalbard weather station through the polar night.",
+    14: "Tomas Eriksen led the Aurora Cell project. Before that he designed the thermal system of an electric ferry.",
+}
+NOTE_TEXT = "The backup contact for the lab is Jonas Weber. The manager of the lab is Ingrid Dahl."
+BIRTHS = {
+    "Arne Solberg": "Arne Solberg (born 17 February 1944) is a Norwegian rower.",
+    "Bjorn Lie": "Bjorn Lie (born 19 November 1927) was a Norwegian skier.",
+}
+
+
+@pytest.fixture
+def store(milvus_uri: str, embedding):
+    db = Milvus(uri=milvus_uri)
+    db.init_collection(embedding.dimension, "docs", embedding_model=embedding.model_name)
+    chunks = [
+        *[
+            make_chunks(embedding, [text], MANUAL, page=page, title="Aurora manual")[0]
+            for page, text in MANUAL_PAGES.items()
+        ],
+        *make_chunks(embedding, [NOTE_TEXT], NOTE, section="Team > Contacts", title="Team notes"),
+        *[make_chunks(embedding, [text], "people.jsonl", title=name)[0] for name, text in BIRTHS.items()],
+    ]
+    db.insert_data("docs", chunks)
+    yield db
+    db.close()
+
+
+def naive(server, store, embedding, top_k: int = 6) -> NaiveRAG:
+    return NaiveRAG(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, top_k=top_k)
+
+
+def test_a_source_is_a_document_with_its_page_and_the_quote_that_supports_the_answer(server, store, embedding) -> None:
+    # a small model's answer: no [n] at all, the name right
+    server.on(
+        ANSWER_PROMPT, "Answer: Tomas Eriksen\nTomas Eriksen led the Aurora Cell project. The project ended in 1999."
+    )
+    result = naive(server, store, embedding).query_result("Who led the Aurora Cell project?", collections=["docs"])
+
+    manual = next(source for source in result.sources if source.reference == MANUAL)
+    assert sorted(p["page"] for p in manual.passages) == [3, 14]
+    assert sum(1 for source in result.sources if source.reference == MANUAL) == 1  # two chunks, one source
+    assert manual.cited and manual.page == 14 and manual.quote == "Tomas Eriksen led the Aurora Cell project."
+    assert result.short_answer == "Tomas Eriksen" and not result.abstained
+    first, second = result.claims
+    assert first.citations == [manual.index] and first.how == "attributed"
+    assert not second.supported  # no passage says when it ended
+    assert (
+        result.answer
+        == f"Tomas Eriksen led the Aurora Cell project [{manual.index}]. The project ended in 1999 [unsupported]."
+    )
+    shape = result.to_dict()
+    assert shape["short_answer"] == "Tomas Eriksen" and shape["claims"][0]["supported"] is True
+    cited = next(s for s in shape["sources"] if s["reference"] == MANUAL)
+    assert cited["page"] == 14 and cited["quote"] and cited["cited"] is True
+
+
+def test_the_models_valid_citation_is_kept_a_wrong_one_replaced_an_unsupported_sentence_marked() -> None:
+    results = [
+        RetrievalResult(None, NOTE_TEXT, NOTE, {"section": "Team > Contacts", "title": "Team notes"}),
+        RetrievalResult(None, MANUAL_PAGES[14], MANUAL, {"page": 14, "title": "Aurora manual"}),
+    ]
+    sources = group_sources(results)
+    answer = "The backup contact is Jonas Weber [1]. Tomas Eriksen led the project [1]. The lab opened in 1887 [2]."
+    cited, claims = attribute(answer, sources, "Who is the backup contact?")
+    assert [claim.citations for claim in claims] == [[1], [2], []]
+    assert [claim.how for claim in claims] == ["model", "attributed", "none"]
+    assert cited == (
+        "The backup contact is Jonas Weber [1]. Tomas Eriksen led the project [2]. "
+        "The lab opened in 1887 [unsupported]."
+    )
+    assert (
+        sources[0].section == "Team > Contacts" and sources[0].quote == "The backup contact for the lab is Jonas Weber."
+    )
+
+
+def test_an_invented_answer_becomes_not_found_with_what_was_found(server, store, embedding) -> None:
+    server.on(ANSWER_PROMPT, "According to [1], the population of the Svalbard station in 1801 was 140.")
+    result = naive(server, store, embedding).query_result(
+        "What was the population of the Svalbard station in 1801?", collections=["docs"]
+    )
+    assert result.abstained and result.short_answer == "not found" and is_abstention(result.short_answer)
+    assert result.answer.startswith("Not found in the documents: the answer “140” is not in any passage read.")
+    assert "Aurora manual" in result.answer and "140" not in result.answer.split("What was found")[1]
+    assert not any(source.cited for source in result.sources)
+    assert any(step.kind == "abstained" for step in result.steps)
+
+
+def test_a_question_about_what_no_document_mentions_is_not_answered(server, store, embedding) -> None:
+    server.on(ANSWER_PROMPT, "Answer: 5,000\nThe Faroe Islands had 5,000 people [1].")
+    result = naive(server, store, embedding).query_result(
+        "What was the population of the Faroe Islands in 1801?", collections=["docs"]
+    )
+    assert result.abstained and "no passage read mentions Faroe Islands" in result.answer
+    assert not any(r.prompt_text.startswith(ANSWER_PROMPT) for r in server.requests)  # nothing to invent from
+    assert unmentioned_subjects("Who led the Aurora Cell project?", [MANUAL_PAGES[14]]) == []
+
+
+def test_a_comparison_is_computed_from_the_dates_not_the_models_conclusion(server, store, embedding) -> None:
+    # both dates right, the conclusion wrong: what issue 30 saw from the 1.5B
+    server.on(
+        ANSWER_PROMPT,
+        "Answer: Arne Solberg\nArne Solberg was born earlier, on 17 February 1944, while Bjorn Lie was born on "
+        "19 November 1927.",
+    )
+    question = "Who was born first, Arne Solberg or Bjorn Lie?"
+    result = naive(server, store, embedding).query_result(question, collections=["docs"])
+    assert result.short_answer == "Bjorn Lie" and not result.abstained
+    people = {source.title: source.index for source in result.sources}
+    assert result.answer == (
+        f"Compared from the sources' dates (Arne Solberg: 1944 [{people['Arne Solberg']}]; "
+        f"Bjorn Lie: 1927 [{people['Bjorn Lie']}]): Bjorn Lie."
+    )  # the model's wrong conclusion is dropped
+    assert answer_correct(result.short_answer, "Bjorn Lie", question) == 1.0
+    assert answer_correct("Arne Solberg or Bjorn Lie", "Bjorn Lie", question) == 0.0
+
+
+def test_deep_search_keeps_a_searchs_first_hit_and_never_repeats_a_sub_query(server, store, embedding) -> None:
+    server.on(SUB_QUERIES_PROMPT, '["Aurora Cell project leader"]')
+    server.on(JUDGE_PROMPT, lambda r: "YES" if "weather station" in r.last_user_message.split("Passage:")[-1] else "NO")
+    server.on(REFLECT, '["aurora cell project LEADER?", "Tomas Eriksen earlier designs"]')
+    server.on(ANSWER_PROMPT, "Answer: Tomas Eriksen\nTomas Eriksen led the Aurora Cell project.")
+    agent = DeepSearch(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, max_iter=2, top_k=2)
+    result = agent.query_result("Who led the Aurora Cell project?", collections=["docs"])
+
+    searched = [step.data["query"] for step in result.steps if step.kind == "search"]
+    assert len({normalized_query(q) for q in searched}) == len(searched)  # the shouting duplicate is not searched
+    reflection = next(step for step in result.steps if step.kind == "reflection")
+    assert reflection.data["queries"] == ["Tomas Eriksen earlier designs"] and reflection.data["repeated"] == 1
+    judged = [step.data for step in result.steps if step.kind == "judge"]
+    assert judged[0]["kept_first"] >= 1  # the judge said NO to the page that names him; search ranked it first
+    assert any(r.text == MANUAL_PAGES[14] for r in result.retrieved_results)
+    assert result.short_answer == "Tomas Eriksen" and any(s.cited and s.reference == MANUAL for s in result.sources)
+
+
+def test_auto_does_not_route_a_half_billion_model_to_an_iterative_agent(server, store, embedding) -> None:
+    server.on(ANSWER_PROMPT, "Answer: Tomas Eriksen\nTomas Eriksen led the Aurora Cell project.")
+    llm = server.llm(model="qwen2.5-coder-0.5b-instruct", **FAST_RETRIES)
+    agents = [
+        DeepSearch(llm=llm, embedding_model=embedding, vector_db=store),
+        NaiveRAG(llm=llm, embedding_model=embedding, vector_db=store),
+    ]
+    result = RAGRouter(llm=llm, rag_agents=agents).query_result(
+        "Who led the Aurora Cell project?", collections=["docs"]
+    )
+    route = next(step for step in result.steps if step.kind == "route")
+    assert route.data["agent"] == "NaiveRAG" and "0.5B" in route.data["reason"]
+    assert not any(r.prompt_text.startswith("You route a question") for r in server.requests)
+
+
+def test_eval_scores_and_the_generated_unanswerable_split(tmp_path) -> None:
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "questions.jsonl").write_text(
+        '{"id": "1", "question": "Who founded Krafla Works?", "answer": "Ada Berg", "gold_titles": ["Krafla Works"]}\n'
+        '{"id": "2", "question": "Is Krafla Works old?", "answer": "yes", "gold_titles": ["Krafla Works"]}\n',
+        encoding="utf-8",
+    )
+    (folder / "corpus.jsonl").write_text(
+        '{"title": "Krafla Works", "text": "Ada Berg founded it."}\n', encoding="utf-8"
+    )
+    made = unanswerable_questions(load_dataset(folder), 5)
+    assert len(made) == 1 and "Krafla Works" not in made[0].question and made[0].id == "unanswerable-1"
+    assert answer_correct("founded by Ada Berg", "Ada Berg") == 1.0 and answer_correct("Berg", "Ada Berg") == 0.0
+    assert citation_precision(["Ada Berg founded it.", "Other text."], "Ada Berg") == 0.5
+    assert citation_precision([], "Ada Berg") is None and citation_precision(["x"], "yes") is None
+    assert check_answer("Who founded it?", "The documents do not mention it.", []).abstained
+
+
+@pytest.fixture
+def config_path(tmp_path, milvus_uri: str, server, embedding):
+    """A config over a closed store holding the manual (the CLI and MCP open it themselves)."""
+    db = Milvus(uri=milvus_uri)
+    db.init_collection(embedding.dimension, "docs", embedding_model=embedding.model_name)
+    db.insert_data("docs", [make_chunks(embedding, [MANUAL_PAGES[14]], MANUAL, page=14, title="Aurora manual")[0]])
+    db.close()
+    settings = {
+        "provide_settings": {
+            "llm": server.llm_config(retry_base_delay=0.01),
+            "vector_db": {"provider": "Milvus", "config": {"uri": milvus_uri}},
+        },
+        "server": {"data_dir": str(tmp_path / "data")},
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    return path
+
+
+def test_cli_short_format_and_mcp_show_the_short_answer_page_and_quote(server, config_path) -> None:
+    server.on(ANSWER_PROMPT, "Answer: Tomas Eriksen\nTomas Eriksen led the Aurora Cell project.")
+    question = "Who led the Aurora Cell project?"
+    shown = CliRunner().invoke(
+        app, ["query", question, "--agent", "naive", "--format", "short", "-c", str(config_path)]
+    )
+    assert shown.exit_code == 0, shown.output
+    assert "Answer: Tomas Eriksen" in shown.stdout
+    assert "Tomas Eriksen led the Aurora Cell project [1]." not in shown.stdout  # short: no explanation
+    assert '[1] manuals/aurora.pdf (Aurora manual, p. 14): "Tomas Eriksen led the Aurora Cell project."' in shown.stdout
+
+    reply = DeepSearcherTools(components_for(config_path)).deep_search(question, agent="naive")
+    assert reply["short_answer"] == "Tomas Eriksen" and reply["abstained"] is False
+    assert (
+        reply["sources"][0]["page"] == 14
+        and reply["sources"][0]["quote"] == "Tomas Eriksen led the Aurora Cell project."
+    )
+
+
+def test_eval_summary_reports_accuracy_abstention_and_a_per_question_table(tmp_path) -> None:
+    from deepsearcher.evaluation.report import markdown_table, summarize, write_report
+
+    def row(id_: str, **values: object) -> dict:
+        base = {"agent": "deep", "max_iter": 1, "retrieved_titles": ["A"], "gold_titles": ["A"], "error": None}
+        return {"id": id_, "gold_answer": "Ada", "short_answer": "Ada", **base, **values}
+
+    rows = [
+        row("1", accuracy=1.0, abstained=False, citation_precision=1.0),
+        row("2", accuracy=0.0, abstained=True, citation_precision=None, short_answer="not found"),
+        row("unanswerable-3", unanswerable=True, abstained=True, gold_titles=["Varnholt"]),
+        row("unanswerable-4", unanswerable=True, abstained=False, gold_titles=["Varnholt"]),
+    ]
+    summary = summarize(rows, [1])
+    group = summary["groups"][0]
+    assert group["accuracy"] == 0.5 and group["abstention"] == 0.5 and group["citation_precision"] == 1.0
+    assert group["recall"]["1"] == 1.0  # the unanswerable rows' made-up titles do not count as misses
+    assert "| deep | 1 | 4 | 1.000 | 1.000 | 0.500 | 0.500 | 1.000 |" in markdown_table(summary)
+    document = (tmp_path / "summary.md").read_text() if write_report(summary, tmp_path) else ""
+    assert "| unanswerable-4 | deep@1 | Ada | Ada | answered (invented) | – |" in document
+    assert "| 2 | deep@1 | Ada | not found | abstained | – |" in document
+
+
+def test_rest_returns_the_short_answer_and_sources_with_page_and_quote(server, config_path) -> None:
+    import httpx
+
+    from deepsearcher.config import Configuration
+    from deepsearcher.server.app import create_app
+    from deepsearcher.server.runner import ServerThread
+
+    server.on(ANSWER_PROMPT, "Answer: Tomas Eriksen\nTomas Eriksen led the Aurora Cell project.")
+    with ServerThread(create_app(Configuration(str(config_path)))) as running:
+        reply = httpx.post(
+            running.url + "/v1/query",
+            json={"question": "Who led the Aurora Cell project?", "agent": "naive"},
+            timeout=60,
+        )
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert (
+        body["short_answer"] == "Tomas Eriksen" and body["answer"] == "Tomas Eriksen led the Aurora Cell project [1]."
+    )
+    source = body["sources"][0]
+    assert source["cited"] and source["page"] == 14 and source["quote"] == "Tomas Eriksen led the Aurora Cell project."
+    assert body["claims"] == [
+        {"text": "Tomas Eriksen led the Aurora Cell project.", "citations": [1], "supported": True, "how": "attributed"}
+    ]
+
+
+def test_reflection_that_finds_nothing_missing_still_searches_a_name_no_kept_passage_mentions(
+    server, store, embedding
+) -> None:
+    server.on(SUB_QUERIES_PROMPT, '["Aurora Cell project leader"]')
+    server.on(JUDGE_PROMPT, lambda r: "YES" if "Aurora" in r.last_user_message.split("Passage:")[-1] else "NO")
+    server.on(REFLECT, "[]")  # a small model: "enough found"
+    server.on(ANSWER_PROMPT, "Answer: Tomas Eriksen\nTomas Eriksen led the Aurora Cell project.")
+    agent = DeepSearch(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, max_iter=2, top_k=1)
+    result = agent.query_result("Who led the Aurora Cell project that Jonas Weber backed up?", collections=["docs"])
+    reflection = next(step for step in result.steps if step.kind == "reflection")
+    assert reflection.data["unmentioned"] == ["Jonas Weber"] and reflection.data["queries"] == ["Jonas Weber"]
+    assert "Jonas Weber" in [step.data["query"] for step in result.steps if step.kind == "search"]
+    assert any(r.reference == NOTE for r in result.retrieved_results)
+
+
+def test_a_short_answer_that_restates_the_question_is_cut_from_the_explanation() -> None:
+    sources = group_sources([RetrievalResult(None, "In the era of Haymo books were translated into Latin.", "h.txt")])
+    question = "What language were books translated into during the era of Haymo?"
+    written = (
+        "Answer: The language books were translated into during the era of Haymo\nThey were translated into Latin."
+    )
+    checked = check_answer(question, written, sources)
+    assert checked.short_answer == "Latin" and not checked.abstained
+
+
+def test_sentences_do_not_end_after_a_title_or_an_initial() -> None:
+    from deepsearcher.agent.citations import split_sentences
+
+    text = 'He lived in the USA. Leland directed "Mr. Smith" in 1986. G. Stanley Hall was first [1]. Done.'
+    assert split_sentences(text) == [
+        "He lived in the USA.",
+        'Leland directed "Mr. Smith" in 1986.',
+        "G. Stanley Hall was first [1].",
+        "Done.",
+    ]
+
+
+def test_the_models_own_source_list_is_dropped_and_the_answer_stated() -> None:
+    sources = group_sources([RetrievalResult(None, "In the era of Haymo books were translated into Latin.", "h.txt")])
+    written = "Answer: Latin\nExplanation: See the sources.\nSources: [1] and [2]\n[1] (Haymo (friar)) [2] (Latin)"
+    checked = check_answer("What language were books translated into in the era of Haymo?", written, sources)
+    assert checked.short_answer == "Latin" and "Sources:" not in checked.answer and "(Haymo" not in checked.answer
+    assert checked.answer.startswith("Latin [1].") and checked.claims[0].citations == [1]
