@@ -1,6 +1,6 @@
 """The issue-36 fault probes, run by benchmarks/faults.py (`--only replace-window` and so on):
 
-- replace-window: random-time SIGKILLs of `deepsearcher load` while it re-loads changed files
+- replace-window: SIGKILLs of `deepsearcher load` at batches drawn at random while it re-loads changed files
   (and again while it resumes); in every window between a kill and the next run each source is
   read back in a fresh process and classed old-whole / new-whole / missing / partial / a row twice.
 - half-deleted-wal: milvus-lite killed between deleting a flushed write-ahead log's two files;
@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from deepsearcher.offline_loading.pipeline import CRASH_ENV
 
 Row = Callable[[str, str, str, bool], None]
 
@@ -63,16 +65,14 @@ def probe_replace_window(base: Path, row: Row, env: dict[str, str], write_config
     docs = base / "docs"
     command = [sys.executable, "-m", "deepsearcher.cli.main", "load", str(docs), "--collection", "kb"]
     versions: list[dict[str, set[str]]] = []
-    seconds = 0.0
     for version in (1, 2):
         _version(docs, version)
         folder = base / f"clean{version}"
         folder.mkdir()
-        started = time.monotonic()
         subprocess.run([*command, "-c", str(write_config(folder))], env=env, capture_output=True, check=True)
-        seconds = time.monotonic() - started
         versions.append({ref: set(item["keys"]) for ref, item in _keys(folder / "milvus.db", env).items()})
     old, new = versions
+    batches = max(1, sum(len(keys) for keys in new.values()) // 4)  # write_config's batch_size
     rng = random.Random(36)
     tally: Counter = Counter()
     failures: list[str] = []
@@ -83,13 +83,13 @@ def probe_replace_window(base: Path, row: Row, env: dict[str, str], write_config
         _version(docs, 1)
         subprocess.run([*command, "-c", str(config)], env=env, capture_output=True, check=True)
         _version(docs, 2)
-        for _ in range(3):  # killed while replacing, then while resuming, twice
+        for _ in range(3):  # killed while replacing, then while resuming, twice: at a batch drawn at random
+            point = f"{rng.choice(('embedded', 'inserted'))}:{rng.randint(1, batches)}"
+            crash_env = {**env, CRASH_ENV: point}
             process = subprocess.Popen(
-                [*command, "-c", str(config)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+                [*command, "-c", str(config)], env=crash_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
             )
-            time.sleep(rng.uniform(0.3, 1.0) * seconds)
-            process.send_signal(signal.SIGKILL)
-            _, stderr = process.communicate()
+            _, stderr = process.communicate(timeout=300)
             if process.returncode != -signal.SIGKILL:
                 if process.returncode != 0:
                     failures.append(stderr.decode(errors="replace").strip().splitlines()[-1][:100])
@@ -114,7 +114,7 @@ def probe_replace_window(base: Path, row: Row, env: dict[str, str], write_config
         tally["exact after rerun"] += exact
     windows = tally["whole"] + tally["missing"] + tally["partial"]
     row(
-        "SIGKILL at random times during a re-load of changed files",
+        "SIGKILL at random batches during a re-load of changed files",
         "every source old-whole or new-whole in every window; 0 missing, 0 partial, 0 rows twice",
         f"{tally['kills']} kills ({tally['finished before the kill']} runs ended first), {windows} source-windows: "
         f"{tally['whole']} whole, {tally['missing']} missing, {tally['partial']} partial, {tally['a row twice']} twice",
