@@ -34,13 +34,17 @@ def capped_fetch(top_k: int) -> int:
 
 
 def cap_per_document(results: Iterable[RetrievalResult], cap: int | None, limit: int) -> list[RetrievalResult]:
-    """The first `limit` of `results` (best first) with at most `cap` from one reference (None: no cap)."""
+    """The first `limit` of `results` (best first) with at most `cap` from one document (None: no cap).
+
+    A document is a reference and, where records of one file carry their own title (a JSONL or
+    JSON corpus of articles), that title: each record is its own document, as answers cite it."""
     kept: list[RetrievalResult] = []
-    counts: dict[str, int] = {}
+    counts: dict[tuple[str, str | None], int] = {}
     for result in results:
-        if cap is not None and counts.get(result.reference, 0) >= cap:
+        document = (result.reference, result.title)
+        if cap is not None and counts.get(document, 0) >= cap:
             continue
-        counts[result.reference] = counts.get(result.reference, 0) + 1
+        counts[document] = counts.get(document, 0) + 1
         kept.append(result)
         if len(kept) >= limit:
             break
