@@ -35,7 +35,9 @@ def eval_store_path(config: Configuration) -> Path:
     if setting.get("provider") == "Milvus" and uri and "://" not in str(uri):
         local = Path(str(uri)).expanduser()
         return local.with_name(f"{local.stem}-eval.db")
-    return _data_dir() / EVAL_STORE_NAME
+    own = _data_dir()
+    own.mkdir(parents=True, exist_ok=True)  # our own folder, made as the default store's is (not a user's typo)
+    return own / EVAL_STORE_NAME
 
 
 def eval_configuration(config: Configuration) -> Configuration:
