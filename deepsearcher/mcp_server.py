@@ -83,11 +83,6 @@ def allowed_roots(config: Any) -> list[Path]:
 # ---------------------------------------------------------------------------- tools
 
 
-def _source_dict(source: Any) -> dict[str, Any]:
-    """A source as REST returns it: index, reference, title, text, cited, page, section, quote, passages."""
-    return dict(source.to_dict())
-
-
 class DeepSearcherTools:
     """The work behind each tool, synchronous and independent of the MCP SDK (easy to test).
 
@@ -134,7 +129,7 @@ class DeepSearcherTools:
             "short_answer": result.short_answer,
             "abstained": result.abstained,
             "agent": result.agent,
-            "sources": [_source_dict(source) for source in result.sources],
+            "sources": [source.to_dict() for source in result.sources],  # REST's shape
             "usage": usage,
             "wall_seconds": round(result.wall_seconds, 3),
             "stopped_by_budget": result.stopped_by_budget,

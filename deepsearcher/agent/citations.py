@@ -117,6 +117,11 @@ def _pieces(text: str) -> list[tuple[str, str]]:
     return [(sentence, gap) for sentence, gap in pieces if sentence.strip()]
 
 
+def strip_citations(text: str) -> str:
+    """`text` without its citation markers ([1], [2, 3]): what a short answer or a scored answer is."""
+    return _CITATION.sub("", text).strip()
+
+
 def split_sentences(text: str) -> list[str]:
     """The sentences of `text`, each with the citations written right after it."""
     return [sentence.strip() for sentence, _ in _pieces(text)]

@@ -19,6 +19,7 @@ from deepsearcher.agent.citations import (
     content_words,
     grounded_in,
     split_sentences,
+    strip_citations,
     unmentioned_subjects,
 )
 from deepsearcher.agent.comparison import compare
@@ -28,7 +29,6 @@ NOT_FOUND_SHORT = "not found"
 MAX_SHORT_WORDS = 12
 
 _ANSWER_LINE = re.compile(r"^\W*(?:short\s+|final\s+)?answer\W*?[:：]\s*(.*?)\s*$", re.I)
-_CITATION = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
 _SAYS_NOT_FOUND = re.compile(
     r"\b(?:not\s+(?:found|mentioned|provided|stated|specified|given|available|included|listed)"
     r"|no\s+(?:relevant\s+)?(?:information|mention|data|details?)"
@@ -61,7 +61,7 @@ def split_short_answer(text: str) -> tuple[str | None, str]:
 
 
 def _clean(short: str) -> str:
-    short = _CITATION.sub("", short).strip().strip('*_`"“” ').rstrip(".")
+    short = strip_citations(short).strip('*_`"“” ').rstrip(".")
     return " ".join(short.split()[:MAX_SHORT_WORDS])
 
 
@@ -69,7 +69,7 @@ def short_from_sentence(answer: str, question: str) -> str:
     """The words of the answer's first claim that the question did not hold, e.g. "The engineer
     who led it was Tomas Eriksen [1]." -> "Tomas Eriksen"; "Yes, ..." -> "Yes"."""
     asked = set(content_words(question))
-    for sentence in split_sentences(_CITATION.sub("", answer)):
+    for sentence in split_sentences(strip_citations(answer)):
         words = sentence.split()
         if words and words[0].strip(",.!").casefold() in {"yes", "no"}:
             return words[0].strip(",.!").capitalize()

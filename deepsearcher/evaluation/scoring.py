@@ -13,6 +13,8 @@ import string
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from deepsearcher.agent.citations import strip_citations  # the answer path's own, so eval strips what it writes
+
 __all__ = [
     "all_found",
     "answer_correct",
@@ -28,7 +30,6 @@ __all__ = [
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
-_CITATION = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
 
 
 def distinct_titles(retrieved: Iterable[str]) -> list[str]:
@@ -61,11 +62,6 @@ def normalize_answer(text: str) -> str:
     text = text.lower().translate(_PUNCTUATION)
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
-
-
-def strip_citations(answer: str) -> str:
-    """Drop the agents' citation markers ([1], [2, 3]) so they do not count as answer tokens."""
-    return _CITATION.sub("", answer).strip()
 
 
 def _references(answer: str | Sequence[str]) -> list[str]:
