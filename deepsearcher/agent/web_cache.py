@@ -57,7 +57,8 @@ class WebCache:
     embedding: BaseEmbedding
     vector_db: BaseVectorDB
     ttl_hours: float = 24.0
-    chunk_size: int = 1500
+    #: None: what fits the embedding model's window, as a load without chunk_size does
+    chunk_size: int | None = None
     chunk_overlap: int = 100
     collection: str = field(default=WEB_CACHE_COLLECTION, init=False)
     #: two questions fetching one page must not store it twice
@@ -107,8 +108,9 @@ class WebCache:
             embedding_model=self.embedding.model_name,
         )
         chunks = []
+        chunk_size = self.chunk_size or self.embedding.default_chunk_size()
         for docs in pages.values():
-            page_chunks = split_docs_to_chunks(docs, self.chunk_size, self.chunk_overlap)
+            page_chunks = split_docs_to_chunks(docs, chunk_size, self.chunk_overlap)
             for chunk in page_chunks:
                 chunk.metadata.setdefault("fetched_at", _iso(fetched))
                 chunk.metadata.update(source_hash=f"{_HASH_PREFIX}{fetched:.0f}", source_chunks=len(page_chunks))

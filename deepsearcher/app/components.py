@@ -93,7 +93,7 @@ class Components:
             self.embedding_model,
             self.vector_db,
             ttl_hours=self.web_settings.cache_ttl_hours,
-            chunk_size=int(load.get("chunk_size") or 1500),
+            chunk_size=int(load["chunk_size"]) if load.get("chunk_size") else None,
             chunk_overlap=int(load.get("chunk_overlap") or 100),
         )
 
