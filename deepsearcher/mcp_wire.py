@@ -149,8 +149,12 @@ class JsonRpcWire:
         self._lock = anyio.Lock()
         #: set at the end of stdin: the client is gone, and nobody reads what is still being worked on
         self.closed = anyio.Event()
+        #: ids of the tools/call requests passed on and not yet answered: what a closed stdin abandons
+        self.unanswered_calls: set[Any] = set()
 
     async def write(self, text: str) -> None:
+        if self.unanswered_calls:
+            self.unanswered_calls.discard(_reply_id(text))
         async with self._lock:
             await self._out.write(text)
 
@@ -174,11 +178,38 @@ class JsonRpcWire:
                 continue
             verdict = screen(line)
             if verdict is None:
+                if '"tools/call"' in line:
+                    self._note_call(line)
                 yield line
             elif verdict is not DROP:
                 async with self._lock:
                     await self._out.write(json.dumps(verdict) + "\n")
                     await self._out.flush()
+
+    def _note_call(self, line: str) -> None:
+        message = json.loads(line)  # screened: one JSON object
+        if message.get("method") == "tools/call" and "id" in message:
+            self.unanswered_calls.add(message["id"])
+
+
+#: The JSON-RPC error the SDK writes for each call still running when the read side ends: the call
+#: was abandoned, not answered.
+CONNECTION_CLOSED = -32000
+
+
+def _reply_id(text: str) -> Any:
+    """The id of the call a line the server writes answers (None for notifications, requests, and
+    the SDK's "Connection closed" for a call it abandons)."""
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or not ("result" in message or "error" in message):
+        return None
+    error = message.get("error")
+    if isinstance(error, dict) and error.get("code") == CONNECTION_CLOSED:
+        return None
+    return message.get("id")
 
 
 @contextmanager
@@ -208,8 +239,11 @@ def serve_stdio(server: Any) -> None:
 
     lowlevel = getattr(server, "_lowlevel_server", None) or server._mcp_server
 
+    wires: list[JsonRpcWire] = []
+
     async def run(reader: Any, writer: Any) -> None:
         wire = JsonRpcWire(reader, writer)
+        wires.append(wire)
         async with anyio.create_task_group() as group:
 
             async def end_with_stdin() -> None:
@@ -224,3 +258,8 @@ def serve_stdio(server: Any) -> None:
 
     with _protocol_streams() as (reader, writer):
         anyio.run(run, reader, writer)
+    unanswered = len(wires[0].unanswered_calls) if wires else 0
+    if unanswered:
+        # Counted on the wire (calls in, replies out), not from threads: the wire's own idle
+        # AnyIO file workers are threads too, and counting those over-reported.
+        logger.warning("stdin closed: leaving %d tool call(s) unfinished", unanswered)

@@ -31,6 +31,9 @@ class Peer:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
+            # Unbuffered: `receive` selects on the pipe, and a buffered reader that pulled two replies in
+            # one read would leave the second in its buffer while select waits on an empty pipe.
+            bufsize=0,
             cwd=config.parent,
             env=env,
         )
@@ -142,6 +145,10 @@ def test_every_malformed_message_gets_its_json_rpc_error_and_the_stream_goes_on(
 def test_the_process_ends_when_stdin_closes_even_mid_tool_call(config: Path) -> None:
     peer = Peer(config)
     try:
+        # A call that finished leaves an idle worker thread behind: it must not count as unfinished
+        # (the count once came from the threads alive and said 2 here).
+        peer.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_collections"}})
+        assert peer.receive(60)["id"] == 2
         peer.send(
             {
                 "jsonrpc": "2.0",

@@ -34,20 +34,10 @@ def mcp_command(config: ConfigOption = None) -> None:
 def _leave_now() -> None:
     """stdin is closed: the client is gone. Tool calls still running in worker threads (a long
     deep_search, a load) have nobody to answer, and waiting for them kept the process alive for
-    minutes, so the process ends here (the store was closed; a load stopped half-way resumes)."""
+    minutes, so the process ends here (the store was closed; a load stopped half-way resumes).
+    The wire has already logged how many calls it leaves unanswered (mcp_wire.serve_stdio)."""
     import os
-    import threading
 
-    running = [
-        thread
-        for thread in threading.enumerate()
-        if thread is not threading.current_thread() and thread.is_alive() and not thread.daemon
-    ]
-    if running:
-        logging.getLogger("deepsearcher.mcp").warning(
-            "stdin closed: leaving %d tool call(s) unfinished",
-            sum("worker" in t.name.lower() for t in running) or len(running),
-        )
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     os._exit(0)
