@@ -109,8 +109,25 @@ def test_every_source_is_old_whole_or_new_whole_between_kills(tmp_path: Path) ->
                 keys = set(rows)
                 assert keys <= old[reference] | new[reference], (point, reference, "rows of no version")
                 assert old[reference] <= keys or new[reference] <= keys, (point, reference, "neither version whole")
+            assert_searches_find_one_whole_version(uri, old, new)  # the next process, before any re-run
         run_load(corpus, uri)
         assert {reference: frozenset(rows) for reference, rows in stored(uri).items()} == new, points
+
+
+def assert_searches_find_one_whole_version(uri: Path, old: dict[str, Keys], new: dict[str, Keys]) -> None:
+    """A search over everything, in a fresh store object, finds each source's chunks of one version,
+    all of them: the partial new version a kill left behind stays hidden (the stored marker)."""
+    store = Milvus(uri=str(uri))
+    try:
+        hits = store.search_data(COLLECTION, HashEmbedding().embed_query("item"), top_k=500)
+    finally:
+        store.close()
+    found: dict[str, set[tuple[int | None, str]]] = {}
+    for hit in hits:
+        found.setdefault(hit.reference, set()).add((hit.metadata.get("chunk_index"), hit.metadata["chunk_key"]))
+    assert set(found) == set(old), "a source is missing from the search"
+    for reference, keys in found.items():
+        assert keys in (old[reference], new[reference]), (reference, "a search found no one whole version")
 
 
 STALE_STATE = """

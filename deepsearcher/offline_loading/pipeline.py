@@ -23,9 +23,11 @@ Why it is shaped this way:
 - Replacement without a gap: a changed source's new chunks are stored before its old ones
   are removed (one delete of their ids, once the last new chunk is stored), so at every
   instant the store holds the old version whole or the new one whole, never neither: a
-  search meanwhile finds the source's old text, at worst next to some of its new text. A
-  load killed in between leaves both; the next run stores the rest of the new version, then
-  removes the old one.
+  search meanwhile finds the source's old text. Every reader, in any process, sees one version
+  whole: the store's version marker (`hide_versions`, stored where the store can) hides the new
+  version until its last chunk is stored, then the old one until its rows are deleted. A load
+  killed or failed in between leaves both, the new one still hidden; the next run stores the
+  rest of the new version, then removes the old one.
 """
 
 from __future__ import annotations
@@ -128,10 +130,6 @@ class IngestionPipeline:
         self.window_size = window_size
         self.on_progress = on_progress or (lambda event, info: None)
         self._scheduler = EmbedScheduler(embedding)  # batches in flight: the embedding's max_concurrency
-        #: New versions a run keeps out of searches until they are whole; shown again when the run
-        #: ends without finishing them (a failed run leaves what any other process would see).
-        self._hiding: set[str] = set()
-        self._collection = ""
 
     def run(
         self,
@@ -143,7 +141,6 @@ class IngestionPipeline:
         try:
             return self._run(sources, collection_name, collection_description, force_new_collection)
         finally:
-            self._show_unfinished()
             if self.parser is not None:
                 self.parser.close()  # the worker process goes; another run starts a fresh one
 
@@ -172,8 +169,6 @@ class IngestionPipeline:
         self._signature: str | None = None
         #: (reference, key of its last chunk to store) -> the rows of its previous versions
         self._retiring: dict[tuple[str, Any], Stale] = {}
-        self._hiding = set()
-        self._collection = collection
         pending: list[Chunk] = []
         read_ahead = ReadAhead(
             sources,
@@ -203,12 +198,6 @@ class IngestionPipeline:
         summary.finish()
         self.on_progress("done", {"summary": summary})
         return summary
-
-    def _show_unfinished(self) -> None:
-        """Let searches see the new versions a run hid and did not finish (it failed or was stopped)."""
-        hiding, self._hiding = self._hiding, set()
-        if hiding:
-            self.vector_db.hide_versions(self._collection, (), show=hiding)
 
     def _fingerprint(self, sha256: str, loader: str | None = None) -> str:
         if loader is None:
@@ -319,9 +308,8 @@ class IngestionPipeline:
                         self.on_progress("skipped", {"source": reference})
                         return []
                 elif stale.ids:
-                    # this process's searches keep to the old version until the new one is whole
+                    # every reader keeps to the old version until the new one is whole (a stored marker)
                     self.vector_db.hide_versions(collection, {fingerprint})
-                    self._hiding.add(fingerprint)
                     self._retiring[(reference, todo[-1].metadata["chunk_key"])] = stale
                 kept = len(chunks) - len(todo)
                 summary.chunks_kept += kept
@@ -385,7 +373,6 @@ class IngestionPipeline:
     def _retire(self, collection: str, stale: Stale) -> None:
         """Remove the rows of a source's previous versions, now that its current one is stored whole:
         searches switch from the old to the new in one step, then the old rows go."""
-        self._hiding.discard(stale.current)
         if stale.ids:
             self.vector_db.hide_versions(collection, stale.versions, show={stale.current})
             self.vector_db.delete_ids(collection, stale.ids)

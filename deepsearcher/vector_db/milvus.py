@@ -67,6 +67,7 @@ from deepsearcher.vector_db._milvus_capabilities import (
     detect,
 )
 from deepsearcher.vector_db._milvus_meta import META_COLLECTION, MetaTable
+from deepsearcher.vector_db._milvus_versions import MARKER_COLLECTION, RETRIES, VersionMarker
 from deepsearcher.vector_db.base import BaseVectorDB, SourceRecord, StoredChunk
 from deepsearcher.vector_db.word_segmentation import segment_chinese
 
@@ -355,6 +356,9 @@ class Milvus(BaseVectorDB):
         #: Source versions kept out of searches, per collection (see BaseVectorDB.hide_versions).
         self._hidden: dict[str, frozenset[str]] = {}
         self._hidden_lock = threading.Lock()
+        #: On a server: the hidden versions this thread's current search was pinned to (see `_pinned_search`).
+        self._pin = threading.local()
+        self._markers: VersionMarker | None = None
         self._lite_path: str | None = None
         self._capabilities: Capabilities | None = None
         self._meta: MetaTable | None = None
@@ -470,8 +474,15 @@ class Milvus(BaseVectorDB):
             self._meta = MetaTable(self._client(), self._pymilvus, self._op)
         return self._meta
 
+    def _marker(self) -> VersionMarker:
+        if self._markers is None:
+            self._markers = VersionMarker(self._client(), self._pymilvus, self._op)
+        return self._markers
+
     def close(self) -> None:
         client, self._connection, self._deferred = getattr(self, "_connection", None), None, None
+        self._markers = None
+        self._hidden.clear()
         common.close_client(client, logger, "Milvus")
         if self._lite_path:
             lite.release(self._lite_path)
@@ -750,6 +761,7 @@ class Milvus(BaseVectorDB):
             if self._client().has_collection(name):
                 self._client().drop_collection(name)
         self._meta_table().forget(name)
+        self._marker().forget(name)
         self._hidden.pop(name, None)
         self._loaded.discard(name)
         self._fields.pop(name, None)
@@ -1030,6 +1042,7 @@ class Milvus(BaseVectorDB):
             condition = " or ".join(f'{METADATA}["title"] == {quote(title)}' for title in titles)
         if expr:
             condition = f"({expr}) and ({condition})"
+        condition = self._visible(name, self._schema(name), condition)
         with self._op("linked chunks query", name):
             rows = self._client().query(
                 name,
@@ -1056,6 +1069,8 @@ class Milvus(BaseVectorDB):
         is a Milvus boolean expression on the fields (e.g. 'reference == "a.txt"'). Then, by
         default or with `links=True`, one step over the entity graph: the chunks the top hits
         name join the list (deepsearcher/graph/links.py)."""
+        if not self.is_lite and not getattr(self._pin, "on", False):
+            return self._pinned_search(name, vector, top_k, text, filter, mode, **kwargs)
         if _as_bool(kwargs.pop("links", self.graph and mode is None)) and text and mode != "sparse":
             ranked = self._search(name, vector, max(top_k, LINK_CANDIDATES), text, filter, mode, links=False, **kwargs)
             lookup = lambda titles: self._titled(name, titles, vector, filter)  # noqa: E731
@@ -1141,14 +1156,52 @@ class Milvus(BaseVectorDB):
         return results
 
     def hide_versions(self, collection: str | None, hide: Iterable[str], show: Iterable[str] = ()) -> None:
+        """Move the collection's stored version marker (`_milvus_versions`), which every reader in
+        every process filters on. On a server, the row changes made so far are made visible first
+        (a Strong read), so no reader's rows lag behind the marker it reads."""
         name = self._collection(collection)
+        shown = set(show)
+        if shown and not self.is_lite and self._exists(name):
+            self.count(name)  # Strong: the inserts or deletes that end this step are visible everywhere
+        hidden = self._marker().change(name, set(hide), shown)
         with self._hidden_lock:  # one step: a search sees the set before or after, never between
-            self._hidden[name] = (self._hidden.get(name, frozenset()) - set(show)) | set(hide)
+            self._hidden[name] = hidden
+
+    def _hidden_versions(self, name: str) -> frozenset[str]:
+        """The versions hidden now: on a server, those the running search was pinned to; on embedded
+        Milvus Lite (one process at a time), the stored marker read once and kept in memory."""
+        if getattr(self._pin, "on", False):
+            return frozenset(self._pin.hidden)
+        hidden = self._hidden.get(name)
+        if hidden is None:
+            with self._hidden_lock:
+                hidden = self._hidden.setdefault(name, self._marker().read(name)[1])
+        return hidden
+
+    def _pinned_search(self, name: str, *args: Any, **kwargs: Any) -> list[RetrievalResult]:
+        """A search on a server, between two reads of the version marker (a sequence lock): when the
+        marker moved meanwhile, the search may have seen two steps of a replacement and runs again."""
+        marker = self._marker()
+        level = self._search_level or None
+        epoch, hidden = marker.read(name, level)
+        for _ in range(RETRIES):
+            self._pin.on, self._pin.hidden = True, hidden
+            try:
+                results = self._search(name, *args, **dict(kwargs))
+            finally:
+                self._pin.on = False
+            after, hidden_after = marker.read(name, level)
+            if after == epoch:
+                break
+            epoch, hidden = after, hidden_after
+        return results
 
     def _visible(self, name: str, schema: _Schema, expr: str) -> str:
         """`expr` narrowed to the versions not hidden (collections without a source_hash field show all)."""
-        hidden = self._hidden.get(name)
-        if not hidden or SOURCE_HASH not in schema.names:
+        if SOURCE_HASH not in schema.names:
+            return expr
+        hidden = self._hidden_versions(name)
+        if not hidden:
             return expr
         narrowed = f"{SOURCE_HASH} not in [{', '.join(quote(value) for value in sorted(hidden))}]"
         return f"({expr}) and {narrowed}" if expr else narrowed
@@ -1228,7 +1281,7 @@ def _as_bool(value: Any) -> bool:
 
 def _is_internal(name: str) -> bool:
     """Collections this store keeps for itself (collection info, feature probes)."""
-    return name == META_COLLECTION or name.startswith(PROBE_PREFIX)
+    return name in (META_COLLECTION, MARKER_COLLECTION) or name.startswith(PROBE_PREFIX)
 
 
 #: What Milvus (server and Lite) answers for a collection that is not there: its error code, and
