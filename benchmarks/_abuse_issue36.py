@@ -72,6 +72,9 @@ def owner_and_guesser(base: Path, write_config: Callable[..., Path], row: Row) -
             with httpx.Client(base_url=server.url, timeout=60) as client:
                 guesser = {"X-Forwarded-For": "203.0.113.9"}
                 owner = {"X-Forwarded-For": "198.51.100.7"}
+                # the owner of the short key used it from the guesser's address before: a device token
+                earned = client.get("/v1/collections", headers={**guesser, "Authorization": f"Bearer {SHORT_KEY}"})
+                device = {"X-DeepSearcher-Device": earned.headers.get("x-deepsearcher-device", "")}
                 for index in range(12):
                     client.get("/v1/collections", headers={**guesser, "Authorization": f"Bearer wrong-{index}"})
                 statuses = {
@@ -84,6 +87,12 @@ def owner_and_guesser(base: Path, write_config: Callable[..., Path], row: Row) -
                     ),
                     "short key, other client": client.get(
                         "/v1/collections", headers={**owner, "Authorization": f"Bearer {SHORT_KEY}"}
+                    ),
+                    "short key + its device token, same address": client.get(
+                        "/v1/collections", headers={**guesser, **device, "Authorization": f"Bearer {SHORT_KEY}"}
+                    ),
+                    "guess + that device token": client.get(
+                        "/v1/collections", headers={**guesser, **device, "Authorization": "Bearer wrong-y"}
                     ),
                 }
             outcome = ", ".join(f"{name} {reply.status_code}" for name, reply in statuses.items())

@@ -7,6 +7,9 @@
   the next run's first flush used to fail ("current_seq is monotonic").
 - drop-race: a server hammered with search / query / SSE while the collection is dropped: 5xx count.
 - small-refusals: an encrypted DOCX, a DOCX without a Word body, a config uri under a missing tree.
+- version-readers: on the Milvus 2.3.5 and milvus-lite 2.5.1 TCP servers, a second process searches
+  in a loop while re-loads of changed files are SIGKILLed under it (run under flock /tmp/milvus-server.lock).
+- marker-cost: search p50 with the stored version marker and without, side by side.
 """
 
 from __future__ import annotations
@@ -259,3 +262,120 @@ def probe_small_refusals(base: Path, row: Row) -> None:
         f"{outcome}; folders made: {(base / 'typo').exists()}",
         outcome.startswith("The folder") and not (base / "typo").exists(),
     )
+
+
+def _sources(uri: str, collection: str) -> dict[str, tuple[str, int]]:
+    from deepsearcher.vector_db.milvus import Milvus
+
+    store = Milvus(uri=uri)
+    try:
+        return {ref: (record.source_hash, record.chunk_count) for ref, record in store.list_sources(collection).items()}
+    finally:
+        store.close()
+
+
+def probe_version_readers(base: Path, row: Row, env: dict[str, str], write_config: Any, kills: int) -> None:
+    """A second process searching in a loop on each Milvus server while re-loads of changed files are
+    SIGKILLed at random batches under it: what every answer held, per source."""
+    from deepsearcher.testing.milvus_servers import ServerPool
+    from deepsearcher.testing.version_reader import classify
+    from deepsearcher.vector_db.milvus import Milvus
+
+    docs = base / "docs"
+    pool = ServerPool()
+    try:
+        for name in ("milvus-2.3.5", "milvus-lite-2.5.1-tcp"):
+            uri = pool.get(name).uri
+            folder = base / name
+            folder.mkdir()
+            config = write_config(folder)
+            text = config.read_text(encoding="utf-8").replace(str(folder / "milvus.db"), uri)
+            config.write_text(text, encoding="utf-8")
+            store = Milvus(uri=uri)
+            store.clear_db("kb")
+            store.close()
+            command = [sys.executable, "-m", "deepsearcher.cli.main", "load", str(docs), "--collection", "kb"]
+            _version(docs, 1)
+            subprocess.run([*command, "-c", str(config)], env=env, capture_output=True, check=True)
+            old = _sources(uri, "kb")
+            out, stop = folder / "reader.jsonl", folder / "stop"
+            reader = subprocess.Popen(
+                [sys.executable, "-m", "deepsearcher.testing.version_reader", uri, "kb", str(out), str(stop)], env=env
+            )
+            _version(docs, 2)
+            rng = random.Random(36)
+            killed = 0
+            for attempt in range(kills):
+                point = f"{rng.choice(('embedded', 'inserted'))}:{rng.randint(1, 12 if attempt == 0 else 3)}"
+                done = subprocess.run([*command, "-c", str(config)], env={**env, CRASH_ENV: point}, capture_output=True)
+                killed += done.returncode == -signal.SIGKILL
+                time.sleep(0.5)
+            subprocess.run([*command, "-c", str(config)], env=env, capture_output=True, check=True)
+            new = _sources(uri, "kb")
+            time.sleep(1.0)
+            stop.touch()
+            reader.wait(timeout=60)
+            tally = classify(out.read_text(encoding="utf-8").splitlines(), old, new)
+            bad = tally["missing"] + tally["partial"] + tally["two versions"]
+            row(
+                f"another process searching during killed re-loads ({name})",
+                "each source old-whole or new-whole in every answer",
+                f"{killed} kills, {sum(tally.values())} source-answers: {tally['old whole']} old whole, "
+                f"{tally['new whole']} new whole, {tally['missing']} missing, {tally['partial']} partial, "
+                f"{tally['two versions']} two versions; reader rc {reader.returncode}",
+                killed > 0 and bad == 0 and reader.returncode == 0 and tally["new whole"] > 0,
+            )
+    finally:
+        pool.stop_all()
+
+
+def probe_marker_cost(base: Path, row: Row, rows: int, searches: int) -> None:
+    """Search p50 with the version marker (as shipped) and without it (the same store, the marker's
+    reads skipped), side by side on `rows` chunks: embedded Milvus Lite and the two servers."""
+    import statistics
+
+    from deepsearcher.testing.hash_embedding import HashEmbedding
+    from deepsearcher.testing.milvus_servers import ServerPool
+    from deepsearcher.types import Chunk
+    from deepsearcher.vector_db.milvus import Milvus
+
+    embedding = HashEmbedding()
+    texts = [f"chunk {i} about item {i % 97} in words" for i in range(rows)]
+    vectors = embedding.embed_documents(texts)
+    chunks = [
+        Chunk(text=t, reference=f"s{i % 50}", embedding=v, metadata={"source_hash": f"h{i % 50}", "source_chunks": 1})
+        for i, (t, v) in enumerate(zip(texts, vectors, strict=True))
+    ]
+    queries = [embedding.embed_query(f"item {i}") for i in range(searches)]
+    pool = ServerPool()
+    try:
+        for name, uri in (
+            ("milvus-lite embedded", str(base / "m.db")),
+            ("milvus-2.3.5", pool.get("milvus-2.3.5").uri),
+            ("milvus-lite-2.5.1-tcp", pool.get("milvus-lite-2.5.1-tcp").uri),
+        ):
+            store = Milvus(uri=uri)
+            store.clear_db("cost")
+            store.init_collection(dim=embedding.dimension, collection="cost")
+            store.insert_data("cost", chunks)
+            store.hide_versions("cost", {"h-pending"})  # a replacement in progress: the marker filters
+            timings: dict[str, list[float]] = {"with": [], "without": []}
+            for query in queries:
+                for mode in ("with", "without"):  # interleaved: same load on the machine for both
+                    if mode == "without":
+                        store._pin.on, store._pin.hidden = True, frozenset()  # no marker read, no filter
+                    started = time.perf_counter()
+                    store.search_data("cost", query, top_k=10)
+                    timings[mode].append(time.perf_counter() - started)
+                    store._pin.on = False
+            store.clear_db("cost")
+            store.close()
+            p50 = {mode: statistics.median(values) * 1000 for mode, values in timings.items()}
+            row(
+                f"search p50 with / without the version marker ({name}, {rows:,} rows)",
+                "a few ms at most",
+                f"{p50['with']:.2f} ms / {p50['without']:.2f} ms, ratio {p50['with'] / p50['without']:.2f}",
+                p50["with"] - p50["without"] < 10,
+            )
+    finally:
+        pool.stop_all()

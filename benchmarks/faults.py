@@ -631,6 +631,11 @@ def main() -> None:
         ("half-deleted-wal", lambda base: issue36.probe_half_deleted_wal(base, row, env())),
         ("drop-race", lambda base: issue36.probe_drop_race(base, row, serve, 2 if args.quick else 4)),
         ("small-refusals", lambda base: issue36.probe_small_refusals(base, row)),
+        (
+            "version-readers",
+            lambda base: issue36.probe_version_readers(base, row, env(), write_config, 2 if args.quick else 4),
+        ),
+        ("marker-cost", lambda base: issue36.probe_marker_cost(base, row, 5000, 50 if args.quick else 200)),
     ]
     if args.only:
         names = {name.replace(" ", "-") for name, _ in probes}

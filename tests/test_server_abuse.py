@@ -45,10 +45,49 @@ def test_guessing_keys_is_answered_429_after_a_few_tries(running, caplog: pytest
         assert "Too many wrong API keys" in locked.json()["error"]
         owner = client.get("/v1/collections", headers={"Authorization": f"Bearer {KEY}"})
         assert owner.status_code == 200  # the owner of a strong key is not held by others' failures
+        client.cookies.clear()  # the owner's device token (its cookie) is not the guesser's
         again = client.get("/v1/collections", headers={"Authorization": "Bearer wrong-after-the-owner"})
         assert again.status_code == 429  # and guessing is still held
     lines = [record.getMessage() for record in caplog.records if "wrong API keys from" in record.getMessage()]
     assert len(lines) == 1 and "refusing it for 60 s" in lines[0]  # one line for the lockout, not one per guess
+
+
+def test_the_owner_of_a_short_key_passes_a_lockout_of_its_address_with_its_device_token(running) -> None:
+    """OWASP's device cookies: a right key earns a signed token; with it, the owner is counted apart
+    from its address, so others' guesses there do not lock it out, and its own guesses lock only it."""
+    device = "X-DeepSearcher-Device"
+    transport = httpx.HTTPTransport(local_address="127.0.0.2")  # an address of its own: its own lockout
+    with httpx.Client(base_url=running.url, timeout=30, transport=transport) as client:
+
+        def get(key: str, **headers: str) -> httpx.Response:
+            client.cookies.clear()  # only the token a request names explicitly
+            return client.get("/v1/collections", headers={"Authorization": f"Bearer {key}", **headers})
+
+        earned = get(WEAK_KEY)
+        token = earned.headers[device]
+        assert earned.status_code == 200 and f"deepsearcher_device={token};" in earned.headers["set-cookie"]
+        assert "HttpOnly" in earned.headers["set-cookie"] and "SameSite=Strict" in earned.headers["set-cookie"]
+        assert [get(f"wrong-{i}").status_code for i in range(11)] == [401] * 10 + [429]  # someone guesses
+        assert get(WEAK_KEY).status_code == 429  # the short key alone waits with its address
+        assert get(WEAK_KEY, **{device: token}).status_code == 200  # with its token it does not
+        assert get(WEAK_KEY, Cookie=f"deepsearcher_device={token}").status_code == 200  # the page's cookie too
+        assert get(WEAK_KEY, **{device: token[:-1] + ("0" if token[-1] != "0" else "1")}).status_code == 429
+        assert get("wrong-x", **{device: "forged.token.x"}).status_code == 429  # no way around the lockout
+        # guesses sent with a token are counted on the token: it is locked out, the address stays as it was
+        assert [get(f"wrong-t{i}", **{device: token}).status_code for i in range(11)] == [401] * 10 + [429]
+        assert get(WEAK_KEY, **{device: token}).status_code == 429
+
+
+def test_a_weak_configured_key_is_named_at_start(caplog: pytest.LogCaptureFixture) -> None:
+    from deepsearcher.server.auth import warn_weak_keys
+    from deepsearcher.server.settings import ApiKey, ServerSettings
+
+    caplog.set_level(logging.WARNING, logger="deepsearcher.server")
+    settings = ServerSettings(api_keys=[ApiKey(KEY, name="ci"), ApiKey(WEAK_KEY, name="me"), ApiKey("a" * 30)])
+    assert warn_weak_keys(settings) == ["me", "key …aaaa"]  # short, or long but one repeated character
+    lines = [record.getMessage() for record in caplog.records]
+    assert len(lines) == 2 and "API key 'me'" in lines[0] and "openssl rand -hex 24" in lines[0]
+    assert all(WEAK_KEY not in line for line in lines)  # named by label, never by value
 
 
 def test_the_lockout_ends_doubles_and_a_right_key_resets_the_count() -> None:

@@ -9,7 +9,9 @@ never routed to.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import logging
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -17,10 +19,12 @@ from dataclasses import dataclass
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from deepsearcher.server.device_tokens import DEVICE_COOKIE, DEVICE_HEADER
 from deepsearcher.server.errors import APIError
 from deepsearcher.server.settings import ApiKey, ServerSettings, is_loopback
 from deepsearcher.vector_db.base import normalize_collection_name
 
+logger = logging.getLogger("deepsearcher.server")
 bearer = HTTPBearer(auto_error=False, description="An API key from server.api_keys in the config file.")
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="deepsearcher"'}
 
@@ -81,6 +85,20 @@ def presents_strong_key(settings: ServerSettings, authorization: str | None) -> 
     return found
 
 
+def warn_weak_keys(settings: ServerSettings) -> list[str]:
+    """Log one warning per configured key that a guesser could find (short or repetitive); the labels."""
+    weak = [api_key.label for api_key in settings.api_keys if not is_strong(api_key.key)]
+    for label in weak:
+        logger.warning(
+            "API key '%s' is shorter than %d characters or repetitive: guesses at it are slowed, not prevented, "
+            "and a client holding it waits out lockouts of its address until it has a device token. "
+            "Use a random key: openssl rand -hex 24",
+            label,
+            STRONG_KEY_CHARS,
+        )
+    return weak
+
+
 def find_key(settings: ServerSettings, presented: str) -> ApiKey | None:
     """The configured key equal to `presented` (constant-time comparison of every key)."""
     found = None
@@ -125,15 +143,21 @@ async def require_principal(
                 "file or listen on 127.0.0.1.",
             )
     throttle = request.app.state.deepsearcher.throttle
-    client = request.client.host if request.client else "unknown"
     authorization = request.headers.get("authorization")
+    # A device token counts its holder apart from its address (deepsearcher/server/device_tokens.py).
+    device = request.headers.get(DEVICE_HEADER) or request.cookies.get(DEVICE_COOKIE)
+    device_label = throttle.devices.verify(device) if settings.auth_enabled else None  # its key's label
+    address = request.client.host if request.client else "unknown"
+    # the throttle's key for a token, and how its log names it: a digest, never the token itself
+    client = f"device token #{hashlib.sha256(str(device).encode()).hexdigest()[:12]}" if device_label else address
     if settings.auth_enabled and not presents_strong_key(settings, authorization):
         # the owner of a strong key is never held by the failures of others at the same address
         wait = throttle.wait(client)
         if wait > 0:
+            who = "this device token" if device_label else client
             raise APIError(
                 429,
-                f"Too many wrong API keys from {client}: try again in {math.ceil(wait)} s.",
+                f"Too many wrong API keys from {who}: try again in {math.ceil(wait)} s.",
                 {"Retry-After": str(math.ceil(wait))},
             )
     try:
@@ -144,5 +168,7 @@ async def require_principal(
         raise
     if settings.auth_enabled:
         throttle.succeeded(client)
+        if device_label != principal.label:  # security.SecurityHeaders sends it back
+            request.state.device_token = throttle.devices.issue(principal.label)
     request.state.principal = principal
     return principal

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from deepsearcher.server.device_tokens import DEVICE_COOKIE, DEVICE_HEADER
 from deepsearcher.server.settings import ServerSettings, is_loopback
 
 __all__ = ["PAGE_POLICY", "OriginGuard", "SecurityHeaders", "configured_secrets"]
@@ -142,10 +143,21 @@ class SecurityHeaders:
             if message["type"] == "http.response.start":
                 present = {bytes(name).lower() for name, _ in message.get("headers", [])}
                 added = [(name, value) for name, value in extra if name not in present]
+                added += _device_token_headers(scope)
                 message = {**message, "headers": [*message.get("headers", []), *added]}
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+def _device_token_headers(scope: Scope) -> list[tuple[bytes, bytes]]:
+    """The device token a right key just earned (auth.require_principal put it in the request
+    state), as a header for programs and an HttpOnly cookie for the web page."""
+    token = (scope.get("state") or {}).get("device_token")
+    if not token:
+        return []
+    cookie = f"{DEVICE_COOKIE}={token}; Path=/; Max-Age=31536000; HttpOnly; SameSite=Strict"
+    return [(DEVICE_HEADER.lower().encode(), token.encode()), (b"set-cookie", cookie.encode())]
 
 
 #: Setting names that hold a secret (api_key, aws_secret_access_key, session_token, password...),

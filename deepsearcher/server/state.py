@@ -7,6 +7,7 @@ from pathlib import Path
 
 from deepsearcher.app.components import ComponentBuilder, Components
 from deepsearcher.config import Configuration
+from deepsearcher.server.auth import warn_weak_keys
 from deepsearcher.server.jobs import JobManager
 from deepsearcher.server.settings import ServerSettings
 from deepsearcher.server.throttle import KeyGuessThrottle
@@ -36,6 +37,7 @@ class ServerState:
 
     def __post_init__(self) -> None:
         self.throttle = KeyGuessThrottle(max_failures=self.settings.max_key_failures)
+        warn_weak_keys(self.settings)
 
     def current(self) -> Components:
         """The components requests use now."""

@@ -8,8 +8,10 @@ it sends meanwhile. The server log gets one line per lockout, not one per guess.
 A lockout holds an address, and many people can share one (a proxy, a host): a request that
 carries a strong configured key (`auth.is_strong`: a random token no one guesses) is let through
 a lockout, so the owner of such a key is never refused for failures they did not make; every
-other key stays behind it. Behind a reverse proxy, `server.trusted_proxies` makes the address
-the client's own (from X-Forwarded-For) instead of the proxy's.
+other key stays behind it. The owner of a short key is let through too once it has a device
+token (`device_tokens`: earned by a right key, counted apart from its address). Behind a reverse
+proxy, `server.trusted_proxies` makes the address the client's own (from X-Forwarded-For)
+instead of the proxy's.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from deepsearcher.server.device_tokens import DeviceTokens
 
 __all__ = ["KeyGuessThrottle"]
 
@@ -52,6 +56,8 @@ class KeyGuessThrottle:
         self.clock = clock
         self._clients: dict[str, _Client] = {}
         self._lock = threading.Lock()
+        #: Tokens that count a client apart from its address (see deepsearcher/server/device_tokens.py).
+        self.devices = DeviceTokens()
 
     def wait(self, client: str) -> float:
         """Seconds `client` must wait before its key is looked at (0: go ahead)."""
