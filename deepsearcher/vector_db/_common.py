@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from deepsearcher.types import (
@@ -209,3 +209,27 @@ class SourceTally:
             )
             for reference, count in self.counts.items()
         }
+
+
+def search_pinned(
+    pin: Any,
+    read_marker: Callable[[], tuple[int, frozenset[str]]],
+    search: Callable[[], list[Any]],
+    retries: int = 5,
+) -> list[Any]:
+    """`search` between two reads of a stored version marker (epoch, hidden versions), the hidden set
+    put on the thread-local `pin` meanwhile: when the epoch moved, the search may have seen two steps
+    of a replacement and runs again (a sequence lock; see vector_db/_milvus_versions.py)."""
+    epoch, hidden = read_marker()
+    results: list[Any] = []
+    for _ in range(retries):
+        pin.on, pin.hidden = True, hidden
+        try:
+            results = search()
+        finally:
+            pin.on = False
+        after, hidden_after = read_marker()
+        if after == epoch:
+            break
+        epoch, hidden = after, hidden_after
+    return results

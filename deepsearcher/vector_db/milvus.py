@@ -1179,22 +1179,14 @@ class Milvus(BaseVectorDB):
         return hidden
 
     def _pinned_search(self, name: str, *args: Any, **kwargs: Any) -> list[RetrievalResult]:
-        """A search on a server, between two reads of the version marker (a sequence lock): when the
-        marker moved meanwhile, the search may have seen two steps of a replacement and runs again."""
-        marker = self._marker()
+        """A search on a server, between two reads of the version marker (`_common.search_pinned`)."""
         level = self._search_level or None
-        epoch, hidden = marker.read(name, level)
-        for _ in range(RETRIES):
-            self._pin.on, self._pin.hidden = True, hidden
-            try:
-                results = self._search(name, *args, **dict(kwargs))
-            finally:
-                self._pin.on = False
-            after, hidden_after = marker.read(name, level)
-            if after == epoch:
-                break
-            epoch, hidden = after, hidden_after
-        return results
+        return common.search_pinned(
+            self._pin,
+            lambda: self._marker().read(name, level),
+            lambda: self._search(name, *args, **dict(kwargs)),
+            RETRIES,
+        )
 
     def _visible(self, name: str, schema: _Schema, expr: str) -> str:
         """`expr` narrowed to the versions not hidden (collections without a source_hash field show all)."""

@@ -29,7 +29,7 @@ import sqlite3
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,7 @@ from deepsearcher.vector_db._common import (
 from deepsearcher.vector_db.base import (
     BaseVectorDB,
     SourceRecord,
+    StoredChunk,
     normalize_collection_name,
 )
 
@@ -64,6 +65,8 @@ logger = logging.getLogger(__name__)
 DENSE = "dense"
 SPARSE = "bm25"
 META_COLLECTION = "_deepsearcher_meta"
+#: The version marker's keys in a collection's metadata point (see `hide_versions`).
+HIDDEN_VERSIONS, VERSIONS_EPOCH = "hidden_versions", "versions_epoch"
 
 K1 = 1.2
 B = 0.75
@@ -157,6 +160,9 @@ class Qdrant(BaseVectorDB):
         self.hybrid = bool(hybrid)
         self.bm25_avgdl = float(bm25_avgdl)
         self.candidates_per_side = int(candidates_per_side) if candidates_per_side else None
+        #: Source versions kept out of searches (local mode: the stored marker, read once per collection).
+        self._hidden: dict[str, frozenset[str]] = {}
+        self._pin = threading.local()  # a server search's hidden versions (`_common.search_pinned`)
         self._lock = threading.RLock()  # local mode is not thread-safe; the pipeline inserts from a writer thread
         self._avgdl: dict[str, float] = {}
         self._tuned: set[str] = set()
@@ -237,6 +243,9 @@ class Qdrant(BaseVectorDB):
             except Exception as exc:
                 if not _is_qdrant_failure(exc):
                     raise
+                if collection is not None and _collection_gone(exc, collection):
+                    # dropped since it was looked up (another request, or process on a server): a 404, not a fault
+                    raise common.missing_collection(operation, collection, self.location, []) from exc
                 raise common.operation_failed("Qdrant", operation, collection, self.location, _short(exc)) from exc
 
     def _collection(self, collection: str | None) -> str:
@@ -404,6 +413,77 @@ class Qdrant(BaseVectorDB):
                     wait=True,
                 )
         self._avgdl.pop(name, None)
+        self._hidden.pop(name, None)
+
+    # ------------------------------------------------------------------ versions
+
+    def hide_versions(self, collection: str | None, hide: Iterable[str], show: Iterable[str] = ()) -> None:
+        """The stored version marker, in the collection's metadata point: the hidden versions and an
+        epoch that grows at each change (see vector_db/_milvus_versions.py for the protocol)."""
+        name = self._collection(collection)
+        with self._lock:
+            meta = self._read_meta([name]).get(name, {})
+            hidden = (frozenset(meta.get(HIDDEN_VERSIONS) or ()) - set(show)) | set(hide)
+            meta = {key: value for key, value in meta.items() if key != "collection"}
+            epoch = int(meta.get(VERSIONS_EPOCH) or 0) + 1
+            self._write_meta(name, {**meta, HIDDEN_VERSIONS: sorted(hidden), VERSIONS_EPOCH: epoch})
+            self._hidden[name] = hidden
+
+    def _marker(self, name: str) -> tuple[int, frozenset[str]]:
+        meta = self._read_meta([name]).get(name, {})
+        return int(meta.get(VERSIONS_EPOCH) or 0), frozenset(meta.get(HIDDEN_VERSIONS) or ())
+
+    def _hidden_versions(self, name: str) -> frozenset[str]:
+        if getattr(self._pin, "on", False):
+            return frozenset(self._pin.hidden)
+        if name not in self._hidden:
+            self._hidden[name] = self._marker(name)[1]
+        return self._hidden[name]
+
+    def _visible(self, name: str, query_filter: Any) -> Any:
+        """`query_filter` narrowed to the source versions not hidden."""
+        hidden = self._hidden_versions(name)
+        if not hidden:
+            return query_filter
+        models = self._models
+        hide = models.FieldCondition(key=SOURCE_HASH, match=models.MatchAny(any=sorted(hidden)))
+        if query_filter is None:
+            return models.Filter(must_not=[hide])
+        return models.Filter(must=[query_filter], must_not=[hide])
+
+    def stored_chunks(self, collection: str | None, reference: str) -> list[StoredChunk] | None:
+        """Every point of `reference` with its id and the pipeline's chunk_key / chunk_index."""
+        name = self._collection(collection)
+        self._require(name, "list chunks")
+        rows: list[StoredChunk] = []
+        offset = None
+        while True:
+            with self._op("scroll", name) as client:
+                points, offset = client.scroll(
+                    name,
+                    scroll_filter=self._reference_filter(reference),
+                    limit=1000,
+                    offset=offset,
+                    with_payload=[SOURCE_HASH, METADATA],
+                    with_vectors=False,
+                )
+            for point in points:
+                payload = point.payload or {}
+                metadata = payload.get(METADATA) or {}
+                index = metadata.get("chunk_index")
+                index = index if isinstance(index, int) else None
+                key = str(metadata.get("chunk_key") or "")
+                rows.append(StoredChunk(point.id, key, index, payload.get(SOURCE_HASH)))
+            if offset is None:
+                return rows
+
+    def delete_ids(self, collection: str | None, ids: list[Any]) -> int:
+        name = self._collection(collection)
+        self._require(name, "delete")
+        if ids:
+            with self._op("delete", name) as client:
+                client.delete(name, points_selector=self._models.PointIdsList(points=list(ids)), wait=True)
+        return len(ids)
 
     # ------------------------------------------------------------------ data
 
@@ -534,6 +614,12 @@ class Qdrant(BaseVectorDB):
         **kwargs: Any,
     ) -> list[RetrievalResult]:
         """Dense, BM25 or hybrid (fused by RRF) search; `filter`: a Qdrant Filter or {field: value}."""
+        if not self.is_local and not getattr(self._pin, "on", False):
+            return common.search_pinned(
+                self._pin,
+                lambda: self._marker(name),
+                lambda: self._search(name, vector, top_k, text, filter, mode, **kwargs),
+            )
         indices, values = bm25_query_vector(text) if text else ([], [])
         if mode is None:
             mode = "hybrid" if self.hybrid and indices else "dense"
@@ -543,7 +629,7 @@ class Qdrant(BaseVectorDB):
         if mode == "hybrid" and not indices:
             mode = "dense"
         models = self._models
-        query_filter = self._filter(filter)
+        query_filter = self._visible(name, self._filter(filter))
         dense = [float(x) for x in vector]
         sparse = models.SparseVector(indices=indices, values=values)
         with self._op(f"{mode} search", name) as client:
@@ -583,6 +669,13 @@ class Qdrant(BaseVectorDB):
 def _short(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= 300 else text[:300] + "…"
+
+
+def _collection_gone(exc: BaseException, name: str) -> bool:
+    """Qdrant's words for a missing collection: local mode "Collection kb not found", the server's
+    404 "Collection `kb` doesn't exist!"."""
+    text = str(exc)
+    return bool(re.search(rf"Collection [`'\"]?{re.escape(name)}[`'\"]? (?:not found|doesn't exist)", text))
 
 
 def _is_qdrant_failure(exc: BaseException) -> bool:
