@@ -29,7 +29,8 @@ def sources(version: int) -> list[LoadedSource]:
         return f"Version {version} of {name}, part {i}: item {i * version} is described here " * 2
 
     return [
-        LoadedSource(name, [Document("\n\n".join(part(name, i) for i in range(n)))]) for name, n in (("a", 3), ("b", 14))
+        LoadedSource(name, [Document("\n\n".join(part(name, i) for i in range(n)))])
+        for name, n in (("a", 3), ("b", 14))
     ]
 
 
