@@ -90,3 +90,26 @@ def test_a_collection_dropped_under_a_qdrant_search_is_not_found(tmp_path: Path)
             store._search(COLLECTION, vector, 3, "item", None, None)  # the call after the existence check
     finally:
         store.close()
+
+
+def test_an_index_deleted_by_another_client_is_not_found_on_azure_search(monkeypatch) -> None:
+    """The Azure AI Search REST stand-in (real HTTP on 127.0.0.1, tests/azure_search_server.py): one
+    client drops the collection another has already looked up; the second one's search is 404."""
+    from azure_search_server import KEY, AzureSearchStandIn
+
+    from deepsearcher.vector_db.azure_search import AzureSearch
+
+    monkeypatch.delenv("AZURE_SEARCH_API_KEY", raising=False)
+    stand_in = AzureSearchStandIn()
+    loader, reader = (AzureSearch(endpoint=stand_in.url, api_key=KEY) for _ in range(2))
+    try:
+        IngestionPipeline(HashEmbedding(), loader, **SIZES).run(sources(1), COLLECTION)
+        vector = HashEmbedding().embed_query("item")
+        assert reader.search_data(COLLECTION, vector, top_k=3, query_text="item")  # it knows the index now
+        loader.clear_db(COLLECTION)
+        with pytest.raises(CollectionNotFoundError, match="'kb' does not exist"):
+            reader.search_data(COLLECTION, vector, top_k=3, query_text="item")
+    finally:
+        loader.close()
+        reader.close()
+        stand_in.close()

@@ -115,6 +115,14 @@ class AzureSearch(BaseVectorDB):
                 self.endpoint,
                 str(exc) or type(exc).__name__,
             ) from exc
+        if (
+            response.status_code == 404
+            and collection is not None
+            and path.startswith(f"/indexes/{index_name(collection)}/")
+        ):
+            # the index was deleted since it was looked up (another client or process): not found, not a fault
+            self._indexes.pop(collection, None)
+            raise common.missing_collection(operation, collection, self.endpoint, [])
         if response.status_code >= 400 and response.status_code != 404:
             try:
                 detail = response.json().get("error", {}).get("message") or response.text
