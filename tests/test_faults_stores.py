@@ -11,12 +11,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from test_replace_window import versioned_sources
 
 from deepsearcher.offline_loading.pipeline import IngestionPipeline
 from deepsearcher.offline_loading.sources import LoadedSource
 from deepsearcher.testing.hash_embedding import HashEmbedding
 from deepsearcher.testing.vector_store_contract import Crash, CrashingEmbedding
-from deepsearcher.types import Document
 from deepsearcher.types.errors import CollectionNotFoundError
 from deepsearcher.vector_db.qdrant import Qdrant
 
@@ -25,13 +25,7 @@ SIZES = {"chunk_size": 200, "chunk_overlap": 0, "batch_size": 4}
 
 
 def sources(version: int) -> list[LoadedSource]:
-    def part(name: str, i: int) -> str:  # about 150 characters: a chunk of its own
-        return f"Version {version} of {name}, part {i}: item {i * version} is described here " * 2
-
-    return [
-        LoadedSource(name, [Document("\n\n".join(part(name, i) for i in range(n)))])
-        for name, n in (("a", 3), ("b", 14))
-    ]
+    return versioned_sources(version, (("a", 3), ("b", 14)), repeat=2)
 
 
 def visible(path: Path) -> dict[str, Counter]:

@@ -182,13 +182,7 @@ def test_a_search_during_a_replacement_finds_exactly_one_whole_version(tmp_path:
     sizes = {"chunk_size": 200, "chunk_overlap": 0, "batch_size": 4}
 
     def sources(version: int) -> list[LoadedSource]:
-        def part(name: str, i: int) -> str:  # about 150 characters: a chunk of its own
-            return f"Version {version} of {name}, part {i}: item {i * version} is described here " * 3
-
-        return [
-            LoadedSource(name, [Document("\n\n".join(part(name, i) for i in range(n)))])
-            for name, n in (("a", 5), ("b", 16))
-        ]
+        return versioned_sources(version, (("a", 5), ("b", 16)))
 
     seen: list[dict[str, Counter]] = []
 
@@ -218,6 +212,16 @@ def test_a_search_during_a_replacement_finds_exactly_one_whole_version(tmp_path:
         assert not store._hidden.get(COLLECTION)  # nothing stays hidden once the run is over
     finally:
         store.close()
+
+
+def versioned_sources(version: int, sizes: tuple[tuple[str, int], ...], repeat: int = 3) -> list[LoadedSource]:
+    """Sources named as in `sizes`, of that many parts each; every part changes between versions and,
+    with chunk_size 200, is a chunk of its own."""
+
+    def part(name: str, i: int) -> str:
+        return f"Version {version} of {name}, part {i}: item {i * version} is described here " * repeat
+
+    return [LoadedSource(name, [Document("\n\n".join(part(name, i) for i in range(n)))]) for name, n in sizes]
 
 
 def stored_versions(store: Milvus) -> dict[str, tuple[str, int]]:

@@ -69,19 +69,12 @@ class MetaTable:
         return True
 
     def _create(self) -> None:
-        pm = self._pm
-        schema = pm.MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
-        schema.add_field(NAME, pm.DataType.VARCHAR, is_primary=True, max_length=256)
-        schema.add_field(DESCRIPTION, pm.DataType.VARCHAR, max_length=65535)
-        schema.add_field(MODEL, pm.DataType.VARCHAR, max_length=1024)
-        schema.add_field(DIM, pm.DataType.INT64)
-        schema.add_field(VECTOR, pm.DataType.FLOAT_VECTOR, dim=2)  # Milvus requires a vector field
-        index = self._client.prepare_index_params()
-        index.add_index(VECTOR, index_type="FLAT", metric_type="L2")
-        with self._op("create_collection", META_COLLECTION):
-            self._client.create_collection(META_COLLECTION, schema=schema, consistency_level=STRONG)
-            self._client.create_index(META_COLLECTION, index, sync=False)
-            self._client.load_collection(META_COLLECTION)
+        def fields(schema: Any, data_type: Any) -> None:
+            schema.add_field(DESCRIPTION, data_type.VARCHAR, max_length=65535)
+            schema.add_field(MODEL, data_type.VARCHAR, max_length=1024)
+            schema.add_field(DIM, data_type.INT64)
+
+        create_side_collection(self._client, self._pm, self._op, META_COLLECTION, fields)
         self._ready = True
 
     def read(self, names: list[str] | None = None) -> dict[str, dict[str, Any]]:
@@ -124,3 +117,20 @@ class MetaTable:
             return
         with self._op("delete", META_COLLECTION):
             self._client.delete(META_COLLECTION, filter=f"{NAME} == {json.dumps(name)}")
+
+
+def create_side_collection(
+    client: Any, pymilvus: Any, op: Op, name: str, add_fields: Callable[[Any, Any], None]
+) -> None:
+    """A small Strong collection DeepSearcher keeps for itself: a VARCHAR key `name`, the fields
+    `add_fields(schema, DataType)` adds, and the 2-float vector Milvus requires of every collection."""
+    schema = pymilvus.MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field(NAME, pymilvus.DataType.VARCHAR, is_primary=True, max_length=256)
+    add_fields(schema, pymilvus.DataType)
+    schema.add_field(VECTOR, pymilvus.DataType.FLOAT_VECTOR, dim=2)
+    index = client.prepare_index_params()
+    index.add_index(VECTOR, index_type="FLAT", metric_type="L2")
+    with op("create_collection", name):
+        client.create_collection(name, schema=schema, consistency_level=STRONG)
+        client.create_index(name, index, sync=False)
+        client.load_collection(name)

@@ -22,17 +22,14 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
+from deepsearcher.vector_db._milvus_meta import NAME, STRONG, VECTOR, Op, create_side_collection
+
 MARKER_COLLECTION = "_deepsearcher_versions"
-NAME, HIDDEN, EPOCH, VECTOR = "name", "hidden", "epoch", "v"
-STRONG = "Strong"
+HIDDEN, EPOCH = "hidden", "epoch"
 #: How often a search is run again when the marker moved under it, before it takes the last answer.
 RETRIES = 5
-
-Op = Callable[[str, str | None], AbstractContextManager[None]]
 
 
 class VersionMarker:
@@ -56,18 +53,11 @@ class VersionMarker:
         return True
 
     def _create(self) -> None:
-        pm = self._pm
-        schema = pm.MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
-        schema.add_field(NAME, pm.DataType.VARCHAR, is_primary=True, max_length=256)
-        schema.add_field(HIDDEN, pm.DataType.VARCHAR, max_length=65535)
-        schema.add_field(EPOCH, pm.DataType.INT64)
-        schema.add_field(VECTOR, pm.DataType.FLOAT_VECTOR, dim=2)  # Milvus requires a vector field
-        index = self._client.prepare_index_params()
-        index.add_index(VECTOR, index_type="FLAT", metric_type="L2")
-        with self._op("create_collection", MARKER_COLLECTION):
-            self._client.create_collection(MARKER_COLLECTION, schema=schema, consistency_level=STRONG)
-            self._client.create_index(MARKER_COLLECTION, index, sync=False)
-            self._client.load_collection(MARKER_COLLECTION)
+        def fields(schema: Any, data_type: Any) -> None:
+            schema.add_field(HIDDEN, data_type.VARCHAR, max_length=65535)
+            schema.add_field(EPOCH, data_type.INT64)
+
+        create_side_collection(self._client, self._pm, self._op, MARKER_COLLECTION, fields)
         self._ready = True
 
     def read(self, name: str, level: dict[str, Any] | None = None) -> tuple[int, frozenset[str]]:
