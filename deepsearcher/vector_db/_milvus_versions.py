@@ -24,10 +24,13 @@ import json
 import threading
 from typing import Any
 
+from deepsearcher.types import VectorStoreError
 from deepsearcher.vector_db._milvus_meta import NAME, STRONG, VECTOR, Op, create_side_collection
 
 MARKER_COLLECTION = "_deepsearcher_versions"
 HIDDEN, EPOCH = "hidden", "epoch"
+#: What Milvus says when a collection is loaded before its index exists (code 700).
+UNINDEXED = "index not found"
 #: How often a search is run again when the marker moved under it, before it takes the last answer.
 RETRIES = 5
 
@@ -47,8 +50,14 @@ class VersionMarker:
             with self._op("has_collection", MARKER_COLLECTION):
                 if not self._client.has_collection(MARKER_COLLECTION):
                     return False
-            with self._op("load_collection", MARKER_COLLECTION):
-                self._client.load_collection(MARKER_COLLECTION)
+            try:
+                with self._op("load_collection", MARKER_COLLECTION):
+                    self._client.load_collection(MARKER_COLLECTION)
+            except VectorStoreError as exc:
+                if UNINDEXED not in str(exc):
+                    raise
+                # another process is creating it (its index comes next): it has hidden nothing yet
+                return False
             self._ready = True
         return True
 
