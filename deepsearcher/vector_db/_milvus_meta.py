@@ -32,14 +32,21 @@ STRONG = "Strong"
 Op = Callable[[str, str | None], AbstractContextManager[None]]
 
 
-class MetaTable:
-    """Rows of (collection name → description, embedding model, dim) in META_COLLECTION."""
+class SideTable:
+    """A collection DeepSearcher keeps for itself on one connection: found (or made) on first use."""
 
     def __init__(self, client: Any, pymilvus: Any, op: Op) -> None:
         self._client = client
         self._pm = pymilvus
         self._op = op
         self._ready = False
+
+
+class MetaTable(SideTable):
+    """Rows of (collection name → description, embedding model, dim) in META_COLLECTION."""
+
+    def __init__(self, client: Any, pymilvus: Any, op: Op) -> None:
+        super().__init__(client, pymilvus, op)
         self._damaged = False
 
     def _exists(self) -> bool:

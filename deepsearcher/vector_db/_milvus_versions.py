@@ -25,7 +25,7 @@ import threading
 from typing import Any
 
 from deepsearcher.types import VectorStoreError
-from deepsearcher.vector_db._milvus_meta import NAME, STRONG, VECTOR, Op, create_side_collection
+from deepsearcher.vector_db._milvus_meta import NAME, STRONG, VECTOR, Op, SideTable, create_side_collection
 
 MARKER_COLLECTION = "_deepsearcher_versions"
 HIDDEN, EPOCH = "hidden", "epoch"
@@ -35,14 +35,11 @@ UNINDEXED = "index not found"
 RETRIES = 5
 
 
-class VersionMarker:
+class VersionMarker(SideTable):
     """Rows of (collection name → hidden source versions, epoch) in MARKER_COLLECTION."""
 
     def __init__(self, client: Any, pymilvus: Any, op: Op) -> None:
-        self._client = client
-        self._pm = pymilvus
-        self._op = op
-        self._ready = False
+        super().__init__(client, pymilvus, op)
         self._lock = threading.Lock()
 
     def _exists(self) -> bool:
