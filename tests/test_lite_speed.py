@@ -128,12 +128,14 @@ def test_bm25_scores_equal_the_scalar_code() -> None:
     docs = [{int(t): float(c) for t, c in zip(rng.integers(0, 30, 8), rng.integers(1, 4, 8), strict=True)}
             for _ in range(400)]  # fmt: skip
     docs[17] = {}
-    index = SparseInvertedIndex(k1=1.2, b=0.7)
-    index.build(docs, valid_mask=np.arange(400) % 7 != 0)
+    fractional = [{term: tf / 3.0 for term, tf in doc.items()} for doc in docs]  # tfs float32 cannot hold
     queries = [{3: 1.0, 9: 1.0}, {29: 1.0}, {}, {1: 1.0, 2: 0.5, 3: 1.0, 99: 1.0}, {5: 2.0}]
     mask = np.arange(400) % 5 != 0
-    for valid in (None, mask):
-        want_ids, want = index.search(queries, 25, valid_mask=valid)
-        got_ids, got = speed.bm25_search(index, queries, 25, valid_mask=valid)
-        assert got_ids.tolist() == want_ids.tolist()
-        assert got.tobytes() == want.tobytes()  # bit for bit, ties in the same order
+    for corpus in (docs, fractional):
+        index = SparseInvertedIndex(k1=1.2, b=0.7)
+        index.build(corpus, valid_mask=np.arange(400) % 7 != 0)
+        for valid in (None, mask):
+            want_ids, want = index.search(queries, 25, valid_mask=valid)
+            got_ids, got = speed.bm25_search(index, queries, 25, valid_mask=valid)
+            assert got_ids.tolist() == want_ids.tolist()
+            assert got.tobytes() == want.tobytes()  # bit for bit, ties in the same order

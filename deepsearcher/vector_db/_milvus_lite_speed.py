@@ -36,6 +36,7 @@ import logging
 import math
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -86,25 +87,23 @@ def _sorted_map(entries: dict[Any, int]) -> tuple[np.ndarray, np.ndarray] | None
     return keys[order], values[order]
 
 
+@dataclass(slots=True)
 class _Entry:
     """The live-row masks of one collection state, and the state they were computed for."""
 
-    __slots__ = (
-        "segments",
-        "segment_keys",
-        "delta",
-        "mt_pks",
-        "mt_seqs",
-        "mt_deletes",
-        "masks",
-        "mt_mask",
-        "scoped",
-        "mt_scoped",
-    )
-
-    def __init__(self, **fields: Any) -> None:
-        for name, value in fields.items():
-            setattr(self, name, value)
+    segments: tuple
+    #: id(segment) -> (segment, its primary keys as int64), reused while the segment lives.
+    segment_keys: dict[int, tuple[Any, np.ndarray]]
+    delta: dict[Any, int]
+    mt_pks: list
+    mt_seqs: list
+    mt_deletes: dict[Any, tuple[int, Any]]
+    #: Per segment, the dense path's mask (a pending delete of any partition hides a row).
+    masks: list[np.ndarray]
+    mt_mask: np.ndarray
+    #: Per segment, the sparse path's mask (only a pending delete of the row's partition hides it).
+    scoped: list[np.ndarray]
+    mt_scoped: np.ndarray
 
     def matches(self, segments: tuple, delta: dict, mt_pks: list, mt_seqs: list, mt_deletes: dict) -> bool:
         return (
@@ -381,7 +380,8 @@ _posting_cache_lock = threading.Lock()
 
 
 def _postings(index: Any, term: Any) -> tuple[np.ndarray, np.ndarray]:
-    """One term's posting list as (row ids int64, tf float64), converted once per index."""
+    """One term's posting list as (row ids, tfs) arrays, converted once per index (int32 ids,
+    float32 tfs when that holds them exactly)."""
     cache = index.__dict__.get("_deepsearcher_postings")
     if cache is None:
         with _posting_cache_lock:
@@ -389,9 +389,11 @@ def _postings(index: Any, term: Any) -> tuple[np.ndarray, np.ndarray]:
     arrays = cache.get(term)
     if arrays is None:
         posting = index._posting_lists[term]
-        ids = np.fromiter((p[0] for p in posting), dtype=np.int64, count=len(posting))
+        ids = np.fromiter((p[0] for p in posting), dtype=np.int32, count=len(posting))
         tfs = np.fromiter((p[1] for p in posting), dtype=np.float64, count=len(posting))
-        arrays = cache.setdefault(term, (ids, tfs))
+        narrow = tfs.astype(np.float32)
+        # term counts: half the memory, the same values
+        arrays = cache.setdefault(term, (ids, narrow if np.array_equal(narrow, tfs) else tfs))
     return arrays
 
 
@@ -430,7 +432,7 @@ def bm25_search(index: Any, queries: list[dict], top_k: int, valid_mask: np.ndar
                 continue
             dl = lengths[ids]
             denominator = tfs.astype(np.float32) + k1 * (1.0 - b + b * dl / avgdl)
-            tf_norm = (tfs * (k1 + 1.0)).astype(np.float32) / denominator
+            tf_norm = (tfs.astype(np.float64) * (k1 + 1.0)).astype(np.float32) / denominator
             scores[ids] += idf * tf_norm * weight
             fresh = first[ids] < 0
             first[ids[fresh]] = position
