@@ -67,6 +67,24 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     client.close()
 
 
+def stored_segments() -> Iterator[Any]:
+    """The segments of every collection open in this process (milvus-lite runs in-process)."""
+    from milvus_lite.server_manager import server_manager_instance
+
+    for _, db, _ in server_manager_instance._servers.values():
+        for collection in db._collections.values():
+            yield from collection._segment_cache.values()
+
+
+def drop_sparse_indexes() -> int:
+    """Forget every segment's BM25 index, so the next search builds it again on the path under test."""
+    dropped = 0
+    for segment in stored_segments():
+        dropped += len(segment.sparse_indexes)
+        segment.sparse_indexes.clear()
+    return dropped
+
+
 def searches(client: Any) -> list[Any]:
     rng = np.random.default_rng(11)
     queries = rng.standard_normal((6, DIM)).astype("float32").tolist()
@@ -94,9 +112,15 @@ def searches(client: Any) -> list[Any]:
 def test_results_equal_milvus_lite_own_search_paths(client: Any) -> None:
     speed.uninstall()
     expected = searches(client)
+    assert drop_sparse_indexes() >= 6, "each collection's 3 segments had a scalar BM25 index"
     assert speed.install()
     got = searches(client)
     assert got == expected
+    assert any(
+        isinstance(index, speed._array_index_class())
+        for segment in stored_segments()
+        for index in segment.sparse_indexes.values()
+    ), "the segments' BM25 indexes were built as arrays"
 
     found = {hit[0] for result in got for hits in result for hit in hits}
     assert found, "the searches return rows"
@@ -139,3 +163,30 @@ def test_bm25_scores_equal_the_scalar_code() -> None:
             got_ids, got = speed.bm25_search(index, queries, 25, valid_mask=valid)
             assert got_ids.tolist() == want_ids.tolist()
             assert got.tobytes() == want.tobytes()  # bit for bit, ties in the same order
+
+
+def test_the_array_bm25_index_matches_the_scalar_build() -> None:
+    import pyarrow as pa
+    from milvus_lite.analyzer.sparse import bytes_to_sparse, sparse_to_bytes
+    from milvus_lite.index.sparse_inverted import SparseInvertedIndex
+
+    rng = np.random.default_rng(4)
+    docs = [{int(t): float(c) for t, c in zip(rng.integers(0, 40, 9), rng.integers(1, 5, 9), strict=True)}
+            for _ in range(300)]  # fmt: skip
+    docs[3] = {}
+    column = pa.chunked_array([pa.array([sparse_to_bytes(doc) if i != 9 else None for i, doc in enumerate(docs)],
+                                        type=pa.binary())])  # fmt: skip
+    scalar = SparseInvertedIndex(k1=1.5, b=0.75)
+    scalar.build([bytes_to_sparse(raw) if raw else {} for raw in column.to_pylist()])
+    arrays = speed._array_index_class().from_column(column, 1.5, 0.75)
+    assert arrays is not None
+    assert (arrays.doc_count, arrays.avgdl) == (scalar.doc_count, scalar.avgdl)
+    assert arrays._doc_lengths.tobytes() == scalar._doc_lengths.tobytes()
+    queries = [{3: 1.0, 9: 1.0}, {39: 1.0, 7: 1.0}, {1000: 1.0}]
+    for valid in (None, np.arange(300) % 4 != 0):
+        want_ids, want = scalar.search(queries, 20, valid_mask=valid)
+        got_ids, got = arrays.search(queries, 20, valid_mask=valid)
+        assert got_ids.tolist() == want_ids.tolist()
+        assert got.tobytes() == want.tobytes()
+    fractional = pa.chunked_array([pa.array([sparse_to_bytes({1: 0.5})], type=pa.binary())])
+    assert speed._array_index_class().from_column(fractional, 1.5, 0.75) is None  # left to the scalar build
