@@ -76,15 +76,6 @@ def stored_segments() -> Iterator[Any]:
             yield from collection._segment_cache.values()
 
 
-def drop_sparse_indexes() -> int:
-    """Forget every segment's BM25 index, so the next search builds it again on the path under test."""
-    dropped = 0
-    for segment in stored_segments():
-        dropped += len(segment.sparse_indexes)
-        segment.sparse_indexes.clear()
-    return dropped
-
-
 def searches(client: Any) -> list[Any]:
     rng = np.random.default_rng(11)
     queries = rng.standard_normal((6, DIM)).astype("float32").tolist()
@@ -112,7 +103,7 @@ def searches(client: Any) -> list[Any]:
 def test_results_equal_milvus_lite_own_search_paths(client: Any) -> None:
     speed.uninstall()
     expected = searches(client)
-    assert drop_sparse_indexes() >= 6, "each collection's 3 segments had a scalar BM25 index"
+    assert speed.forget_bm25_indexes() >= 6, "each collection's 3 segments had a scalar BM25 index"
     assert speed.install()
     got = searches(client)
     assert got == expected

@@ -714,3 +714,20 @@ def uninstall() -> None:
         engine.Collection._search_sparse = _originals["sparse"]
         _originals.clear()
         LIVE_ROWS.clear()
+        forget_bm25_indexes()
+
+
+def forget_bm25_indexes() -> int:
+    """Drop the BM25 indexes cached on the segments of every database open in this process (the
+    next sparse search builds them again, on whichever path is installed then). Returns how many."""
+    try:
+        from milvus_lite.server_manager import server_manager_instance
+    except ImportError:
+        return 0
+    dropped = 0
+    for _, db, _ in list(server_manager_instance._servers.values()):
+        for collection in list(db._collections.values()):
+            for segment in list(collection._segment_cache.values()):
+                dropped += len(segment.sparse_indexes)
+                segment.sparse_indexes.clear()
+    return dropped
