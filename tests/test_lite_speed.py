@@ -120,6 +120,9 @@ def test_results_equal_milvus_lite_own_search_paths(client: Any) -> None:
     assert all(texts[pk].endswith(" v2") for pk in range(100, 160) if pk in texts), "upserts show their newest version"
     assert all(texts[pk].endswith(" v3") for pk in range(500, 510) if pk in texts)
     assert speed.LIVE_ROWS._entries, "the fast path ran (it would fall back silently otherwise)"
+    computed = speed.LIVE_ROWS.computed
+    assert searches(client) == expected
+    assert speed.LIVE_ROWS.computed == computed, "no write in between: dense, BM25 and hybrid reuse the masks"
 
 
 def test_a_write_between_searches_is_seen(client: Any) -> None:
