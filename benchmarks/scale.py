@@ -18,8 +18,8 @@ RSS (this process for Lite, which runs in-process; the server's process tree for
 disk used, and the time to reopen (Lite: close, open the database again and answer one
 search; server: a new connection, release + load of the collection and one search). With --own K,
 the first K searches of each series run again through milvus-lite's own search code (our speed-up,
-deepsearcher/vector_db/_milvus_lite_speed.py, uninstalled): their p50 beside ours and whether all
-K return the same rows and scores. Then the
+deepsearcher/vector_db/_milvus_lite_speed.py, uninstalled): their p50 beside ours (columns "own
+dense" / "own hybrid"; p95 in the STAGE line) and whether all K return the same rows and scores. Then the
 growth of each figure per 10x of N. The 2.3.5 server has no BM25 / hybrid_search, so its
 hybrid column is empty. "strong p50" is the dense p50 of a store opened with
 search_consistency="Strong", on the server only (Milvus Lite has no consistency levels).
@@ -402,8 +402,8 @@ COLUMNS = [
     ("strong_p50_ms", "strong p50", "{:>10.1f}"),
     ("hybrid_p50_ms", "hybrid p50", "{:>10.1f}"),
     ("hybrid_p95_ms", "hybrid p95", "{:>10.1f}"),
-    ("own_dense_p50_ms", "own dns p50", "{:>10.1f}"),
-    ("own_hybrid_p50_ms", "own hyb p50", "{:>10.1f}"),
+    ("own_dense_p50_ms", "own dense", "{:>10.1f}"),
+    ("own_hybrid_p50_ms", "own hybrid", "{:>10.1f}"),
     ("rss_mib", "RSS MiB", "{:>10.0f}"),
     ("disk_mib", "disk MiB", "{:>10.0f}"),
     ("reopen_s", "reopen s", "{:>10.2f}"),
