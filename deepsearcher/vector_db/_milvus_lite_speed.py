@@ -36,6 +36,7 @@ import logging
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,33 +88,42 @@ def _sorted_map(entries: dict[Any, int]) -> tuple[np.ndarray, np.ndarray] | None
     return keys[order], values[order]
 
 
-@dataclass(slots=True)
-class _Entry:
-    """The live-row masks of one collection state, and the state they were computed for."""
+@dataclass(frozen=True, slots=True)
+class State:
+    """What decides which rows are live: the segments, the tombstones (pk -> delete seq), and the
+    memtable's keys, their seqs and its pending deletes (pk -> (seq, partition))."""
 
     segments: tuple
-    #: id(segment) -> (segment, its primary keys as int64), reused while the segment lives.
-    segment_keys: dict[int, tuple[Any, np.ndarray]]
     delta: dict[Any, int]
     mt_pks: list
     mt_seqs: list
     mt_deletes: dict[Any, tuple[int, Any]]
+
+    def same_as(self, other: State) -> bool:
+        """Identical segment objects and equal everything else (compared whole, never hashed)."""
+        return (
+            len(self.segments) == len(other.segments)
+            and all(a is b for a, b in zip(self.segments, other.segments, strict=True))
+            and self.mt_pks == other.mt_pks
+            and self.mt_seqs == other.mt_seqs
+            and self.mt_deletes == other.mt_deletes
+            and self.delta == other.delta
+        )
+
+
+@dataclass(slots=True)
+class _Entry:
+    """The live-row masks of one collection state, and (a copy of) the state they were computed for."""
+
+    state: State
+    #: id(segment) -> (segment, its primary keys as int64), reused while the segment lives.
+    segment_keys: dict[int, tuple[Any, np.ndarray]]
     #: Per segment, the dense path's mask (a pending delete of any partition hides a row).
     masks: list[np.ndarray]
     mt_mask: np.ndarray
     #: Per segment, the sparse path's mask (only a pending delete of the row's partition hides it).
     scoped: list[np.ndarray]
     mt_scoped: np.ndarray
-
-    def matches(self, segments: tuple, delta: dict, mt_pks: list, mt_seqs: list, mt_deletes: dict) -> bool:
-        return (
-            len(segments) == len(self.segments)
-            and all(a is b for a, b in zip(segments, self.segments, strict=True))
-            and mt_pks == self.mt_pks
-            and mt_seqs == self.mt_seqs
-            and mt_deletes == self.mt_deletes
-            and delta == self.delta
-        )
 
 
 class LiveRows:
@@ -127,24 +137,16 @@ class LiveRows:
         #: How many times masks were computed (not found cached): what the tests watch.
         self.computed = 0
 
-    def masks(
-        self,
-        segments: tuple,
-        delta: dict[Any, int],
-        mt_pks: list,
-        mt_seqs: list,
-        mt_deletes: dict[Any, tuple[int, Any]],
-        all_partitions: Any,
-    ) -> _Entry | None:
+    def masks(self, state: State, all_partitions: Any) -> _Entry | None:
         """The entry for this state (computed now if not cached), or None when the keys are not integers."""
-        key = _collection_key(segments)
+        key = _collection_key(state.segments)
         with self._lock:
             entry = self._entries.get(key)
-            if entry is not None and entry.matches(segments, delta, mt_pks, mt_seqs, mt_deletes):
+            if entry is not None and entry.state.same_as(state):
                 self._entries.move_to_end(key)
                 return entry
             segment_keys = dict(entry.segment_keys) if entry is not None else {}
-        fresh = self._compute(segments, segment_keys, delta, mt_pks, mt_seqs, mt_deletes, all_partitions)
+        fresh = self._compute(state, segment_keys, all_partitions)
         if fresh is None:
             return None
         with self._lock:
@@ -160,15 +162,14 @@ class LiveRows:
             self._entries.clear()
 
     @staticmethod
-    def _compute(
-        segments: tuple,
-        known_keys: dict[int, tuple[Any, np.ndarray]],
-        delta: dict[Any, int],
-        mt_pks: list,
-        mt_seqs: list,
-        mt_deletes: dict[Any, tuple[int, Any]],
-        all_partitions: Any,
-    ) -> _Entry | None:
+    def _compute(state: State, known_keys: dict[int, tuple[Any, np.ndarray]], all_partitions: Any) -> _Entry | None:
+        segments, delta, mt_pks, mt_seqs, mt_deletes = (
+            state.segments,
+            state.delta,
+            state.mt_pks,
+            state.mt_seqs,
+            state.mt_deletes,
+        )
         segment_keys: dict[int, tuple[Any, np.ndarray]] = {}
         keys_per_segment: list[np.ndarray] = []
         for seg in segments:
@@ -228,12 +229,8 @@ class LiveRows:
             pending_found, pending_seq = _lookup(mt_keys, *pending)
             mt_live &= ~(pending_found & (pending_seq > mt_seq_array))
         return _Entry(
-            segments=segments,
+            state=State(segments, dict(delta), list(mt_pks), list(mt_seqs), dict(mt_deletes)),
             segment_keys=segment_keys,
-            delta=dict(delta),
-            mt_pks=list(mt_pks),
-            mt_seqs=list(mt_seqs),
-            mt_deletes=dict(mt_deletes),
             masks=masks,
             mt_mask=mt_live,
             scoped=scoped,
@@ -257,6 +254,16 @@ LIVE_ROWS = LiveRows()
 # ------------------------------------------------------------------ the dense search
 
 
+def _found(local_ids: np.ndarray, dists: np.ndarray) -> Iterator[tuple[int, int, float]]:
+    """(query, row, distance) of each hit of a per-source search, its -1 padding left out."""
+    for q in range(local_ids.shape[0]):
+        for j in range(local_ids.shape[1]):
+            local = int(local_ids[q, j])
+            if local < 0:
+                break  # padding from here on
+            yield q, local, float(dists[q, j])
+
+
 def search_with_index(
     query_vectors: np.ndarray,
     segments: Any,
@@ -274,24 +281,9 @@ def search_with_index(
     search_params: dict[str, Any] | None = None,
 ) -> list[list[dict]]:
     """milvus_lite.search.executor_indexed.execute_search_with_index with cached live-row masks."""
+    arguments = dict(locals())  # every parameter, for milvus-lite's own function when the fast path does not apply
     original = _originals["dense"]
-    segments = tuple(segments)
-    arguments = dict(
-        query_vectors=query_vectors,
-        segments=segments,
-        memtable=memtable,
-        delta_index=delta_index,
-        top_k=top_k,
-        metric_type=metric_type,
-        pk_field=pk_field,
-        vector_field=vector_field,
-        partition_names=partition_names,
-        compiled_filter=compiled_filter,
-        output_fields=output_fields,
-        indexed_filter_plan=indexed_filter_plan,
-        project_record_fn=project_record_fn,
-        search_params=search_params,
-    )
+    segments = arguments["segments"] = tuple(segments)
     if partition_names:
         return original(**arguments)
     if query_vectors.ndim == 1:
@@ -308,7 +300,7 @@ def search_with_index(
     if not in_scope and not mt_pks:
         return [[] for _ in range(nq)]
     mt_deletes = memtable.delete_index_snapshot()
-    entry = LIVE_ROWS.masks(in_scope, delta_index._map, mt_pks, mt_seqs.tolist(), mt_deletes, _all_partitions())
+    entry = LIVE_ROWS.masks(State(in_scope, delta_index._map, mt_pks, mt_seqs.tolist(), mt_deletes), _all_partitions())
     if entry is None:
         return original(**arguments)
 
@@ -321,15 +313,9 @@ def search_with_index(
             return
         if index is None:
             index = BruteForceIndex.build(vectors, metric_type)
-        local_ids, dists = index.search(
-            query_vectors, top_k, valid_mask=None if mask.all() else mask, params=search_params
-        )
-        for q in range(nq):
-            for j in range(top_k):
-                local = int(local_ids[q, j])
-                if local < 0:
-                    break
-                candidates[q].append((float(dists[q, j]), source, local))
+        found = index.search(query_vectors, top_k, valid_mask=None if mask.all() else mask, params=search_params)
+        for q, local, dist in _found(*found):
+            candidates[q].append((dist, source, local))
 
     if compiled_filter is not None:
         from milvus_lite.search.filter import evaluate_mask
@@ -570,7 +556,7 @@ def search_sparse(
     mt_seqs = [position[2] for _, position in mt_index]
     # Empty segments hold no version of any key: left out, as the dense path leaves them (one cache entry for both).
     seg_snapshot = tuple(seg for seg in seg_snapshot if seg.num_rows > 0)
-    entry = LIVE_ROWS.masks(seg_snapshot, delta_snap._map, mt_pks, mt_seqs, mt_deletes, _all_partitions())
+    entry = LIVE_ROWS.masks(State(seg_snapshot, delta_snap._map, mt_pks, mt_seqs, mt_deletes), _all_partitions())
     if entry is None:
         return original(self, *arguments)
 
@@ -600,13 +586,8 @@ def search_sparse(
             valid = valid & evaluate_segment_filter(seg, compiled_filter, indexed_filter_plan)
         if not valid.any():
             continue
-        local_ids, dists = search(cached, valid)
-        for qi in range(nq):
-            for j in range(top_k):
-                local = int(local_ids[qi, j])
-                if local < 0:
-                    break
-                candidates[qi].append((float(dists[qi, j]), seg.pks[local], (table, local)))
+        for qi, local, dist in _found(*search(cached, valid)):
+            candidates[qi].append((dist, seg.pks[local], (table, local)))
 
     # The memtable (small, mutable): rebuilt on each search, as milvus-lite does. A row written
     # after the snapshot above is newer than every stored version: only a tombstone can hide it.
@@ -628,14 +609,9 @@ def search_sparse(
                     valid[i] = False
         mt_sparse_index = create_sparse_index(metric_type, index_params)
         mt_sparse_index.build([row[1] for row in mt_rows], valid_mask=valid)
-        local_ids, dists = search(mt_sparse_index, None)
-        for qi in range(nq):
-            for j in range(top_k):
-                local = int(local_ids[qi, j])
-                if local < 0:
-                    break
-                pk, _, record, seq = mt_rows[local]
-                candidates[qi].append((float(dists[qi, j]), pk, (record, seq)))
+        for qi, local, dist in _found(*search(mt_sparse_index, None)):
+            pk, _, record, seq = mt_rows[local]
+            candidates[qi].append((dist, pk, (record, seq)))
 
     results: list[list[dict]] = []
     for per_query in candidates:
