@@ -3,7 +3,7 @@ beside it) vs. a Milvus 2.3.5 server.
 
     flock /tmp/heavy.lock python benchmarks/scale.py [--lite 10000,100000,1000000] [--flat 100000]
                                                      [--server 10000,100000] [--dim 384] [--queries 100]
-                                                     [--timeout 3600] [--keep-dir DIR]
+                                                     [--timeout 3600] [--keep-dir DIR] [--own 20]
 
 Synthetic corpora, no embedding model: clustered unit vectors (1,000 centres, each vector a
 centre plus noise: neighbours in a cluster have cosine ~0.5, as sentence embeddings of one
@@ -16,7 +16,10 @@ latency of --queries (100) dense and hybrid searches (top 10), recall@10 of the 
 against the exact top 10 (computed here with numpy, batch by batch as rows are generated),
 RSS (this process for Lite, which runs in-process; the server's process tree for the server),
 disk used, and the time to reopen (Lite: close, open the database again and answer one
-search; server: a new connection, release + load of the collection and one search). Then the
+search; server: a new connection, release + load of the collection and one search). With --own K,
+the first K searches of each series run again through milvus-lite's own search code (our speed-up,
+deepsearcher/vector_db/_milvus_lite_speed.py, uninstalled): their p50 beside ours (columns "own
+dense" / "own hybrid"; p95 in the STAGE line) and whether all K return the same rows and scores. Then the
 growth of each figure per 10x of N. The 2.3.5 server has no BM25 / hybrid_search, so its
 hybrid column is empty. "strong p50" is the dense p50 of a store opened with
 search_consistency="Strong", on the server only (Milvus Lite has no consistency levels).
@@ -166,6 +169,8 @@ class Case:
     queries: int = QUERIES
     #: The store's index_type: AUTO (chosen by size) or FLAT.
     index_type: str = "AUTO"
+    #: Searches of each series repeated through milvus-lite's own search code (0: none; Lite only).
+    own_queries: int = 0
 
 
 def measure(case: Case) -> dict:
@@ -249,9 +254,12 @@ def measure(case: Case) -> dict:
         )
     recall = exact.recall(found)
     stage("recall", recall_at_10=round(recall, 4))
+
     strong.close()
     rss = tree_rss(server_pid) if server_pid else psutil.Process().memory_info().rss
     stage("memory", rss_mib=round(rss / 2**20), disk_mib=round(disk / 2**20))
+    if case.own_queries and not server_pid:  # after RSS: milvus-lite's own BM25 index is much bigger
+        timings.update(own_paths(store, queries, query_texts, case.own_queries, [label for label, _, _ in runs]))
     store.close()
 
     t0 = time.perf_counter()
@@ -285,8 +293,44 @@ def measure(case: Case) -> dict:
     return result
 
 
+def own_paths(store, queries, texts: list[str], count: int, modes: list[str]) -> dict[str, list[float]]:
+    """The first `count` searches of each series again through milvus-lite's own search code
+    (our speed-up uninstalled, deepsearcher/vector_db/_milvus_lite_speed.py): their latency beside
+    ours, and whether every one returns the same rows with the same scores."""
+    from deepsearcher.vector_db import _milvus_lite_speed as speed
+
+    def run(mode: str) -> tuple[list[float], list[list[tuple]]]:
+        seconds, answers = [], []
+        for vector, text in zip(queries[:count].tolist(), texts[:count], strict=False):
+            t0 = time.perf_counter()
+            hits = store.search_data("scale", vector, top_k=TOP_K, query_text=text, mode=mode)
+            seconds.append(time.perf_counter() - t0)
+            answers.append([(hit.metadata.get("row"), round(hit.score, 6)) for hit in hits])
+        return seconds, answers
+
+    out: dict[str, list[float]] = {}
+    for mode in modes:
+        _, ours = run(mode)
+        speed.uninstall()
+        try:
+            store.search_data("scale", queries[0].tolist(), top_k=TOP_K, query_text=texts[0], mode=mode)
+            out[f"own_{mode}"], theirs = run(mode)
+        finally:
+            speed.install()
+        same = sum(a == b for a, b in zip(ours, theirs, strict=True))
+        stage(
+            f"milvus-lite's own {mode} search",
+            p50_ms=round(percentile(out[f"own_{mode}"], 0.5) * 1000, 1),
+            p95_ms=round(percentile(out[f"own_{mode}"], 0.95) * 1000, 1),
+            same_results=f"{same}/{count}",
+        )
+    return out
+
+
 def child(args: argparse.Namespace) -> None:
-    case = Case(args.kind, args.n, args.uri, args.data_dir, args.dim, args.server_pid, args.queries, args.index_type)
+    case = Case(
+        args.kind, args.n, args.uri, args.data_dir, args.dim, args.server_pid, args.queries, args.index_type, args.own
+    )
     result = measure(case)
     print("RESULT " + json.dumps(result), flush=True)
 
@@ -316,6 +360,8 @@ def run_child(case: Case, timeout: float) -> dict:
         str(case.queries),
         "--index-type",
         case.index_type,
+        "--own",
+        str(case.own_queries),
     ]
     if case.server_pid:
         command += ["--server-pid", str(case.server_pid)]
@@ -356,6 +402,8 @@ COLUMNS = [
     ("strong_p50_ms", "strong p50", "{:>10.1f}"),
     ("hybrid_p50_ms", "hybrid p50", "{:>10.1f}"),
     ("hybrid_p95_ms", "hybrid p95", "{:>10.1f}"),
+    ("own_dense_p50_ms", "own dense", "{:>10.1f}"),
+    ("own_hybrid_p50_ms", "own hybrid", "{:>10.1f}"),
     ("rss_mib", "RSS MiB", "{:>10.0f}"),
     ("disk_mib", "disk MiB", "{:>10.0f}"),
     ("reopen_s", "reopen s", "{:>10.2f}"),
@@ -397,6 +445,9 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--timeout", type=float, default=3600, help="seconds allowed per store and size")
     parser.add_argument("--queries", type=int, default=QUERIES, help="searches timed per series")
+    parser.add_argument(
+        "--own", type=int, default=0, help="Lite: also time this many searches through milvus-lite's own search code"
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--kind", help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
@@ -418,7 +469,8 @@ def main() -> None:
         os.makedirs(folder, exist_ok=True)
         try:
             uri = os.path.join(folder, "milvus.db")
-            rows.append(run_child(Case(kind, n, uri, folder, args.dim, None, args.queries, index_type), args.timeout))
+            case = Case(kind, n, uri, folder, args.dim, None, args.queries, index_type, args.own)
+            rows.append(run_child(case, args.timeout))
         finally:
             if not args.keep_dir:
                 shutil.rmtree(folder, ignore_errors=True)

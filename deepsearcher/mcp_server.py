@@ -150,14 +150,18 @@ class DeepSearcherTools:
         max_depth: int = 0,
         max_pages: int | None = None,
         sync: bool = False,
+        refresh: bool = False,
     ) -> dict[str, Any]:
         """Load files, folders (recursively) and http(s) URLs into `collection` (created when missing,
         with `description` for the router). Local paths must lie inside the server's allowed roots.
         Unchanged sources are skipped; every failed input is listed with its reason.
         max_depth/max_pages bound crawling from URLs. Stored sources under a given folder that it no
-        longer holds are listed in `gone`; with sync=true they are removed."""
+        longer holds are listed in `gone`; with sync=true they are removed. refresh=true also fetches
+        the collection's stored web pages again, conditionally (a page not modified is kept)."""
         components = self.components
-        request = LoadRequest(inputs, collection, description, max_depth=max_depth, max_pages=max_pages, sync=sync)
+        request = LoadRequest(
+            inputs, collection, description, max_depth=max_depth, max_pages=max_pages, sync=sync, refresh=refresh
+        )
         summary = load(components, request, roots=allowed_roots(components.config))
         data = summary.to_dict()
         return {

@@ -53,3 +53,21 @@ def test_an_explicit_index_type_is_kept(tmp_path: Path) -> None:
         store.insert_data("exact", chunks(np.random.default_rng(1), 0, 50))
         assert store.fit_index("exact") is None
         assert store.dense_index("exact") == "FLAT"
+
+
+def test_a_flat_collection_past_the_threshold_switches_to_hnsw_on_the_next_load(tmp_path: Path) -> None:
+    uri = str(tmp_path / "milvus.db")
+    rows = chunks(np.random.default_rng(3), 0, 400)
+    with Milvus(uri=uri, index_type="FLAT", index_switch_rows=300) as store:  # as collections were made before AUTO
+        store.init_collection(DIM, "old", embedding_model="random")
+        store.insert_data("old", rows)
+        assert store.fit_index("old") is None
+        assert store.dense_index("old") == "FLAT"
+    with Milvus(uri=uri, index_switch_rows=300) as store:  # the next load, under AUTO
+        before = store.search_data("old", rows[42].embedding, top_k=3, mode="dense")
+        assert store.fit_index("old") == "HNSW"
+        assert store.dense_index("old") == "HNSW"
+        assert store._metric("old") == "COSINE"
+        after = store.search_data("old", rows[42].embedding, top_k=3, mode="dense")
+        assert [hit.reference for hit in after] == [hit.reference for hit in before]
+        assert after[0].reference == "doc42.txt"

@@ -5,13 +5,19 @@ server says is not modified (304) is skipped and kept, a changed one is replaced
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
-from helpers import write_config
+import httpx
+from helpers import components_for, write_config
 from typer.testing import CliRunner
 from website_server import LocalServer, Reply, Request
 
 from deepsearcher.cli.main import app
+from deepsearcher.config import Configuration
+from deepsearcher.mcp_server import DeepSearcherTools
+from deepsearcher.server.app import create_app
+from deepsearcher.server.runner import ServerThread
 
 runner = CliRunner()
 CRAWLER = (
@@ -72,3 +78,35 @@ def test_refresh_uses_conditional_get(tmp_path: Path, milvus_uri: str) -> None:
                 ).stdout
             )["results"]
         )  # the 304 page is still stored
+
+        # The same refresh from the REST API (a job) and from MCP: `refresh: true`, no inputs.
+        edited.etag, edited.text = '"a3"', "The brass orrery now stands in the museum's east hall."
+        server.requests.clear()
+        with ServerThread(create_app(Configuration(config))) as api, httpx.Client(base_url=api.url) as client:
+            accepted = client.post("/v1/load", json={"collection": "web", "refresh": True})
+            assert accepted.status_code == 202, accepted.text
+            job = wait_for(client, accepted.json()["job_id"])
+            assert job["status"] == "succeeded", job
+            assert client.post("/v1/load", json={"collection": "web"}).status_code == 422  # nothing to load
+        assert {request.path: request.headers.get("if-none-match") for request in server.requests} == {
+            "/still": '"v1"',
+            "/edited": '"a2"',
+        }
+
+        edited.etag, edited.text = '"a4"', "The brass orrery was sold at auction."
+        server.requests.clear()
+        tools = DeepSearcherTools(components_for(config))
+        result = tools.load([], collection="web", refresh=True)
+        assert result["ok"] and result["replaced"] == [urls[1]] and result["loaded"] == [], result  # /still: 304, kept
+        assert {request.path: request.headers.get("if-none-match") for request in server.requests} == {
+            "/still": '"v1"',
+            "/edited": '"a3"',
+        }
+
+
+def wait_for(client: httpx.Client, job_id: str) -> dict:
+    deadline = time.monotonic() + 60
+    while (job := client.get(f"/v1/jobs/{job_id}").json())["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline, "the refresh job did not finish"
+        time.sleep(0.05)
+    return job

@@ -12,6 +12,7 @@ from helpers import components_for, write_config
 from typer.testing import CliRunner
 
 from deepsearcher.cli.main import app
+from deepsearcher.vector_db.milvus import Milvus
 
 runner = CliRunner()
 
@@ -73,17 +74,22 @@ def test_a_deleted_file_is_named_then_removed_with_sync(docs: Path, config_file:
     assert summary["gone"] == [] and summary["embeddings_computed"] == 0
 
 
-def test_a_renamed_file_keeps_its_vectors(docs: Path, config_file: Path) -> None:
+def test_a_renamed_file_keeps_its_vectors(docs: Path, config_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert load(str(docs), "-c", str(config_file))[0] == 0
     before = stored(config_file)
     old, new = docs / "b.md", docs / "sub" / "lantern.md"
     new.parent.mkdir()
     old.rename(new)
 
+    listings: list[str] = []  # a spy: list_sources reads every row, so a load --sync lists once
+    real_listing = Milvus.list_sources
+    monkeypatch.setattr(Milvus, "list_sources", lambda self, c: listings.append(c) or real_listing(self, c))
     code, summary = load(str(docs), "-c", str(config_file), "--sync")
+    monkeypatch.undo()
+    assert listings == ["deepsearcher"]
     assert code == 0
     assert summary["renamed"] == [[str(old), str(new)]]
-    assert summary["embeddings_computed"] == 0  # nothing embedded again
+    assert summary["embeddings_computed"] == 0  # nothing embedded again (the listing handed over knows the copy)
     after = stored(config_file)
     assert str(old) not in after and after[str(new)] == before[str(old)]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -42,7 +42,7 @@ from deepsearcher.offline_loading.sync import (
 )
 from deepsearcher.types.errors import BadInputError, NotReadyError
 from deepsearcher.utils.names import safe_reference
-from deepsearcher.vector_db.base import normalize_collection_name
+from deepsearcher.vector_db.base import SourceRecord, normalize_collection_name
 
 __all__ = [
     "LoadPlan",
@@ -268,17 +268,21 @@ def _plan_sync(
     entries: list[LoadedSource],
     pipeline: IngestionPipeline,
     removed: list[str] | None = None,
+    stored: dict[str, SourceRecord] | None = None,
 ) -> SyncPlan:
     """What the given folders lost since they were stored, and which new files are those renamed.
     `removed`: paths known to be gone (a watcher's events): the stored sources at or under them
-    are the gone ones, whatever folders were given."""
+    are the gone ones, whatever folders were given. `stored`: the collection's sources, when
+    already listed (a listing reads every row)."""
     if plan.request.force_new_collection:
         return SyncPlan()
+    if stored is None:
+        stored = components.vector_db.list_sources(plan.collection)
     if removed is None:
         prefixes = folder_prefixes(plan.paths)
         if not prefixes:
             return SyncPlan()
-        known = components.vector_db.list_sources(plan.collection)
+        known = stored
     else:
         if not removed:
             return SyncPlan()
@@ -286,7 +290,7 @@ def _plan_sync(
         scope = [safe_reference(os.path.abspath(path)).rstrip(os.sep) for path in removed]
         known = {
             reference: record
-            for reference, record in components.vector_db.list_sources(plan.collection).items()
+            for reference, record in stored.items()
             if any(reference == path or reference.startswith(path + os.sep) for path in scope)
         }
     chunking = (pipeline.chunk_size, pipeline.chunk_overlap, pipeline.window_size)
@@ -339,14 +343,20 @@ def run_load(
     )
     existed = components.vector_db.has_collection(plan.collection)
     entries = file_entries_of(plan, loader)
-    sync = _plan_sync(components, plan, entries, pipeline, removed) if existed else SyncPlan()
+    # One listing of the stored sources (it reads every row) serves the sync plan and the pipeline.
+    listed = existed and not request.force_new_collection
+    stored = components.vector_db.list_sources(plan.collection) if listed else None
+    sync = _plan_sync(components, plan, entries, pipeline, removed, stored) if existed else SyncPlan()
     try:
         moved = apply_moves(components.vector_db, plan.collection, sync.moves)
+        if stored is not None:  # a moved source's rows were copied under its new name
+            stored = {**stored, **{new: replace(stored[old], reference=new) for old, new in moved if old in stored}}
         summary = pipeline.run(
             sources_of(components, plan, on_progress, loader, entries),
             collection_name=plan.collection,
             collection_description=request.description or "",
             force_new_collection=request.force_new_collection,
+            stored=stored,
         )
         if request.sync and sync.gone:
             remove_sources(components.vector_db, plan.collection, sync.gone)

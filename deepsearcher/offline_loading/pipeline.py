@@ -50,7 +50,7 @@ from deepsearcher.offline_loading.read_ahead import ReadAhead
 from deepsearcher.offline_loading.sources import LoadedSource
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.types import Chunk
-from deepsearcher.vector_db.base import BaseVectorDB, normalize_collection_name
+from deepsearcher.vector_db.base import BaseVectorDB, SourceRecord, normalize_collection_name
 
 ProgressCallback = Callable[[str, dict], None]
 
@@ -137,9 +137,11 @@ class IngestionPipeline:
         collection_name: str | None = None,
         collection_description: str = "",
         force_new_collection: bool = False,
+        stored: dict[str, SourceRecord] | None = None,
     ) -> LoadSummary:
+        """`stored`: the collection's sources when the caller listed them already (app/loading)."""
         try:
-            return self._run(sources, collection_name, collection_description, force_new_collection)
+            return self._run(sources, collection_name, collection_description, force_new_collection, stored)
         finally:
             if self.parser is not None:
                 self.parser.close()  # the worker process goes; another run starts a fresh one
@@ -150,6 +152,7 @@ class IngestionPipeline:
         collection_name: str | None,
         collection_description: str,
         force_new_collection: bool,
+        stored: dict[str, SourceRecord] | None = None,
     ) -> LoadSummary:
         started = time.perf_counter()
         collection = (
@@ -162,7 +165,9 @@ class IngestionPipeline:
             force_new_collection=force_new_collection,
             embedding_model=self.embedding.model_name,
         )
-        known = {} if force_new_collection else self.vector_db.list_sources(collection)
+        if stored is None and not force_new_collection:
+            stored = self.vector_db.list_sources(collection)
+        known = {} if force_new_collection else stored or {}
         summary = LoadSummary(collection=collection)
         self._scheduler.forget()  # texts repeat within one run; a re-run computes what it restores
         self._batches = 0

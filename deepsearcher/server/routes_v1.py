@@ -26,7 +26,7 @@ from typing import Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -259,9 +259,9 @@ class LoadRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     inputs: list[PathText] = Field(
-        min_length=1,
+        default_factory=list,
         max_length=MAX_INPUTS,
-        description="Server paths (under server.allowed_roots) and http(s) URLs.",
+        description="Server paths (under server.allowed_roots) and http(s) URLs (at least one, unless `refresh`).",
         examples=[["/srv/docs", "https://example.com/handbook"]],
     )
     collection: Name | None = Field(None, description="Target collection (default: the configured default).")
@@ -275,6 +275,17 @@ class LoadRequest(BaseModel):
         description="Also remove stored sources under the given folders that no longer exist there "
         "(without it they are only named in the job's summary, as `gone`).",
     )
+    refresh: bool = Field(
+        False,
+        description="Also fetch the collection's stored web pages again, conditionally (ETag / Last-Modified): "
+        "a page not modified is kept, a changed one replaced (as `deepsearcher load --refresh`).",
+    )
+
+    @model_validator(mode="after")
+    def _something_to_load(self) -> LoadRequest:
+        if not self.inputs and not self.refresh:
+            raise ValueError("inputs: name at least one server path or URL (or set refresh: true)")
+        return self
 
 
 @router.post("/load", status_code=202, summary="Load server paths and URLs in a background job.")
@@ -293,6 +304,7 @@ async def load(
         max_depth=body.max_depth or 0,
         max_pages=body.max_pages,
         sync=body.sync,
+        refresh=body.refresh,
     )
     plan = await services.in_thread(services.plan_load, state, principal, load_request)  # resolves paths: blocks
     job = services.submit_load(state, principal, "load", plan)

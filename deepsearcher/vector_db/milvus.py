@@ -53,6 +53,7 @@ from deepsearcher.types import (
 from deepsearcher.types.errors import CollectionNotFoundError, cause_chain
 from deepsearcher.vector_db import _common as common
 from deepsearcher.vector_db import _milvus_lite as lite
+from deepsearcher.vector_db import _milvus_lite_speed as lite_speed
 from deepsearcher.vector_db._common import (
     INDEX_TEXT,
     METADATA,
@@ -437,6 +438,7 @@ class Milvus(BaseVectorDB):
                     "server is running and reachable from here, the host and port in vector_db.config.uri, "
                     "and the token / user / password and db settings."
                 ) from exc
+        lite_speed.install()  # milvus-lite's per-row search loops, vectorised and cached (its docstring)
         with lite.StartupCapture() as capture:
             try:
                 client = MilvusClient(**connect)
@@ -981,15 +983,28 @@ class Milvus(BaseVectorDB):
         Declared on a loaded collection, Milvus Lite builds each segment's graph in turn while
         searches go on (a segment without its graph yet is searched exactly), writes the graphs
         beside the segments (a reopen loads them, not rebuilds them) and builds one for each
-        segment written later. The caller holds the collection's write lock."""
+        segment written later. The caller holds the collection's write lock.
+
+        A collection made with FLAT (before AUTO, or under index_type FLAT) is switched too, its
+        metric kept: released, its FLAT index dropped, loaded again (seconds: searches in that
+        window fail with a store error), then HNSW declared as above; until the
+        graphs are built its segments are searched exactly, as FLAT searched them."""
         if not lite.switches_by_size(self.index_type, self.is_lite):
             return None
         name = self._collection(collection)
-        if self.dense_index(name) != "NONE" or self.count(name) < self.index_switch_rows:
+        current = self.dense_index(name)
+        if current not in ("NONE", "FLAT") or self.count(name) < self.index_switch_rows:
             return None
+        metric = self._metric(name)
         index = self._client().prepare_index_params()
-        index.add_index(EMBEDDING, index_type="HNSW", metric_type="COSINE", params=dict(lite.HNSW_BUILD_PARAMS))
+        index.add_index(EMBEDDING, index_type="HNSW", metric_type=metric, params=dict(lite.HNSW_BUILD_PARAMS))
         try:
+            if current == "FLAT":  # Lite drops an index only when released; loaded again without one
+                with self._op("switch FLAT to HNSW", name):
+                    client = self._client()
+                    client.release_collection(name)
+                    client.drop_index(name, client.list_indexes(name, field_name=EMBEDDING)[0])
+                    client.load_collection(name)
             self._client().create_index(name, index, sync=False)
         except Exception as exc:  # e.g. a milvus-lite without faiss: the data is stored, search stays exact
             if not _is_milvus_failure(exc):
