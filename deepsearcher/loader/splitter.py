@@ -7,6 +7,11 @@ around *that* occurrence even when the same text appears several times in a docu
 A Markdown chunk also gets `section`: the path of headings in force where it starts
 ("Install > On Linux"), which `Chunk.index_text` puts before the text for search and which
 citations can show; loaders that know sections themselves (Docling, unstructured) keep theirs.
+
+`window_parts=True` (what the ingestion pipeline asks for) stores only the text around the
+chunk, `wider_before` and `wider_after`, instead of a `wider_text` that repeats the chunk:
+window-sized chunks made that copy most of a store's size. `RetrievalResult` joins the parts
+back into `wider_text` when a search reads the row, so readers see the same metadata.
 """
 
 from __future__ import annotations
@@ -88,17 +93,21 @@ def iter_chunks(
     chunk_size: int = 1500,
     chunk_overlap: int = 100,
     window_size: int = 300,
+    window_parts: bool = False,
 ) -> Iterator[Chunk]:
     """Chunks of `documents`, lazily: metadata is a copy of the document's plus
-    `wider_text` (window_size characters each side), `chunk_index` and `start_index`.
+    `wider_text` (window_size characters each side; with `window_parts`, only the sides, as
+    `wider_before` / `wider_after`), `chunk_index` and `start_index`.
 
     Sizes are checked now, not at the first `next()`, so a bad config fails where it is given.
     """
     _validate(chunk_size, chunk_overlap, window_size)
-    return _chunks(documents, chunk_size, chunk_overlap, window_size)
+    return _chunks(documents, chunk_size, chunk_overlap, window_size, window_parts)
 
 
-def _chunks(documents: Iterable[Document], chunk_size: int, chunk_overlap: int, window_size: int) -> Iterator[Chunk]:
+def _chunks(
+    documents: Iterable[Document], chunk_size: int, chunk_overlap: int, window_size: int, window_parts: bool
+) -> Iterator[Chunk]:
     for document in documents:
         text = document.page_content
         if not text.strip():
@@ -116,9 +125,12 @@ def _chunks(documents: Iterable[Document], chunk_size: int, chunk_overlap: int, 
             metadata = copy.deepcopy(document.metadata)
             if sections is not None and (section := sections.at(start + len(piece) - len(piece.lstrip()))):
                 metadata["section"] = section
-            metadata["wider_text"] = text[
-                max(0, start - window_size) : min(len(text), start + len(piece) + window_size)
-            ]
+            end = start + len(piece)
+            if window_parts:
+                metadata["wider_before"] = text[max(0, start - window_size) : start]
+                metadata["wider_after"] = text[end : end + window_size]
+            else:
+                metadata["wider_text"] = text[max(0, start - window_size) : end + window_size]
             metadata["chunk_index"] = chunk_index
             metadata["start_index"] = start
             yield Chunk(text=piece, reference=document.reference, metadata=metadata)
@@ -129,6 +141,7 @@ def split_docs_to_chunks(
     chunk_size: int = 1500,
     chunk_overlap: int = 100,
     window_size: int = 300,
+    window_parts: bool = False,
 ) -> list[Chunk]:
     """All chunks of `documents` as a list (DeepSearcher's signature, plus `window_size`)."""
-    return list(iter_chunks(documents, chunk_size, chunk_overlap, window_size))
+    return list(iter_chunks(documents, chunk_size, chunk_overlap, window_size, window_parts))
