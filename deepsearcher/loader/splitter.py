@@ -7,6 +7,7 @@ around *that* occurrence even when the same text appears several times in a docu
 A Markdown chunk also gets `section`: the path of headings in force where it starts
 ("Install > On Linux"), which `Chunk.index_text` puts before the text for search and which
 citations can show; loaders that know sections themselves (Docling, unstructured) keep theirs.
+Loaders of other formats (HTML, DOCX, PDF) say where their headings fall (`loader.headings`).
 
 `window_parts=True` (what the ingestion pipeline asks for) stores only the text around the
 chunk, `wider_before` and `wider_after`, instead of a `wider_text` that repeats the chunk:
@@ -22,6 +23,7 @@ import logging
 import re
 from collections.abc import Iterable, Iterator
 
+from deepsearcher.loader.headings import SECTION_OFFSETS
 from deepsearcher.types import Chunk, Document
 
 __all__ = ["Chunk", "iter_chunks", "split_docs_to_chunks"]
@@ -51,6 +53,16 @@ class SectionPaths:
                 self.offsets.append(offset)
                 self.paths.append(" > ".join(heading for _, heading in stack))
             offset += len(line)
+
+    @classmethod
+    def from_offsets(cls, located: Iterable[Iterable[object]]) -> SectionPaths:
+        """From a loader's [[offset, path], ...] (`loader.headings.SECTION_OFFSETS`)."""
+        sections = cls("")
+        pairs = [(int(str(offset)), str(path)) for offset, path in located]
+        for offset, path in sorted(pairs, key=lambda pair: pair[0]):  # stable: a later entry at one offset wins
+            sections.offsets.append(offset)
+            sections.paths.append(path)
+        return sections
 
     def at(self, offset: int) -> str | None:
         index = bisect.bisect_right(self.offsets, offset) - 1
@@ -116,13 +128,10 @@ def _chunks(
                 document.reference or "<no reference>",
             )
             continue
-        sections = (
-            SectionPaths(text)
-            if document.metadata.get("file_type") in MARKDOWN_TYPES and "section" not in document.metadata
-            else None
-        )
+        own = {key: value for key, value in document.metadata.items() if key != SECTION_OFFSETS}
+        sections = _sections(document, text)
         for chunk_index, (start, piece) in enumerate(_pieces(text, chunk_size, chunk_overlap)):
-            metadata = copy.deepcopy(document.metadata)
+            metadata = copy.deepcopy(own)
             if sections is not None and (section := sections.at(start + len(piece) - len(piece.lstrip()))):
                 metadata["section"] = section
             end = start + len(piece)
@@ -134,6 +143,15 @@ def _chunks(
             metadata["chunk_index"] = chunk_index
             metadata["start_index"] = start
             yield Chunk(text=piece, reference=document.reference, metadata=metadata)
+
+
+def _sections(document: Document, text: str) -> SectionPaths | None:
+    """Where the document's headings fall: the loader's own list, else Markdown's marks."""
+    if located := document.metadata.get(SECTION_OFFSETS):
+        return SectionPaths.from_offsets(located)
+    if document.metadata.get("file_type") in MARKDOWN_TYPES and "section" not in document.metadata:
+        return SectionPaths(text)
+    return None
 
 
 def split_docs_to_chunks(
