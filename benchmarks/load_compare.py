@@ -120,9 +120,10 @@ def main() -> None:
             speed = statistics.mean(walls["base"]) / statistics.mean(walls["ours"])
             size = statistics.mean(sizes["ours"]) / statistics.mean(sizes["base"])
             print(f"ours vs base: speed {speed:.2f}x (mean wall), store {size:.2f}x")
-        last = work / f"ours{args.rounds - 1}"
-        reloads = sorted(load(args.ours, corpus, last)[0] for _ in range(3))
-        print(f"ours unchanged re-load: median {reloads[1]:.2f} s ({', '.join(f'{w:.2f}' for w in reloads)})")
+        for name, tree in trees:  # the last store of each tree, loaded again unchanged
+            last = work / f"{name}{args.rounds - 1}"
+            reloads = sorted(load(tree, corpus, last)[0] for _ in range(3))
+            print(f"{name} unchanged re-load: median {reloads[1]:.2f} s ({', '.join(f'{w:.2f}' for w in reloads)})")
 
 
 if __name__ == "__main__":
