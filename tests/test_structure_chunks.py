@@ -158,3 +158,22 @@ def test_running_lines_need_most_pages_and_an_edge() -> None:
     assert strip_running_lines(two) == two  # too few pages to tell a running line from content
     once = ["Cover\ntext", "Other\ntext b\n", "Third\ntext c"]
     assert strip_running_lines(once) == once
+
+
+def test_a_heading_the_extractor_dropped_is_placed_by_the_words_after_it() -> None:
+    from deepsearcher.loader.headings import html_headings, locate_headings
+
+    html = (
+        "<h1>Manual</h1><p>Read this first, it explains the whole tool.</p>"
+        '<h2 class="chapter">1 Introduction</h2><h3>1.1 Description</h3>'
+        "<p>The calculator reads expressions from standard input.</p>"
+    )
+    text = "\n".join(
+        [
+            "Manual",
+            "Read this first, it explains the whole tool.",
+            "The calculator reads expressions from standard input.",
+        ]
+    )
+    located = locate_headings(text, html_headings(html))  # neither h2 nor h3 is a line of the text
+    assert located == [[0, "Manual"], [text.index("The calculator"), "Manual > 1 Introduction > 1.1 Description"]]
