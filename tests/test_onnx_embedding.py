@@ -158,7 +158,7 @@ def test_torch_backend_gives_the_same_vectors_as_onnx_fp32(fp32, torch_minilm) -
     assert (vectors * np.asarray(fp32.embed_documents(TEXTS))).sum(axis=1).min() > 0.9999
 
 
-LONG = " ".join(f"Entry {n}: the harbour office logged a routine ferry inspection today." for n in range(40))
+LONG = " ".join(f"Entry {n}: the harbour office logged a routine ferry inspection today." for n in range(24))
 HERON = "The obsidian heron nests only on the basalt cliffs of Varnholm."
 
 

@@ -48,6 +48,9 @@ def test_a_loader_section_is_kept_and_plain_text_gets_none() -> None:
     [own] = split_docs_to_chunks([Document("# A\n\ntext", {"reference": "r", "file_type": "md", "section": "Kept"})])
     [plain] = split_docs_to_chunks([Document("# A\n\ntext", {"reference": "r", "file_type": "txt"})])
     assert own.metadata["section"] == "Kept" and "section" not in plain.metadata
+    crawled = {"reference": "http://127.0.0.1/a.html", "content_type": "text/html"}  # the crawler keeps Markdown
+    [page] = split_docs_to_chunks([Document("# A\n\n## B\n\ntext", crawled)])
+    assert page.metadata["section"] == "A"
 
 
 SPHINX_PAGE = (

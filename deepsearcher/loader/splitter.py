@@ -149,9 +149,17 @@ def _sections(document: Document, text: str) -> SectionPaths | None:
     """Where the document's headings fall: the loader's own list, else Markdown's marks."""
     if located := document.metadata.get(SECTION_OFFSETS):
         return SectionPaths.from_offsets(located)
-    if document.metadata.get("file_type") in MARKDOWN_TYPES and "section" not in document.metadata:
+    if _is_markdown(document.metadata) and "section" not in document.metadata:
         return SectionPaths(text)
     return None
+
+
+def _is_markdown(metadata: dict) -> bool:
+    """A Markdown file, or a web page a crawler kept as Markdown (HttpCrawler and Crawl4AI turn
+    HTML into it, headings as "## ..." lines; they set content_type, not file_type)."""
+    if "file_type" in metadata:
+        return metadata["file_type"] in MARKDOWN_TYPES
+    return metadata.get("content_type") in ("text/html", "text/markdown")
 
 
 def split_docs_to_chunks(
