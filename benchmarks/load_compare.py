@@ -89,6 +89,31 @@ def load(tree: Path, corpus: Path, store: Path) -> tuple[float, dict]:
     return wall, json.loads(done.stdout[start:]) if start >= 0 else {}
 
 
+def token_counts(corpus: Path) -> None:
+    """Tokens the bundled model reads from this tree's chunks of `corpus`: window-sized chunks
+    (every token) against 1,500-character chunks cut off at the window (what c7bb4a7 embedded)."""
+    from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
+    from deepsearcher.loader.file_loader.file_loader import FileLoader
+    from deepsearcher.loader.splitter import split_docs_to_chunks
+    from deepsearcher.offline_loading.sources import iter_file_sources
+
+    embedding = MiniLMEmbedding()
+    embedding.embed_query("load the tokenizer")
+    tokenizer = embedding.inner._tokenizer  # the ONNX encoder's own tokenizer (truncation set to the window)
+    documents = [d for source in iter_file_sources([corpus], FileLoader()) for d in source.documents or []]
+    rows = []
+    for label, size, cut in (
+        ("1,500-char chunks, cut at the window", 1500, True),
+        ("window-sized chunks", None, False),
+    ):
+        chunks = split_docs_to_chunks(documents, chunk_size=size or embedding.default_chunk_size(), chunk_overlap=100)
+        encodings = tokenizer.encode_batch([chunk.index_text for chunk in chunks])
+        total = sum(len(e.ids) + sum(len(o.ids) for o in e.overflowing) for e in encodings)
+        read = sum(len(e.ids) for e in encodings) if cut else total
+        rows.append([label, len(chunks), total, read])
+    print(format_table(["chunking", "chunks", "tokens in chunks", "tokens embedded"], rows))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", help="a corpus.jsonl (or its folder), 'real', or a folder of files")
@@ -96,6 +121,7 @@ def main() -> None:
     parser.add_argument("--ours", type=Path, default=HERE, help="the checkout measured as ours (default: this one)")
     parser.add_argument("--rounds", type=int, default=2, help="loads per tree, alternating")
     parser.add_argument("--per-file", type=int, default=30, help="passages per Markdown file")
+    parser.add_argument("--tokens", action="store_true", help="only count the tokens each chunking embeds")
     args = parser.parse_args()
     trees = ([("base", args.base)] if args.base else []) + [("ours", args.ours)]
     with tempfile.TemporaryDirectory(prefix="ds-load-compare-") as tmp:
@@ -104,6 +130,9 @@ def main() -> None:
         text_bytes = folder_bytes(corpus)
         files = sum(1 for p in corpus.rglob("*") if p.is_file())
         print(f"corpus: {args.corpus} -> {files} files, {text_bytes / 1e6:.2f} MB")
+        if args.tokens:
+            token_counts(corpus)
+            return
         rows, walls, sizes = [], {name: [] for name, _ in trees}, {name: [] for name, _ in trees}
         for round_index in range(args.rounds):
             for name, tree in trees:
