@@ -144,14 +144,46 @@ def test_default_minilm_uses_onnx_and_imports_no_torch(tmp_path: Path) -> None:
     assert result.stdout.split() == ["onnx", "384", "False", "False"]
 
 
-def test_torch_backend_gives_the_same_vectors_as_onnx_fp32(fp32) -> None:
+@pytest.fixture(scope="module")
+def torch_minilm():
     pytest.importorskip("sentence_transformers", reason="the torch extra is not installed")
     from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
 
-    torch_minilm = MiniLMEmbedding(backend="torch")
+    return MiniLMEmbedding(backend="torch")
+
+
+def test_torch_backend_gives_the_same_vectors_as_onnx_fp32(fp32, torch_minilm) -> None:
     assert torch_minilm.model_name == "all-MiniLM-L6-v2" and torch_minilm.dimension == 384
     vectors = np.asarray(torch_minilm.embed_documents(TEXTS))
     assert (vectors * np.asarray(fp32.embed_documents(TEXTS))).sum(axis=1).min() > 0.9999
+
+
+LONG = " ".join(f"Entry {n}: the harbour office logged a routine ferry inspection today." for n in range(24))
+HERON = "The obsidian heron nests only on the basalt cliffs of Varnholm."
+
+
+def test_torch_backend_embeds_a_long_text_as_windows_like_onnx(fp32, torch_minilm) -> None:
+    """Past the 256-token window sentence-transformers would drop the rest; it is embedded as windows."""
+    assert torch_minilm.window_tokens == 256
+    texts = [LONG, f"{LONG} {HERON}"]
+    without, with_heron = (np.asarray(v) for v in torch_minilm.embed_documents(texts))
+    heron = np.asarray(torch_minilm.embed_query("obsidian heron"))
+    assert float(with_heron @ heron) > float(without @ heron) + 0.02  # the tail reached the vector
+    assert abs(float(np.linalg.norm(with_heron)) - 1.0) < 1e-4
+    onnx = np.asarray(fp32.embed_documents(texts))  # ONNX cuts its windows at other token boundaries
+    assert (np.stack([without, with_heron]) * onnx).sum(axis=1).min() > 0.99
+
+
+def test_token_windows_cover_the_text_and_cut_between_words() -> None:
+    from deepsearcher.embedding._windows import token_windows
+
+    text = "alpha beta gamma delta-epsilon zeta"
+    spans = [(0, 5), (6, 10), (11, 16), (17, 22), (22, 23), (23, 30), (31, 35)]  # "delta-epsilon": 3 tokens
+    pieces = token_windows(text, spans, 5)
+    assert pieces == [("alpha beta gamma ", 3), ("delta-epsilon zeta", 4)]  # not cut inside "delta-epsilon"
+    glued = token_windows("abcdefgh", [(n, n + 1) for n in range(8)], 3)  # no word start in reach: cut anyway
+    assert glued == [("abc", 3), ("def", 3), ("gh", 2)]
+    assert token_windows("short one", [(0, 5), (6, 9)], 3) == [("short one", 2)]
 
 
 def test_minilm_backend_is_checked() -> None:

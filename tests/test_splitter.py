@@ -9,7 +9,7 @@ import pytest
 from deepsearcher.loader.file_loader.markdown_loader import MarkdownLoader
 from deepsearcher.loader.splitter import Chunk, iter_chunks, split_docs_to_chunks
 from deepsearcher.types import Chunk as TypesChunk
-from deepsearcher.types import Document
+from deepsearcher.types import Document, RetrievalResult
 
 REPEATED = "The same sentence appears in several places of this manual."
 
@@ -53,6 +53,21 @@ def test_each_chunk_knows_its_own_offset_in_repeated_text() -> None:
     for chunk, name in zip(repeats, ("alpha", "beta", "gamma"), strict=False):
         assert f"{name} filler" in chunk.metadata["wider_text"]
     assert "gamma" not in repeats[0].metadata["wider_text"]
+
+
+def test_window_parts_store_the_sides_once_and_a_search_result_joins_them_back() -> None:
+    text = repeated_text()
+    document = Document(text, {"reference": "manual.txt"})
+    whole = split_docs_to_chunks([document], chunk_size=120, chunk_overlap=20, window_size=40)
+    parts = split_docs_to_chunks([document], chunk_size=120, chunk_overlap=20, window_size=40, window_parts=True)
+    assert [chunk.text for chunk in parts] == [chunk.text for chunk in whole]
+    for full, compact in zip(whole, parts, strict=True):
+        assert "wider_text" not in compact.metadata  # the chunk is not stored a second time
+        assert len(compact.metadata["wider_before"]) <= 40 and len(compact.metadata["wider_after"]) <= 40
+        read = RetrievalResult(None, compact.text, compact.reference, dict(compact.metadata))
+        assert read.wider_text == full.metadata["wider_text"]
+        assert read.metadata["wider_text"] == full.metadata["wider_text"]  # upstream's key, as before
+        assert "wider_before" not in read.metadata and "wider_after" not in read.metadata
 
 
 def test_chunks_cover_long_text_with_overlap_and_indexes() -> None:

@@ -34,6 +34,7 @@ from typing import Any
 
 from deepsearcher.config.optional import require
 from deepsearcher.embedding._batching import encode_sorted
+from deepsearcher.embedding._windows import pool_windows
 from deepsearcher.embedding.base import PrefixedEmbedding, model_loading
 
 #: Texts per forward pass. One per call: no padding at all and batch-independent int8 vectors,
@@ -141,23 +142,9 @@ class OnnxEncoder(PrefixedEmbedding):
         )
         if len(windows) == len(texts):
             return vectors
-        return self._pool_windows(
-            len(texts), [index for index, _ in windows], [len(w.ids) for _, w in windows], vectors
+        return pool_windows(
+            len(texts), [index for index, _ in windows], [len(w.ids) for _, w in windows], vectors, self.normalize
         )
-
-    def _pool_windows(
-        self, count: int, owners: list[int], tokens: list[int], vectors: list[list[float]]
-    ) -> list[list[float]]:
-        """One vector per text: the token-weighted mean of its windows' vectors."""
-        import numpy as np
-
-        pooled = np.zeros((count, len(vectors[0])), dtype=np.float64)
-        np.add.at(pooled, owners, np.asarray(vectors, dtype=np.float64) * np.asarray(tokens, dtype=np.float64)[:, None])
-        if self.normalize:
-            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-        else:
-            pooled /= np.bincount(owners, weights=tokens, minlength=count)[:, None]
-        return pooled.astype(np.float32).tolist()
 
     @property
     def dimension(self) -> int:

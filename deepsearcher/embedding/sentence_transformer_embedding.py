@@ -9,11 +9,17 @@ from typing import Any
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
+from deepsearcher.embedding._windows import pool_windows, token_windows
 from deepsearcher.embedding.base import PrefixedEmbedding, model_loading
 from deepsearcher.types.errors import MissingDependencyError
 
 BUNDLED_MINILM = "all-MiniLM-L6-v2"
 _KNOWN_DIMENSIONS = {BUNDLED_MINILM: 384, "sentence-transformers/all-MiniLM-L6-v2": 384}
+#: Tokens the known models read (their max_seq_length), declared before the model is loaded.
+_KNOWN_WINDOWS = {BUNDLED_MINILM: 256, "sentence-transformers/all-MiniLM-L6-v2": 256}
+#: Tokens a window leaves free besides [CLS]/[SEP]: a piece re-tokenised alone may come out a
+#: token or two longer at its edges, and must still fit.
+WINDOW_MARGIN = 4
 #: Texts per forward pass inside a length-sorted window: measured best for MiniLM on torch,
 #: 2 CPU cores (benchmarks/ingest.py sweep); larger batches pad more and run slower.
 DEFAULT_BATCH_SIZE = 16
@@ -89,6 +95,7 @@ class SentenceTransformerEmbedding(PrefixedEmbedding):
             raise MissingDependencyError("sentence_transformers", "local", "local embeddings")
         self._model_instance: Any = None
         self._dimension: int | None = _KNOWN_DIMENSIONS.get(model)
+        self.window_tokens = _KNOWN_WINDOWS.get(model)
         self._lock = threading.Lock()
         if not lazy:  # a model that is not there fails here, at configuration time
             self._model  # noqa: B018
@@ -119,6 +126,35 @@ class SentenceTransformerEmbedding(PrefixedEmbedding):
         return model
 
     def _encode(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        pieces = self._windows(texts)
+        if len(pieces) == len(texts):
+            return self._encode_texts(texts)
+        vectors = self._encode_texts([piece for _, piece, _ in pieces])
+        owners = [owner for owner, _, _ in pieces]
+        return pool_windows(len(texts), owners, [tokens for _, _, tokens in pieces], vectors, self.normalize)
+
+    def _windows(self, texts: list[str]) -> list[tuple[int, str, int]]:
+        """(text index, piece, tokens) for every window of every text; one per text that fits."""
+        model = self._model
+        limit = int(getattr(model, "max_seq_length", 0) or 0)
+        tokenizer = getattr(model, "tokenizer", None)
+        if limit <= 0 or tokenizer is None or not getattr(tokenizer, "is_fast", False):
+            return [(index, text, 0) for index, text in enumerate(texts)]  # no offsets: the model's own way
+        window = max(8, limit - 2 - WINDOW_MARGIN)
+        # Only texts that may be too long are tokenised here (a token is at least one character).
+        long = [index for index, text in enumerate(texts) if len(text) > window]
+        pieces = {index: [(text, 0)] for index, text in enumerate(texts)}
+        if long:
+            offsets = tokenizer(
+                [texts[index] for index in long], add_special_tokens=False, return_offsets_mapping=True, verbose=False
+            )["offset_mapping"]
+            for index, spans in zip(long, offsets, strict=True):
+                pieces[index] = token_windows(texts[index], spans, window)
+        return [(index, piece, tokens) for index in range(len(texts)) for piece, tokens in pieces[index]]
+
+    def _encode_texts(self, texts: list[str]) -> list[list[float]]:
         # One call for the whole window: sentence-transformers sorts it by length and cuts
         # batches of `batch_size` from the sorted list, so little of each batch is padding.
         vectors = self._model.encode(

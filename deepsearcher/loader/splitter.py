@@ -7,6 +7,12 @@ around *that* occurrence even when the same text appears several times in a docu
 A Markdown chunk also gets `section`: the path of headings in force where it starts
 ("Install > On Linux"), which `Chunk.index_text` puts before the text for search and which
 citations can show; loaders that know sections themselves (Docling, unstructured) keep theirs.
+Loaders of other formats (HTML, DOCX, PDF) say where their headings fall (`loader.headings`).
+
+`window_parts=True` (what the ingestion pipeline asks for) stores only the text around the
+chunk, `wider_before` and `wider_after`, instead of a `wider_text` that repeats the chunk:
+window-sized chunks made that copy most of a store's size. `RetrievalResult` joins the parts
+back into `wider_text` when a search reads the row, so readers see the same metadata.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import logging
 import re
 from collections.abc import Iterable, Iterator
 
+from deepsearcher.loader.headings import SECTION_OFFSETS
 from deepsearcher.types import Chunk, Document
 
 __all__ = ["Chunk", "iter_chunks", "split_docs_to_chunks"]
@@ -46,6 +53,16 @@ class SectionPaths:
                 self.offsets.append(offset)
                 self.paths.append(" > ".join(heading for _, heading in stack))
             offset += len(line)
+
+    @classmethod
+    def from_offsets(cls, located: Iterable[Iterable[object]]) -> SectionPaths:
+        """From a loader's [[offset, path], ...] (`loader.headings.SECTION_OFFSETS`)."""
+        sections = cls("")
+        pairs = [(int(str(offset)), str(path)) for offset, path in located]
+        for offset, path in sorted(pairs, key=lambda pair: pair[0]):  # stable: a later entry at one offset wins
+            sections.offsets.append(offset)
+            sections.paths.append(path)
+        return sections
 
     def at(self, offset: int) -> str | None:
         index = bisect.bisect_right(self.offsets, offset) - 1
@@ -88,17 +105,21 @@ def iter_chunks(
     chunk_size: int = 1500,
     chunk_overlap: int = 100,
     window_size: int = 300,
+    window_parts: bool = False,
 ) -> Iterator[Chunk]:
     """Chunks of `documents`, lazily: metadata is a copy of the document's plus
-    `wider_text` (window_size characters each side), `chunk_index` and `start_index`.
+    `wider_text` (window_size characters each side; with `window_parts`, only the sides, as
+    `wider_before` / `wider_after`), `chunk_index` and `start_index`.
 
     Sizes are checked now, not at the first `next()`, so a bad config fails where it is given.
     """
     _validate(chunk_size, chunk_overlap, window_size)
-    return _chunks(documents, chunk_size, chunk_overlap, window_size)
+    return _chunks(documents, chunk_size, chunk_overlap, window_size, window_parts)
 
 
-def _chunks(documents: Iterable[Document], chunk_size: int, chunk_overlap: int, window_size: int) -> Iterator[Chunk]:
+def _chunks(
+    documents: Iterable[Document], chunk_size: int, chunk_overlap: int, window_size: int, window_parts: bool
+) -> Iterator[Chunk]:
     for document in documents:
         text = document.page_content
         if not text.strip():
@@ -107,21 +128,38 @@ def _chunks(documents: Iterable[Document], chunk_size: int, chunk_overlap: int, 
                 document.reference or "<no reference>",
             )
             continue
-        sections = (
-            SectionPaths(text)
-            if document.metadata.get("file_type") in MARKDOWN_TYPES and "section" not in document.metadata
-            else None
-        )
+        own = {key: value for key, value in document.metadata.items() if key != SECTION_OFFSETS}
+        sections = _sections(document, text)
         for chunk_index, (start, piece) in enumerate(_pieces(text, chunk_size, chunk_overlap)):
-            metadata = copy.deepcopy(document.metadata)
+            metadata = copy.deepcopy(own)
             if sections is not None and (section := sections.at(start + len(piece) - len(piece.lstrip()))):
                 metadata["section"] = section
-            metadata["wider_text"] = text[
-                max(0, start - window_size) : min(len(text), start + len(piece) + window_size)
-            ]
+            end = start + len(piece)
+            if window_parts:
+                metadata["wider_before"] = text[max(0, start - window_size) : start]
+                metadata["wider_after"] = text[end : end + window_size]
+            else:
+                metadata["wider_text"] = text[max(0, start - window_size) : end + window_size]
             metadata["chunk_index"] = chunk_index
             metadata["start_index"] = start
             yield Chunk(text=piece, reference=document.reference, metadata=metadata)
+
+
+def _sections(document: Document, text: str) -> SectionPaths | None:
+    """Where the document's headings fall: the loader's own list, else Markdown's marks."""
+    if located := document.metadata.get(SECTION_OFFSETS):
+        return SectionPaths.from_offsets(located)
+    if _is_markdown(document.metadata) and "section" not in document.metadata:
+        return SectionPaths(text)
+    return None
+
+
+def _is_markdown(metadata: dict) -> bool:
+    """A Markdown file, or a web page a crawler kept as Markdown (HttpCrawler and Crawl4AI turn
+    HTML into it, headings as "## ..." lines; they set content_type, not file_type)."""
+    if "file_type" in metadata:
+        return metadata["file_type"] in MARKDOWN_TYPES
+    return metadata.get("content_type") in ("text/html", "text/markdown")
 
 
 def split_docs_to_chunks(
@@ -129,6 +167,7 @@ def split_docs_to_chunks(
     chunk_size: int = 1500,
     chunk_overlap: int = 100,
     window_size: int = 300,
+    window_parts: bool = False,
 ) -> list[Chunk]:
     """All chunks of `documents` as a list (DeepSearcher's signature, plus `window_size`)."""
-    return list(iter_chunks(documents, chunk_size, chunk_overlap, window_size))
+    return list(iter_chunks(documents, chunk_size, chunk_overlap, window_size, window_parts))

@@ -261,6 +261,7 @@ class IngestionPipeline:
             chunk_size=self.chunk_size,
             chunk_overlap=self.chunk_overlap,
             window_size=self.window_size,
+            window_parts=True,  # the store keeps the sides only; RetrievalResult joins them back
         )
         for index, chunk in enumerate(chunks):
             chunk.reference = source.reference

@@ -21,7 +21,7 @@ class RetrievalResult:
         self.embedding = embedding
         self.text = text
         self.reference = reference
-        self.metadata = metadata or {}
+        self.metadata = join_window_parts(metadata or {}, text)
         self.score = score
 
     @property
@@ -44,6 +44,16 @@ class RetrievalResult:
 
     def __repr__(self) -> str:
         return f"RetrievalResult(score={self.score:.4f}, reference={self.reference!r}, text={self.text[:60]!r})"
+
+
+def join_window_parts(metadata: dict[str, Any], text: str) -> dict[str, Any]:
+    """Metadata with `wider_text` rebuilt from the stored sides (`wider_before` + text +
+    `wider_after`, see loader/splitter.py), so readers see one key whichever way a row was stored."""
+    if "wider_before" not in metadata and "wider_after" not in metadata:
+        return metadata
+    joined = {key: value for key, value in metadata.items() if key not in ("wider_before", "wider_after")}
+    joined.setdefault("wider_text", f"{metadata.get('wider_before') or ''}{text}{metadata.get('wider_after') or ''}")
+    return joined
 
 
 def deduplicate_results(results: Iterable[RetrievalResult]) -> list[RetrievalResult]:

@@ -1,17 +1,20 @@
-"""Word (.docx) files with python-docx: paragraphs and tables in document order."""
+"""Word (.docx) files with python-docx: paragraphs and tables in document order, with the
+path of "Heading N" paragraphs each part sits under (`loader.headings`)."""
 
 from __future__ import annotations
 
 import io
 import os
+import re
 import zipfile
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.loader.file_loader._budget import checked_archive
 from deepsearcher.loader.file_loader._document import make_document
 from deepsearcher.loader.file_loader._text import read_bytes
 from deepsearcher.loader.file_loader.base import BaseLoader
+from deepsearcher.loader.headings import SECTION_OFFSETS, HeadingPaths, clean_heading
 from deepsearcher.types import Document, LoaderError
 
 if TYPE_CHECKING:
@@ -33,17 +36,37 @@ def _table_lines(table: Table) -> list[str]:
     return lines
 
 
-def docx_text(document: DocxDocument) -> str:
-    """Body paragraphs and table rows in the order they appear (headers and footers left out)."""
+def _heading_level(paragraph: Any) -> int:
+    """1-9 for a paragraph styled "Heading N" (Word's built-in heading styles), else 0."""
+    name = paragraph.style.name if paragraph.style is not None else ""
+    match = _HEADING_STYLE.fullmatch(name or "")
+    return int(match.group(1)) if match else 0
+
+
+_HEADING_STYLE = re.compile(r"Heading ([1-9])")
+
+
+def docx_text(document: DocxDocument) -> tuple[str, list[list[int | str]]]:
+    """Body paragraphs and table rows in the order they appear (headers and footers left out),
+    and [offset, heading path] where each heading paragraph starts."""
     from docx.table import Table
 
     lines: list[str] = []
+    sections: list[list[int | str]] = []
+    paths = HeadingPaths()
+    offset = 0
     for block in document.iter_inner_content():
         if isinstance(block, Table):
-            lines.extend(_table_lines(block))
+            added = _table_lines(block)
         elif block.text.strip():
-            lines.append(block.text)
-    return "\n".join(lines)
+            added = [block.text]
+            if (level := _heading_level(block)) and (heading := clean_heading(block.text)):
+                sections.append([offset, paths.enter(level, heading)])
+        else:
+            continue
+        lines.extend(added)
+        offset += sum(len(line) + 1 for line in added)  # each line and its "\n"
+    return "\n".join(lines), sections
 
 
 def docx_title(document: DocxDocument) -> str | None:
@@ -86,7 +109,7 @@ class DocxLoader(BaseLoader):
         data = checked_archive(path, data)  # a zip bomb is refused before python-docx inflates it
         try:
             document = docx.Document(io.BytesIO(data))
-            text = docx_text(document)
+            text, sections = docx_text(document)
             title = docx_title(document)
         except (
             PackageNotFoundError,
@@ -105,4 +128,4 @@ class DocxLoader(BaseLoader):
             ) from exc
         if not text.strip():
             raise LoaderError(path, "no text in the document")
-        return [make_document(path, text, "docx", title)]
+        return [make_document(path, text, "docx", title, **({SECTION_OFFSETS: sections} if sections else {}))]

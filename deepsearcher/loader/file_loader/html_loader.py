@@ -1,4 +1,5 @@
-"""HTML files: the main text only (trafilatura drops navigation, headers and footers)."""
+"""HTML files: the main text only (trafilatura drops navigation, headers and footers), with
+the h1-h6 heading path of each part (`loader.headings`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from deepsearcher.config.registry import register_provider
 from deepsearcher.loader.file_loader._document import make_document
 from deepsearcher.loader.file_loader._text import read_text
 from deepsearcher.loader.file_loader.base import BaseLoader
+from deepsearcher.loader.headings import SECTION_OFFSETS, html_headings, locate_headings
 from deepsearcher.loader.noise import strip_permalinks
 from deepsearcher.types import Document, LoaderError
 
@@ -71,4 +73,5 @@ class HTMLLoader(BaseLoader):
         text = main_text(html)
         if not text or not text.strip():
             raise LoaderError(path, "no readable main text found in the HTML")
-        return [make_document(path, text, "html", html_title(html))]
+        sections = {SECTION_OFFSETS: located} if (located := locate_headings(text, html_headings(html))) else {}
+        return [make_document(path, text, "html", html_title(html), **sections)]

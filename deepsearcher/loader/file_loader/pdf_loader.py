@@ -1,4 +1,9 @@
-"""PDF files with pypdf: one Document per page so answers can cite the page."""
+"""PDF files with pypdf: one Document per page so answers can cite the page.
+
+Running headers and footers (lines most pages repeat at their edges, page numbers) are removed
+(`loader.noise.strip_running_lines`); where the PDF has an outline (bookmarks), each part of a
+page gets the path of the entries it sits under as its `section` (`loader.headings`).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,8 @@ from deepsearcher.loader.file_loader._text import read_bytes
 from deepsearcher.loader.file_loader.base import BaseLoader
 from deepsearcher.loader.file_loader.markdown_loader import MarkdownLoader
 from deepsearcher.loader.file_loader.text_loader import TextLoader
+from deepsearcher.loader.headings import SECTION_OFFSETS, HeadingPaths, clean_heading
+from deepsearcher.loader.noise import strip_running_lines
 from deepsearcher.types import Document, LoaderError
 
 if TYPE_CHECKING:
@@ -59,7 +66,8 @@ class PDFLoader(BaseLoader):
             if reader.is_encrypted and not reader.decrypt(""):
                 raise LoaderError(path, "encrypted PDF: a password is required")
             title = _pdf_title(reader)
-            pages = [page.extract_text() or "" for page in reader.pages]
+            pages = strip_running_lines([page.extract_text() or "" for page in reader.pages])
+            outline = _outline_entries(reader)
         except FileNotDecryptedError as exc:
             raise LoaderError(path, "encrypted PDF: a password is required") from exc
         except (
@@ -71,8 +79,9 @@ class PDFLoader(BaseLoader):
             IndexError,
         ) as exc:
             raise LoaderError(path, f"corrupt PDF: {exc}") from exc
+        sections = _page_sections(pages, outline)
         documents = [
-            make_document(path, text, "pdf", title, page=number, page_count=len(pages))
+            make_document(path, text, "pdf", title, page=number, page_count=len(pages), **sections[number - 1])
             for number, text in enumerate(pages, start=1)
             if text.strip()  # blank pages (separators, figures) have nothing to index
         ]
@@ -93,3 +102,42 @@ def _pdf_title(reader: PdfReader) -> str | None:
     info = reader.metadata
     title = str(info.title or "").strip() if info is not None else ""
     return title if title and title.lower() not in _PLACEHOLDER_TITLES else None
+
+
+def _outline_entries(reader: PdfReader) -> list[tuple[int, int, str]]:
+    """(0-based page, level, title) of the PDF's outline entries, in outline order."""
+    entries: list[tuple[int, int, str]] = []
+
+    def walk(items: list, level: int) -> None:
+        for item in items:
+            if isinstance(item, list):
+                walk(item, level + 1)
+                continue
+            page = reader.get_destination_page_number(item)
+            title = clean_heading(str(getattr(item, "title", "") or ""))
+            if title and page is not None and page >= 0:
+                entries.append((page, level, title))
+
+    walk(list(reader.outline or []), 1)
+    return entries
+
+
+def _page_sections(pages: list[str], outline: list[tuple[int, int, str]]) -> list[dict[str, list]]:
+    """For each page, the Document metadata that places its outline entries: the path in force
+    where the page starts, then each entry pointing to the page at the line that shows its
+    title (or the page's top when no line does)."""
+    paths = HeadingPaths()
+    result: list[dict[str, list]] = []
+    by_page: dict[int, list[tuple[int, str]]] = {}
+    for page, level, title in outline:
+        by_page.setdefault(page, []).append((level, title))
+    for number, text in enumerate(pages):
+        located: list[list[int | str]] = [[0, paths.path]] if paths.path else []
+        searched_from = 0
+        for level, title in by_page.get(number, []):
+            found = text.find(title, searched_from)
+            offset = searched_from if found < 0 else text.rfind("\n", 0, found) + 1
+            searched_from = max(searched_from, found + len(title)) if found >= 0 else searched_from
+            located.append([offset, paths.enter(level, title)])
+        result.append({SECTION_OFFSETS: located} if located else {})
+    return result
