@@ -47,6 +47,9 @@ class Setting:
     default: bool = False
     #: Follow entity links from the top hits (deepsearcher/graph): (link weight, question weight), or None.
     links: tuple[float, float] | None = None
+    #: Walk the graph by personalized PageRank instead (deepsearcher/graph/spread.py):
+    #: (decay, hub exponent, hops, seeds, question weight), or None.
+    ppr: tuple[float, float, int, int, float] | None = None
 
     @property
     def label(self) -> str:
@@ -54,6 +57,9 @@ class Setting:
 
     @property
     def base_label(self) -> str:
+        if self.ppr is not None:
+            decay, hub, hops, seeds, question = self.ppr
+            return f"{self.search_label} + walk d={decay:g} hub={hub:g} hops={hops} seeds={seeds} q={question:g}"
         if self.links is not None:
             return f"{self.search_label} + links {self.links[0]:g}/{self.links[1]:g}"
         return self.search_label
@@ -98,8 +104,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default="",
         help="entity-link weights to sweep, link:question pairs, e.g. 0.5:0.3,0.35:0 (default: the store's)",
     )
+    parser.add_argument(
+        "--ppr",
+        default="",
+        help="graph walks (truncated personalized PageRank) to sweep, decay:hub:hops:seeds:question tuples, "
+        "e.g. 0.5:1:2:3:0.3 "
+        "(default: the store's SpreadSettings)",
+    )
     parser.add_argument("--fetch", type=int, default=0, help="chunks retrieved per question (default 2 x max top-k)")
-    parser.add_argument("--limit", type=int, default=0, help="use only the first N questions")
+    parser.add_argument("--limit", type=int, default=0, help="use only N questions (after --skip)")
+    parser.add_argument("--skip", type=int, default=0, help="leave out the first N questions (a held-out half)")
+    parser.add_argument(
+        "--questions",
+        default="",
+        help="questions.jsonl to use instead of each dataset directory's own (e.g. "
+        "benchmarks/data/2wiki_heldout.jsonl over ../shared/data/2wiki_corpus)",
+    )
     parser.add_argument(
         "--batch-size", type=int, default=256, help="chunks handed to the model per call (a length-sorted window)"
     )
@@ -157,11 +177,12 @@ def store_defaults() -> Setting:
     """The setting a Milvus store uses when not told otherwise (hybrid, with entity links when on)."""
     import inspect
 
-    from deepsearcher.graph import LinkSettings
+    from deepsearcher.graph import LinkSettings, SpreadSettings
     from deepsearcher.vector_db.milvus import Milvus
 
     params = inspect.signature(Milvus.__init__).parameters
-    links = LinkSettings()
+    links, walk = LinkSettings(), SpreadSettings()
+    graph, ppr = params["graph"].default, params["graph_walk"].default == "ppr"
     return Setting(
         "hybrid",
         ranker=params["ranker"].default,
@@ -169,19 +190,33 @@ def store_defaults() -> Setting:
         candidates=params["candidates_per_side"].default,
         weights=tuple(params["weights"].default),
         default=True,
-        links=(links.link_weight, links.question_weight) if params["graph"].default else None,
+        links=(links.link_weight, links.question_weight) if graph and not ppr else None,
+        ppr=(walk.decay, walk.hub_exponent, walk.hops, walk.seeds, walk.question_weight) if graph and ppr else None,
     )
 
 
 def build_settings(args: argparse.Namespace) -> list[Setting]:
     from dataclasses import replace
 
+    from deepsearcher.graph import LinkSettings
+
     default = store_defaults()
-    settings = [Setting("dense"), Setting("sparse"), replace(default, links=None, default=False), default]
-    settings.append(replace(Setting("dense"), links=default.links or (0.5, 0.3)))
+    link_pair = default.links or (LinkSettings().link_weight, LinkSettings().question_weight)
+    settings = [Setting("dense"), Setting("sparse"), replace(default, links=None, ppr=None, default=False)]
+    settings.append(replace(default, links=link_pair, ppr=None, default=default.ppr is None))
+    settings.append(replace(Setting("dense"), links=link_pair))
+    walks = [tuple(float(x) for x in spec.split(":")) for spec in args.ppr.split(",") if spec.strip()]
+    if not walks:
+        from deepsearcher.graph import SpreadSettings
+
+        spread = SpreadSettings()
+        walks = [(spread.decay, spread.hub_exponent, spread.hops, spread.seeds, spread.question_weight)]
+    for decay, hub, hops, seeds, question in walks:
+        ppr = (decay, hub, int(hops), int(seeds), question)
+        settings.append(replace(default, links=None, ppr=ppr, default=default.ppr == ppr))
     for pair in filter(None, (w.strip() for w in args.links.split(","))):
         link_w, question_w = (float(x) for x in pair.split(":"))
-        settings.append(replace(default, links=(link_w, question_w), default=False))
+        settings.append(replace(default, links=(link_w, question_w), ppr=None, default=False))
     candidates: list[int | None] = [
         None if c.strip() == "auto" else int(c) for c in args.candidates.split(",") if c.strip()
     ]
@@ -197,31 +232,30 @@ def build_settings(args: argparse.Namespace) -> list[Setting]:
 
 
 def embed_all(dataset: Dataset, chunks: list[Chunk], embedding: Any, args: argparse.Namespace) -> list[list[float]]:
-    """Fill chunk embeddings and return question vectors, reusing a --cache file when it
-    was made from the same texts with the same model."""
+    """Fill chunk embeddings and return question vectors, reusing a --cache file of the corpus
+    when it was made from the same texts with the same model (questions are embedded each run:
+    they are few, and a new question set then costs no corpus re-embedding)."""
     import hashlib
 
     import numpy as np
 
-    texts = [c.index_text for c in chunks] + [q.question for q in dataset.questions]
+    texts = [c.index_text for c in chunks]
     model_key = f"{embedding.model_name}|{getattr(embedding, 'backend', '')}"
     digest = hashlib.sha256("\x00".join([model_key, *texts]).encode("utf-8")).hexdigest()[:16]
-    cache = Path(args.cache) / f"{dataset.name}-{digest}.npy" if args.cache else None
+    cache = Path(args.cache) / f"corpus-{digest}.npy" if args.cache else None
     if cache is not None and cache.is_file():
-        vectors = np.load(cache).tolist()
-        for chunk, vector in zip(chunks, vectors, strict=False):
+        for chunk, vector in zip(chunks, np.load(cache).tolist(), strict=True):
             chunk.embedding = vector
-        return vectors[len(chunks) :]
-    embedding.embed_chunks(chunks, batch_size=args.batch_size, show_progress=False)
-    query_vectors = [embedding.embed_query(q.question) for q in dataset.questions]
-    if cache is not None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        np.save(cache, np.asarray([c.embedding for c in chunks] + query_vectors, dtype=np.float32))
-    return query_vectors
+    else:
+        embedding.embed_chunks(chunks, batch_size=args.batch_size, show_progress=False)
+        if cache is not None:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            np.save(cache, np.asarray([c.embedding for c in chunks], dtype=np.float32))
+    return [embedding.embed_query(q.question) for q in dataset.questions]
 
 
 def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> list[dict[str, Any]]:
-    from deepsearcher.graph import LinkSettings
+    from deepsearcher.graph import LinkSettings, SpreadSettings
     from deepsearcher.vector_db.milvus import Milvus
 
     ks = parse_int_list(args.top_k)
@@ -257,9 +291,16 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                         continue  # the analyzer does not change dense results
                     store.ranker, store.rrf_k, store.weights = setting.ranker, setting.rrf_k, setting.weights
                     store.candidates_per_side = setting.candidates
+                    store.graph_walk = "links"
                     if setting.links is not None:
                         store.link_settings = LinkSettings(
                             link_weight=setting.links[0], question_weight=setting.links[1]
+                        )
+                    if setting.ppr is not None:
+                        decay, hub, hops, seeds, question_w = setting.ppr
+                        store.graph_walk = "ppr"
+                        store.spread_settings = SpreadSettings(
+                            decay=decay, hub_exponent=hub, hops=hops, seeds=seeds, question_weight=question_w
                         )
                     recalls: dict[int, list[float]] = {k: [] for k in ks}
                     empty = 0
@@ -271,7 +312,7 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                             top_k=fetch,
                             query_text=question.question,
                             mode=setting.mode,
-                            links=setting.links is not None,
+                            links=setting.links is not None or setting.ppr is not None,
                         )
                         titles = [hit.metadata.get("title") for hit in hits]
                         empty += not hits
@@ -288,6 +329,7 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                         "candidates": setting.candidates,
                         "weights": list(setting.weights),
                         "links": list(setting.links) if setting.links else None,
+                        "ppr": list(setting.ppr) if setting.ppr else None,
                         "ms_per_query": 1000 * elapsed / max(1, len(dataset.questions)),
                         "no_hits": empty,
                         **{f"recall@{k}": mean(recalls[k]) for k in ks},
@@ -307,7 +349,10 @@ def print_table(dataset_name: str, rows: list[dict[str, Any]], ks: list[int], fe
     print(f"\n{dataset_name} — title Recall@k over the first k distinct titles ({fetch} chunks fetched per question)")
     print(format_table(headers, table))
     last = max(ks)
-    best_single = max((r for r in rows if r["mode"] != "hybrid" and not r["links"]), key=lambda r: r[f"recall@{last}"])
+    best_single = max(
+        (r for r in rows if r["mode"] != "hybrid" and not r["links"] and not r["ppr"]),
+        key=lambda r: r[f"recall@{last}"],
+    )
     best_hybrid = max((r for r in rows if r["mode"] == "hybrid"), key=lambda r: r[f"recall@{last}"], default=None)
     if best_hybrid:
         print(
@@ -399,7 +444,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"\nembedding: {embedding.model_name} on {getattr(embedding, 'backend', 'onnx')}")
         for directory in args.datasets:
-            dataset = load_dataset(directory, limit=args.limit or None)
+            dataset = load_dataset(
+                directory, limit=args.limit or None, questions_file=args.questions or None, skip=args.skip
+            )
             rows = run_dataset(dataset, args, embedding)
             print_table(f"{dataset.name} · {embedding.model_name}", rows, ks, fetch)
             all_rows.extend({**row, "embedding": embedding.model_name} for row in rows)
