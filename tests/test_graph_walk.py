@@ -27,10 +27,12 @@ PASSAGES = {
 }
 
 
-def _load(store: Milvus, embedding, collection: str) -> None:
-    chunks = [Chunk(text=text, reference=f"{title}.txt", metadata={"title": title}) for title, text in PASSAGES.items()]
+def _load(store: Milvus, embedding, collection: str, titles: list[str] | None = None, **init: bool) -> None:
+    chunks = [
+        Chunk(text=PASSAGES[title], reference=f"{title}.txt", metadata={"title": title}) for title in titles or PASSAGES
+    ]
     embedding.embed_chunks(chunks, show_progress=False)
-    store.init_collection(embedding.dimension, collection, embedding_model=embedding.model_name)
+    store.init_collection(embedding.dimension, collection, embedding_model=embedding.model_name, **init)
     store.insert_data(collection, chunks)
 
 
@@ -47,6 +49,10 @@ def test_the_walk_reaches_the_third_hop_that_one_step_misses(tmp_path: Path, emb
         store.graph_walk = "ppr"
         walked = _titles(store, embedding, "films", 3)
         assert walked[0] == "Harbour Lights" and set(walked[1:]) == {"Ada Korven", "Lillevik"}
+        store.delete_by_reference("films", "Ada Korven.txt")  # the middle hop gone: no path to the town
+        assert "Lillevik" not in _titles(store, embedding, "films", 3)
+        _load(store, embedding, "films", ["Ada Korven"])  # an incremental load restores the path
+        assert set(_titles(store, embedding, "films", 3)) == set(walked)
 
 
 def _hit(title: str, text: str, rank: int) -> RetrievalResult:
@@ -92,3 +98,13 @@ def test_rebuild_gives_a_collection_loaded_without_the_graph_the_same_results(tm
         assert [c.collection_name for c in store.list_collections()] == ["films"]  # no scratch copy left
     missing = runner.invoke(app, ["graph", "rebuild", "--collection", "nope", "-c", str(config)])
     assert missing.exit_code != 0 and "does not exist" in missing.output
+
+
+def test_rebuild_and_walk_on_the_dense_only_milvus_235_server(milvus_servers, embedding):
+    with Milvus(uri=milvus_servers.get("milvus-2.3.5").uri, graph=False) as store:
+        _load(store, embedding, "walk235", force_new_collection=True)
+        assert store.rebuild_graph("walk235") == len(PASSAGES) and TITLE_KEY in store._field_names("walk235")
+        assert store.rebuild_graph("walk235") == 0
+    with Milvus(uri=milvus_servers.get("milvus-2.3.5").uri, graph_walk="ppr") as store:
+        assert store.count("walk235") == len(PASSAGES)
+        assert {"Ada Korven", "Lillevik"} <= set(_titles(store, embedding, "walk235", 3))
