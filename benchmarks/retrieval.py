@@ -48,8 +48,8 @@ class Setting:
     #: Follow entity links from the top hits (deepsearcher/graph): (link weight, question weight), or None.
     links: tuple[float, float] | None = None
     #: Walk the graph by personalized PageRank instead (deepsearcher/graph/spread.py):
-    #: (decay, hub exponent, hops, seeds, question weight), or None.
-    ppr: tuple[float, float, int, int, float] | None = None
+    #: (decay, hub exponent, hops, seeds, question weight, after source 1/0), or None.
+    ppr: tuple[float, float, int, int, float, int] | None = None
 
     @property
     def label(self) -> str:
@@ -58,8 +58,9 @@ class Setting:
     @property
     def base_label(self) -> str:
         if self.ppr is not None:
-            decay, hub, hops, seeds, question = self.ppr
-            return f"{self.search_label} + walk d={decay:g} hub={hub:g} hops={hops} seeds={seeds} q={question:g}"
+            decay, hub, hops, seeds, question, after = self.ppr
+            walk = f"walk d={decay:g} hub={hub:g} hops={hops} seeds={seeds} q={question:g}"
+            return f"{self.search_label} + {walk}{'' if after else ' free'}"
         if self.links is not None:
             return f"{self.search_label} + links {self.links[0]:g}/{self.links[1]:g}"
         return self.search_label
@@ -107,8 +108,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--ppr",
         default="",
-        help="graph walks (truncated personalized PageRank) to sweep, decay:hub:hops:seeds:question tuples, "
-        "e.g. 0.5:1:2:3:0.3 "
+        help="graph walks (truncated personalized PageRank) to sweep, decay:hub:hops:seeds:question[:after] "
+        "tuples, e.g. 0.5:1:2:3:0.3 (after: 1 keeps a reached chunk below its source, the default; 0 does not) "
         "(default: the store's SpreadSettings)",
     )
     parser.add_argument("--fetch", type=int, default=0, help="chunks retrieved per question (default 2 x max top-k)")
@@ -192,7 +193,9 @@ def store_defaults() -> Setting:
         weights=tuple(params["weights"].default),
         default=True,
         links=(links.link_weight, links.question_weight) if graph and not ppr else None,
-        ppr=(walk.decay, walk.hub_exponent, walk.hops, walk.seeds, walk.question_weight) if graph and ppr else None,
+        ppr=(walk.decay, walk.hub_exponent, walk.hops, walk.seeds, walk.question_weight, int(walk.after_source))
+        if graph and ppr
+        else None,
     )
 
 
@@ -211,9 +214,11 @@ def build_settings(args: argparse.Namespace) -> list[Setting]:
         from deepsearcher.graph import SpreadSettings
 
         spread = SpreadSettings()
-        walks = [(spread.decay, spread.hub_exponent, spread.hops, spread.seeds, spread.question_weight)]
-    for decay, hub, hops, seeds, question in walks:
-        ppr = (decay, hub, int(hops), int(seeds), question)
+        walks = [
+            (spread.decay, spread.hub_exponent, spread.hops, spread.seeds, spread.question_weight, spread.after_source)
+        ]
+    for decay, hub, hops, seeds, question, *after in walks:
+        ppr = (decay, hub, int(hops), int(seeds), question, int(after[0]) if after else 1)
         settings.append(replace(default, links=None, ppr=ppr, default=default.ppr == ppr))
     for pair in filter(None, (w.strip() for w in args.links.split(","))):
         link_w, question_w = (float(x) for x in pair.split(":"))
@@ -298,10 +303,15 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                             link_weight=setting.links[0], question_weight=setting.links[1]
                         )
                     if setting.ppr is not None:
-                        decay, hub, hops, seeds, question_w = setting.ppr
+                        decay, hub, hops, seeds, question_w, after = setting.ppr
                         store.graph_walk = "ppr"
                         store.spread_settings = SpreadSettings(
-                            decay=decay, hub_exponent=hub, hops=hops, seeds=seeds, question_weight=question_w
+                            decay=decay,
+                            hub_exponent=hub,
+                            hops=hops,
+                            seeds=seeds,
+                            question_weight=question_w,
+                            after_source=bool(after),
                         )
                     recalls: dict[int, list[float]] = {k: [] for k in ks}
                     empty = 0

@@ -69,10 +69,14 @@ def test_a_name_every_hit_mentions_passes_on_less_than_a_name_one_hit_mentions()
         "team fjord": _hit("Team Fjord", "Team Fjord is led by Tomas Eriksen.", 9),
     }
     lookup = lambda names: [pages[normalise(n)] for n in names if normalise(n) in pages]  # noqa: E731 - the store's title query
-    damped = [hit.title for hit in spread("Who led the first report?", hits, lookup, 6, SpreadSettings(hub_exponent=1))]
-    flat = [hit.title for hit in spread("Who led the first report?", hits, lookup, 6, SpreadSettings(hub_exponent=0))]
+
+    def order(**settings: float) -> list[str | None]:
+        return [hit.title for hit in spread("Who led the first report?", hits, lookup, 6, SpreadSettings(**settings))]
+
+    flat, damped = order(hub_exponent=0, after_source=False), order(hub_exponent=1, after_source=False)
     assert flat[0] == "Aurora Cell"  # undamped, the page all four hits mention rises above the first hit
     assert damped[0] == "Report Fjord" and damped.index("Team Fjord") < damped.index("Aurora Cell")
+    assert order(hub_exponent=0)[:2] == ["Report Fjord", "Aurora Cell"]  # by default, never above its source
     assert spread("plain words", hits[:1], lambda names: [], 3) == hits[:1]  # nothing to follow: left alone
 
 

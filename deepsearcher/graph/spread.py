@@ -42,6 +42,9 @@ class SpreadSettings:
     question_weight: float = 0.3
     rank_k: int = 10
     hub_exponent: float = 1.0
+    #: A chunk reached from others never ranks above the best chunk it was reached from (the
+    #: second hop comes after the first; its own search score still counts in full).
+    after_source: bool = True
     #: Names looked up per step, at most.
     max_names: int = 24
 
@@ -116,11 +119,13 @@ def spread(
     for result in lookup(missing[: settings.max_names]) if missing else []:
         graph.add(result)
     moved = False
+    sources: dict[ChunkKey, list[ChunkKey]] = {}  # chunk reached -> the chunks it was reached from
     for key in asked:
         if key in graph.titled and settings.question_weight > 0:
             chunk = graph.titled[key]
             scores[chunk] = scores.get(chunk, 0.0) + settings.question_weight / settings.rank_k
             moved = True
+    own = dict(scores)
     frontier = [_key(hit) for hit in hits[: settings.seeds]]
     step_mass = {key: scores[key] for key in frontier}
     for _ in range(settings.hops):
@@ -134,6 +139,7 @@ def spread(
                     continue
                 gain = settings.decay * mass / counts[name_key] ** settings.hub_exponent
                 passed[target] = passed.get(target, 0.0) + gain
+                sources.setdefault(target, []).append(source)
         if not passed:
             break
         moved = True
@@ -143,6 +149,10 @@ def spread(
         step_mass = {key: passed[key] for key in frontier}
     if not moved:
         return list(hits[:top_k])  # no name leads to a chunk: the search's own order and scores
+    if settings.after_source:
+        for target, reached_from in sources.items():  # in the order reached: a source is settled first
+            bound = max(scores[source] for source in reached_from) * (1 - 1e-6)
+            scores[target] = max(own.get(target, 0.0), min(scores[target], bound))
     results = []
     for chunk_key in sorted(scores, key=lambda key: -scores[key])[:top_k]:
         result = graph.chunks[chunk_key]
