@@ -48,7 +48,7 @@ class Setting:
     #: Follow entity links from the top hits (deepsearcher/graph): (link weight, question weight), or None.
     links: tuple[float, float] | None = None
     #: Walk the graph by personalized PageRank instead (deepsearcher/graph/spread.py):
-    #: (decay, hub exponent, hops, seeds, question weight, after source 1/0), or None.
+    #: (share passed on per step, hub exponent, hops, seeds, question weight, after source 1/0), or None.
     ppr: tuple[float, float, int, int, float, int] | None = None
 
     @property
@@ -108,7 +108,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--ppr",
         default="",
-        help="graph walks (truncated personalized PageRank) to sweep, decay:hub:hops:seeds:question[:after] "
+        help="graph walks (truncated personalized PageRank) to sweep, share:hub:hops:seeds:question[:after] "
         "tuples, e.g. 0.5:1:2:3:0.3 (after: 1 keeps a reached chunk below its source, the default; 0 does not) "
         "(default: the store's SpreadSettings)",
     )
@@ -193,7 +193,7 @@ def store_defaults() -> Setting:
         weights=tuple(params["weights"].default),
         default=True,
         links=(links.link_weight, links.question_weight) if graph and not ppr else None,
-        ppr=(walk.decay, walk.hub_exponent, walk.hops, walk.seeds, walk.question_weight, int(walk.after_source))
+        ppr=(walk.link_weight, walk.hub_exponent, walk.hops, walk.seeds, walk.question_weight, int(walk.after_source))
         if graph and ppr
         else None,
     )
@@ -213,10 +213,8 @@ def build_settings(args: argparse.Namespace) -> list[Setting]:
     if not walks:
         from deepsearcher.graph import SpreadSettings
 
-        spread = SpreadSettings()
-        walks = [
-            (spread.decay, spread.hub_exponent, spread.hops, spread.seeds, spread.question_weight, spread.after_source)
-        ]
+        walk = SpreadSettings()
+        walks = [(walk.link_weight, walk.hub_exponent, walk.hops, walk.seeds, walk.question_weight, walk.after_source)]
     for decay, hub, hops, seeds, question, *after in walks:
         ppr = (decay, hub, int(hops), int(seeds), question, int(after[0]) if after else 1)
         settings.append(replace(default, links=None, ppr=ppr, default=default.ppr == ppr))
@@ -306,7 +304,7 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                         decay, hub, hops, seeds, question_w, after = setting.ppr
                         store.graph_walk = "ppr"
                         store.spread_settings = SpreadSettings(
-                            decay=decay,
+                            link_weight=decay,
                             hub_exponent=hub,
                             hops=hops,
                             seeds=seeds,

@@ -6,7 +6,7 @@ the song's performer died") needs the chunks those chunks name too. Here the sco
 `hops` steps: a personalized PageRank truncated after `hops` terms, seeded from the search's
 list (reciprocal ranks, as in RRF) and the question's names, over the directed edges
 chunk -> name it mentions -> chunk titled by the name (the best such chunk, closest to the
-question). Each step's mass is multiplied by `decay`; the graph is read from the store at
+question). Each step's mass is multiplied by `link_weight`; the graph is read from the store at
 query time (each row's `title_key`), so it stays exact under any load, replacement or delete.
 
 Hub damping: a name that many chunks of the graph mention says little about any one of
@@ -21,32 +21,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from deepsearcher.graph.entities import mentions, normalise
-from deepsearcher.graph.links import TitleLookup
+from deepsearcher.graph.links import LinkSettings, TitleLookup
 from deepsearcher.types import RetrievalResult
 
 ChunkKey = tuple[str, str]
 
 
 @dataclass(frozen=True)
-class SpreadSettings:
-    """How far and how strongly the search's scores spread (see the module docstring)."""
+class SpreadSettings(LinkSettings):
+    """How far and how strongly the search's scores spread (see the module docstring);
+    `link_weight` is the share of a chunk's score each step passes on (the damping factor)."""
 
+    link_weight: float = 0.7
     #: Steps over the graph; each step after the first reads the chunks the last one reached.
     hops: int = 2
-    #: Share of a chunk's score each step passes on (the walk's damping factor).
-    decay: float = 0.5
-    #: Hits of the search that pass score on (then each step's `expand` best new chunks).
-    seeds: int = 3
+    #: Chunks of a step whose names the next step reads.
     expand: int = 5
-    #: Score a name of the question gives the chunk it titles, against 1 / rank_k for the first hit.
-    question_weight: float = 0.3
-    rank_k: int = 10
-    hub_exponent: float = 1.0
+    hub_exponent: float = 0.5
     #: A chunk reached from others never ranks above the best chunk it was reached from (the
     #: second hop comes after the first; its own search score still counts in full).
     after_source: bool = True
-    #: Names looked up per step, at most.
-    max_names: int = 24
 
 
 def _key(result: RetrievalResult) -> ChunkKey:
@@ -137,7 +131,7 @@ def spread(
                 target = graph.titled.get(name_key)
                 if target is None or name_key in asked or target == source:
                     continue
-                gain = settings.decay * mass / counts[name_key] ** settings.hub_exponent
+                gain = settings.link_weight * mass / counts[name_key] ** settings.hub_exponent
                 passed[target] = passed.get(target, 0.0) + gain
                 sources.setdefault(target, []).append(source)
         if not passed:

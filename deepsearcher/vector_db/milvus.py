@@ -890,24 +890,25 @@ class Milvus(BaseVectorDB):
         self._require(name, "copy a source")
         fields = sorted(self._field_names(name) - {PK, SPARSE})
         copied = 0
+        for batch in self._stored_batches(name, f"{REFERENCE} == {quote(source)}", fields):
+            rows = [_renamed_row(row, fields, source, target) for row in batch]
+            with self._op("insert", name):
+                self._client().insert(name, rows)
+            copied += len(rows)
+        self._seal(name)
+        return copied
+
+    def _stored_batches(self, name: str, filter: str, fields: list[str]) -> Iterator[list[dict[str, Any]]]:
+        """The rows of `name` matching `filter` (all: ""), `fields` of each, in batches of 256."""
         with self._op("query_iterator", name):
             iterator = self._client().query_iterator(
-                name,
-                batch_size=256,
-                filter=f"{REFERENCE} == {quote(source)}",
-                output_fields=fields,
-                consistency_level=STRONG,
+                name, batch_size=256, filter=filter, output_fields=fields, consistency_level=STRONG
             )
             try:
                 while batch := iterator.next():
-                    rows = [_renamed_row(row, fields, source, target) for row in batch]
-                    with self._op("insert", name):
-                        self._client().insert(name, rows)
-                    copied += len(rows)
+                    yield batch
             finally:
                 iterator.close()
-        self._seal(name)
-        return copied
 
     def source_metadata(self, collection: str | None, reference: str) -> dict[str, Any] | None:
         name = self._collection(collection)
@@ -1046,24 +1047,17 @@ class Milvus(BaseVectorDB):
         fields = sorted(self._field_names(source) - {PK, SPARSE})
         wanted = self._field_names(target)
         copied = 0
-        with self._op("query_iterator", source):
-            iterator = self._client().query_iterator(
-                source, batch_size=256, filter="", output_fields=fields, consistency_level=STRONG
-            )
-            try:
-                while batch := iterator.next():
-                    rows = []
-                    for row in batch:
-                        copy = {key: row[key] for key in fields if key in row and key in wanted}
-                        copy[EMBEDDING] = [float(value) for value in copy[EMBEDDING]]
-                        title = str((copy.get(METADATA) or {}).get("title") or "")
-                        copy[TITLE_KEY] = fit_bytes(normalise(title), TITLE_KEY_MAX)
-                        rows.append(copy)
-                    with self._op("insert", target):
-                        self._client().insert(target, rows)
-                    copied += len(rows)
-            finally:
-                iterator.close()
+        for batch in self._stored_batches(source, "", fields):
+            rows = []
+            for row in batch:
+                copy = {key: row[key] for key in fields if key in row and key in wanted}
+                copy[EMBEDDING] = [float(value) for value in copy[EMBEDDING]]
+                title = str((copy.get(METADATA) or {}).get("title") or "")
+                copy[TITLE_KEY] = fit_bytes(normalise(title), TITLE_KEY_MAX)
+                rows.append(copy)
+            with self._op("insert", target):
+                self._client().insert(target, rows)
+            copied += len(rows)
         self._seal(target)
         return copied
 
