@@ -94,9 +94,15 @@ def follow_links(
     for title in linked:
         key = best_of_title[title]
         scores[key] = scores.get(key, 0.0) + wanted[title][1]
-    ranked = sorted(scores, key=lambda key: -scores[key])[:top_k]
+    return best_scored(scores, results, top_k)
+
+
+def best_scored(
+    scores: dict[tuple[str, str], float], results: dict[tuple[str, str], RetrievalResult], top_k: int
+) -> list[RetrievalResult]:
+    """The `top_k` results of the highest `scores`, each carrying its score."""
     fused = []
-    for key in ranked:
+    for key in sorted(scores, key=lambda key: -scores[key])[:top_k]:
         result = results[key]
         result.score = scores[key]
         fused.append(result)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from deepsearcher.graph.entities import mentions, normalise
-from deepsearcher.graph.links import LinkSettings, TitleLookup
+from deepsearcher.graph.links import LinkSettings, TitleLookup, best_scored
 from deepsearcher.types import RetrievalResult
 
 ChunkKey = tuple[str, str]
@@ -147,9 +147,4 @@ def spread(
         for target, reached_from in sources.items():  # in the order reached: a source is settled first
             bound = max(scores[source] for source in reached_from) * (1 - 1e-6)
             scores[target] = max(own.get(target, 0.0), min(scores[target], bound))
-    results = []
-    for chunk_key in sorted(scores, key=lambda key: -scores[key])[:top_k]:
-        result = graph.chunks[chunk_key]
-        result.score = scores[chunk_key]
-        results.append(result)
-    return results
+    return best_scored(scores, graph.chunks, top_k)
