@@ -388,8 +388,8 @@ def folder_bytes(folder: Path) -> int:
 
 
 def load_figures(dataset: Dataset, count: int, embedding: Any) -> list[list[Any]]:
-    """Load speed and store size of the same Markdown folder: graph off (then rebuilt), graph on, and graph on
-    with 1,500-character chunks (the old default); each into a fresh Milvus Lite database."""
+    """Load speed and store size of the same Markdown folder: graph off (then rebuilt), graph on, and
+    graph off again (the first load in a process pays one-off costs too); each into a fresh Milvus Lite database."""
     from deepsearcher.loader.file_loader.file_loader import FileLoader
     from deepsearcher.offline_loading.pipeline import IngestionPipeline
     from deepsearcher.offline_loading.sources import iter_file_sources
@@ -409,16 +409,15 @@ def load_figures(dataset: Dataset, count: int, embedding: Any) -> list[list[Any]
         with Milvus(uri=str(Path(tmp) / "warm.db")) as warm:
             IngestionPipeline(embedding, warm).run(iter_file_sources([Path(tmp) / "warm"], FileLoader()), "warm")
         configs = [
-            ("graph off", False, None),
-            ("graph on", True, None),
-            ("graph on, 1,500-char chunks", True, 1500),
-            ("graph off, again (drift)", False, None),  # the first run in a process pays one-off costs too
+            ("graph off", False),
+            ("graph on", True),
+            ("graph off, again (drift)", False),  # the first run in a process pays one-off costs too
         ]
-        for index, (label, graph, chunk_size) in enumerate(configs):
+        for index, (label, graph) in enumerate(configs):
             db = Path(tmp) / f"store{index}.db"
             store = Milvus(uri=str(db), graph=graph)
             started = time.perf_counter()
-            summary = IngestionPipeline(embedding, store, chunk_size=chunk_size).run(
+            summary = IngestionPipeline(embedding, store).run(
                 iter_file_sources([corpus], FileLoader()), collection_name="load"
             )
             seconds = time.perf_counter() - started
