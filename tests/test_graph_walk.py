@@ -11,7 +11,7 @@ from helpers import write_config
 from typer.testing import CliRunner
 
 from deepsearcher.cli.main import app
-from deepsearcher.graph import SpreadSettings, normalise, spread
+from deepsearcher.graph import SpreadSettings, normalise, spread, title_key
 from deepsearcher.types import Chunk, RetrievalResult
 from deepsearcher.vector_db.milvus import TITLE_KEY, Milvus
 
@@ -19,7 +19,7 @@ QUESTION = "What river runs through the birthplace of the director of Harbour Li
 PASSAGES = {
     "Harbour Lights": "Harbour Lights is a 1963 British drama film about a lighthouse keeper, directed by Ada Korven.",
     "Ada Korven": "Ada Korven was a Norwegian film director and screenwriter, born in Lillevik in 1921.",
-    "Lillevik": "Lillevik is a small town in western Norway; the river Vossa flows through its centre.",
+    "Lillevik (Norway)": "Lillevik is a small town in western Norway; the river Vossa flows through its centre.",
     "Lighthouse keepers": "A lighthouse keeper tended the light of a lighthouse; the job ended with automation.",
     "British drama films": "Many British drama films of the 1960s were shot in harbour towns on the coast.",
     "Rivers of Norway": "Norway has many rivers, most of them short and steep, running from the mountains to fjords.",
@@ -45,14 +45,19 @@ def test_the_walk_reaches_the_third_hop_that_one_step_misses(tmp_path: Path, emb
     with Milvus(uri=str(tmp_path / "walk.db")) as store:
         _load(store, embedding, "films")
         one_step = _titles(store, embedding, "films", 3)
-        assert "Ada Korven" in one_step and "Lillevik" not in one_step  # her page names the town; no hit does
+        assert "Ada Korven" in one_step and "Lillevik (Norway)" not in one_step  # her page names the town; no hit does
         store.graph_walk = "ppr"
         walked = _titles(store, embedding, "films", 3)
-        assert walked[0] == "Harbour Lights" and set(walked[1:]) == {"Ada Korven", "Lillevik"}
+        assert walked[0] == "Harbour Lights" and set(walked[1:]) == {"Ada Korven", "Lillevik (Norway)"}
         store.delete_by_reference("films", "Ada Korven.txt")  # the middle hop gone: no path to the town
-        assert "Lillevik" not in _titles(store, embedding, "films", 3)
+        assert "Lillevik (Norway)" not in _titles(store, embedding, "films", 3)
         _load(store, embedding, "films", ["Ada Korven"])  # an incremental load restores the path
         assert set(_titles(store, embedding, "films", 3)) == set(walked)
+
+
+def test_a_title_is_found_by_its_name_without_the_disambiguation():
+    assert title_key("Hello Love (song)") == title_key("Hello love") == "hello love"
+    assert title_key("Safe (2012 film)") == "safe" and title_key("(untitled)") == "untitled"
 
 
 def _hit(title: str, text: str, rank: int) -> RetrievalResult:
@@ -111,4 +116,4 @@ def test_rebuild_and_walk_on_the_dense_only_milvus_235_server(milvus_servers, em
         assert store.rebuild_graph("walk235") == 0
     with Milvus(uri=milvus_servers.get("milvus-2.3.5").uri, graph_walk="ppr") as store:
         assert store.count("walk235") == len(PASSAGES)
-        assert {"Ada Korven", "Lillevik"} <= set(_titles(store, embedding, "walk235", 3))
+        assert {"Ada Korven", "Lillevik (Norway)"} <= set(_titles(store, embedding, "walk235", 3))

@@ -9,9 +9,18 @@ several steps (personalized PageRank), and
 `follow_up` turns the names kept passages give into DeepSearch's next searches.
 """
 
-from deepsearcher.graph.entities import mentions, normalise
+from deepsearcher.graph.entities import mentions, normalise, title_key
 from deepsearcher.graph.follow_up import follow_up_queries
 from deepsearcher.graph.links import LinkSettings, follow_links
 from deepsearcher.graph.spread import SpreadSettings, spread
 
-__all__ = ["LinkSettings", "SpreadSettings", "follow_links", "follow_up_queries", "mentions", "normalise", "spread"]
+__all__ = [
+    "LinkSettings",
+    "SpreadSettings",
+    "follow_links",
+    "follow_up_queries",
+    "mentions",
+    "normalise",
+    "spread",
+    "title_key",
+]

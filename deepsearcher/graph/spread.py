@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from deepsearcher.graph.entities import mentions, normalise
+from deepsearcher.graph.entities import mentions, normalise, title_key
 from deepsearcher.graph.links import LinkSettings, TitleLookup, best_scored
 from deepsearcher.types import RetrievalResult
 
@@ -61,7 +61,7 @@ class _Graph:
         if key in self.chunks:
             return False
         self.chunks[key] = result
-        own = normalise(result.title or "")
+        own = title_key(result.title or "")
         self.titled.setdefault(own, key)
         names = []
         for name in mentions(result.text):

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deepsearcher.config.registry import register_provider
-from deepsearcher.graph import LinkSettings, SpreadSettings, follow_links, normalise, spread
+from deepsearcher.graph import LinkSettings, SpreadSettings, follow_links, normalise, spread, title_key
 from deepsearcher.types import (
     Chunk,
     CollectionInfo,
@@ -222,7 +222,7 @@ def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
 LINK_CANDIDATES = 20
 #: Chunks one linked-title query reads back, at most.
 LINKED_ROWS = 200
-#: The chunk's normalised title (deepsearcher.graph.normalise): what entity links look up.
+#: The chunk's title key (deepsearcher.graph.title_key): what entity links look up.
 TITLE_KEY = "title_key"
 TITLE_KEY_MAX = 512
 #: The collection `rebuild_graph` copies rows into before it takes the original's name.
@@ -786,7 +786,7 @@ class Milvus(BaseVectorDB):
         if SOURCE_CHUNKS in fields:
             row[SOURCE_CHUNKS] = source_chunks
         if TITLE_KEY in fields:
-            row[TITLE_KEY] = fit_bytes(normalise(chunk.title or ""), TITLE_KEY_MAX)
+            row[TITLE_KEY] = fit_bytes(title_key(chunk.title or ""), TITLE_KEY_MAX)
         return row
 
     def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: Any) -> int:
@@ -1053,7 +1053,7 @@ class Milvus(BaseVectorDB):
                 copy = {key: row[key] for key in fields if key in row and key in wanted}
                 copy[EMBEDDING] = [float(value) for value in copy[EMBEDDING]]
                 title = str((copy.get(METADATA) or {}).get("title") or "")
-                copy[TITLE_KEY] = fit_bytes(normalise(title), TITLE_KEY_MAX)
+                copy[TITLE_KEY] = fit_bytes(title_key(title), TITLE_KEY_MAX)
                 rows.append(copy)
             with self._op("insert", target):
                 self._client().insert(target, rows)
