@@ -42,7 +42,7 @@ def _titles(store: Milvus, embedding, collection: str, top_k: int) -> list[str]:
 
 
 def test_the_walk_reaches_the_third_hop_that_one_step_misses(tmp_path: Path, embedding):
-    with Milvus(uri=str(tmp_path / "walk.db")) as store:
+    with Milvus(uri=str(tmp_path / "walk.db"), graph_walk="links") as store:
         _load(store, embedding, "films")
         one_step = _titles(store, embedding, "films", 3)
         assert "Ada Korven" in one_step and "Lillevik (Norway)" not in one_step  # her page names the town; no hit does
@@ -114,6 +114,6 @@ def test_rebuild_and_walk_on_the_dense_only_milvus_235_server(milvus_servers, em
         _load(store, embedding, "walk235", force_new_collection=True)
         assert store.rebuild_graph("walk235") == len(PASSAGES) and TITLE_KEY in store._field_names("walk235")
         assert store.rebuild_graph("walk235") == 0
-    with Milvus(uri=milvus_servers.get("milvus-2.3.5").uri, graph_walk="ppr") as store:
+    with Milvus(uri=milvus_servers.get("milvus-2.3.5").uri) as store:  # the walk is the default
         assert store.count("walk235") == len(PASSAGES)
         assert {"Ada Korven", "Lillevik (Norway)"} <= set(_titles(store, embedding, "walk235", 3))

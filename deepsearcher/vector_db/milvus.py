@@ -323,7 +323,7 @@ class Milvus(BaseVectorDB):
         search_consistency: str | None = SESSION,
         index_switch_rows: int = lite.HNSW_SWITCH_ROWS,
         graph: bool = True,
-        graph_walk: str = "links",
+        graph_walk: str = "ppr",
         **kwargs: Any,
     ) -> None:
         super().__init__(default_collection)
@@ -331,8 +331,10 @@ class Milvus(BaseVectorDB):
         #: the second hop of multi-hop questions; `search_data(..., links=False)` skips it per call.
         self.graph = _as_bool(graph)
         self.link_settings = LinkSettings()
-        #: How the graph is walked: "links" (one step, deepsearcher/graph/links.py) or "ppr"
-        #: (personalized PageRank over several hops, deepsearcher/graph/spread.py).
+        #: How the graph is walked: "ppr" (personalized PageRank truncated after two hops, with
+        #: hub damping, deepsearcher/graph/spread.py; the default: it beat one step on HotpotQA,
+        #: MuSiQue and the held-out 2Wiki set, benchmarks/retrieval.py) or "links" (one step,
+        #: deepsearcher/graph/links.py, the previous default).
         if graph_walk not in GRAPH_WALKS:
             raise ValueError(f"graph_walk must be one of {', '.join(GRAPH_WALKS)}, not {graph_walk!r}")
         self.graph_walk = graph_walk
