@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from helpers import write_config
 from typer.testing import CliRunner
 
 from deepsearcher.cli.main import app
 from deepsearcher.graph import SpreadSettings, normalise, spread, title_key
 from deepsearcher.types import Chunk, RetrievalResult
+from deepsearcher.types.errors import ConfigurationError
 from deepsearcher.vector_db.milvus import TITLE_KEY, Milvus
 
 QUESTION = "What river runs through the birthplace of the director of Harbour Lights?"
@@ -53,6 +55,11 @@ def test_the_walk_reaches_the_third_hop_that_one_step_misses(tmp_path: Path, emb
         assert "Lillevik (Norway)" not in _titles(store, embedding, "films", 3)
         _load(store, embedding, "films", ["Ada Korven"])  # an incremental load restores the path
         assert set(_titles(store, embedding, "films", 3)) == set(walked)
+
+
+def test_an_unknown_walk_is_refused_by_name(tmp_path: Path):
+    with pytest.raises(ConfigurationError, match="graph_walk must be one of links, ppr, not 'pagerank'"):
+        Milvus(uri=str(tmp_path / "x.db"), graph_walk="pagerank")
 
 
 def test_a_title_is_found_by_its_name_without_the_disambiguation():

@@ -336,7 +336,9 @@ class Milvus(BaseVectorDB):
         #: MuSiQue and the held-out 2Wiki set, benchmarks/retrieval.py) or "links" (one step,
         #: deepsearcher/graph/links.py, the previous default).
         if graph_walk not in GRAPH_WALKS:
-            raise ValueError(f"graph_walk must be one of {', '.join(GRAPH_WALKS)}, not {graph_walk!r}")
+            raise ConfigurationError(
+                f"vector_db.config.graph_walk must be one of {', '.join(GRAPH_WALKS)}, not {graph_walk!r}."
+            )
         self.graph_walk = graph_walk
         self.spread_settings = SpreadSettings()
         #: Consistency level of searches (see the module docstring): "Session" (default) sees this
