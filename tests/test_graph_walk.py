@@ -55,6 +55,18 @@ def test_the_walk_reaches_the_third_hop_that_one_step_misses(tmp_path: Path, emb
         assert "Lillevik (Norway)" not in _titles(store, embedding, "films", 3)
         _load(store, embedding, "films", ["Ada Korven"])  # an incremental load restores the path
         assert set(_titles(store, embedding, "films", 3)) == set(walked)
+        store.hide_versions("films", {"v2"})  # a replacement in progress: its new version stays hidden
+        replacement = Chunk(
+            text="Ada Korven, who directed Harbour Lights, was born by a river in Brekke.",
+            reference="Ada Korven.txt",
+            metadata={"title": "Ada Korven", "source_hash": "v2"},
+        )
+        embedding.embed_chunks([replacement], show_progress=False)
+        store.insert_data("films", [replacement])
+        vector = embedding.embed_query(QUESTION)
+        hits = store.search_data("films", vector, top_k=5, query_text=QUESTION)
+        linked = store._titled("films", ["Ada Korven"], vector, None)  # the walk's look-up of a name's chunks
+        assert not any("Brekke" in hit.text for hit in [*hits, *linked]) and linked  # no hidden row either
 
 
 def test_an_unknown_walk_is_refused_by_name(tmp_path: Path):

@@ -1106,6 +1106,7 @@ class Milvus(BaseVectorDB):
             condition = f"{TITLE_KEY} in [{', '.join(quote(key) for key in keys)}]"
         else:  # `in [...]` takes only a field on Milvus Lite, not a JSON path: one equality per title
             condition = " or ".join(f'{METADATA}["title"] == {quote(title)}' for title in titles)
+        expr = self._visible(name, self._schema(name), expr or "")  # not the old version a replacement hides
         if expr:
             condition = f"({expr}) and ({condition})"
         with self._op("linked chunks query", name):
