@@ -34,6 +34,9 @@ from _common import DEFAULT_DATASET, Dataset, format_table, load_dataset, mean, 
 
 from deepsearcher.types import Chunk  # noqa: E402
 
+#: SpreadSettings fields, in the order of a --ppr tuple.
+WALK_FIELDS = ("link_weight", "hub_exponent", "hops", "seeds", "question_weight", "after_source")
+
 
 @dataclass
 class Setting:
@@ -301,16 +304,8 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                             link_weight=setting.links[0], question_weight=setting.links[1]
                         )
                     if setting.ppr is not None:
-                        decay, hub, hops, seeds, question_w, after = setting.ppr
                         store.graph_walk = "ppr"
-                        store.spread_settings = SpreadSettings(
-                            link_weight=decay,
-                            hub_exponent=hub,
-                            hops=hops,
-                            seeds=seeds,
-                            question_weight=question_w,
-                            after_source=bool(after),
-                        )
+                        store.spread_settings = SpreadSettings(**dict(zip(WALK_FIELDS, setting.ppr, strict=True)))
                     recalls: dict[int, list[float]] = {k: [] for k in ks}
                     empty = 0
                     started = time.perf_counter()
