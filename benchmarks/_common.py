@@ -33,11 +33,16 @@ class Dataset:
     questions: list[Question]
 
 
-def load_dataset(directory: str | Path, limit: int | None = None) -> Dataset:
+def load_dataset(
+    directory: str | Path, limit: int | None = None, questions_file: str | Path | None = None, skip: int = 0
+) -> Dataset:
     """A dataset directory holds corpus.jsonl ({title, text}) and questions.jsonl
-    ({id, question, gold_titles, answer, ...})."""
+    ({id, question, gold_titles, answer, ...}); `questions_file` replaces the latter (a corpus
+    shared without questions, such as 2wiki_corpus, with questions of our own). `skip` and
+    `limit` select questions skip .. skip + limit (a tuning half and a reporting half)."""
     directory = Path(directory)
-    corpus_path, questions_path = directory / "corpus.jsonl", directory / "questions.jsonl"
+    corpus_path = directory / "corpus.jsonl"
+    questions_path = Path(questions_file) if questions_file else directory / "questions.jsonl"
     for path in (corpus_path, questions_path):
         if not path.is_file():
             raise SystemExit(f"{path} not found: a dataset directory needs corpus.jsonl and questions.jsonl")
@@ -56,9 +61,11 @@ def load_dataset(directory: str | Path, limit: int | None = None) -> Dataset:
                 extra={k: v for k, v in row.items() if k not in known},
             )
         )
-    if limit:
-        questions = questions[:limit]
-    return Dataset(name=directory.name, passages=passages, questions=questions)
+    questions = questions[skip : skip + limit if limit else None]
+    name = f"{directory.name}+{questions_path.stem}" if questions_file else directory.name
+    if skip or limit:
+        name += f"[{skip}:{skip + len(questions)}]"
+    return Dataset(name=name, passages=passages, questions=questions)
 
 
 def distinct(titles: Iterable[str | None]) -> list[str]:

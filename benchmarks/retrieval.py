@@ -34,6 +34,9 @@ from _common import DEFAULT_DATASET, Dataset, format_table, load_dataset, mean, 
 
 from deepsearcher.types import Chunk  # noqa: E402
 
+#: SpreadSettings fields, in the order of a --ppr tuple.
+WALK_FIELDS = ("link_weight", "hub_exponent", "hops", "seeds", "question_weight", "after_source")
+
 
 @dataclass
 class Setting:
@@ -47,6 +50,9 @@ class Setting:
     default: bool = False
     #: Follow entity links from the top hits (deepsearcher/graph): (link weight, question weight), or None.
     links: tuple[float, float] | None = None
+    #: Walk the graph by personalized PageRank instead (deepsearcher/graph/spread.py):
+    #: (share passed on per step, hub exponent, hops, seeds, question weight, after source 1/0), or None.
+    ppr: tuple[float, float, int, int, float, int] | None = None
 
     @property
     def label(self) -> str:
@@ -54,6 +60,10 @@ class Setting:
 
     @property
     def base_label(self) -> str:
+        if self.ppr is not None:
+            decay, hub, hops, seeds, question, after = self.ppr
+            walk = f"walk d={decay:g} hub={hub:g} hops={hops} seeds={seeds} q={question:g}"
+            return f"{self.search_label} + {walk}{'' if after else ' free'}"
         if self.links is not None:
             return f"{self.search_label} + links {self.links[0]:g}/{self.links[1]:g}"
         return self.search_label
@@ -98,8 +108,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default="",
         help="entity-link weights to sweep, link:question pairs, e.g. 0.5:0.3,0.35:0 (default: the store's)",
     )
+    parser.add_argument(
+        "--ppr",
+        default="",
+        help="graph walks (truncated personalized PageRank) to sweep, share:hub:hops:seeds:question[:after] "
+        "tuples, e.g. 0.5:1:2:3:0.3 (after: 1 keeps a reached chunk below its source, the default; 0 does not) "
+        "(default: the store's SpreadSettings)",
+    )
     parser.add_argument("--fetch", type=int, default=0, help="chunks retrieved per question (default 2 x max top-k)")
-    parser.add_argument("--limit", type=int, default=0, help="use only the first N questions")
+    parser.add_argument("--limit", type=int, default=0, help="use only N questions (after --skip)")
+    parser.add_argument("--skip", type=int, default=0, help="leave out the first N questions (a held-out half)")
+    parser.add_argument(
+        "--questions",
+        default="",
+        help="questions.jsonl to use instead of each dataset directory's own (e.g. "
+        "benchmarks/data/2wiki_heldout.jsonl over ../shared/data/2wiki_corpus)",
+    )
     parser.add_argument(
         "--batch-size", type=int, default=256, help="chunks handed to the model per call (a length-sorted window)"
     )
@@ -120,7 +144,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=int,
         default=0,
         help="also load the first N passages of the first dataset's corpus as Markdown files (30 a file) with "
-        "the entity links off and on, and print load speed and store size (default: skip)",
+        "the entity graph off and on (and the graph rebuilt afterwards), and print load speed and store size "
+        "(default: skip)",
     )
     parser.add_argument("--json", dest="json_out", default="", help="also write the results to this JSON file")
     return parser.parse_args(argv)
@@ -157,11 +182,12 @@ def store_defaults() -> Setting:
     """The setting a Milvus store uses when not told otherwise (hybrid, with entity links when on)."""
     import inspect
 
-    from deepsearcher.graph import LinkSettings
+    from deepsearcher.graph import LinkSettings, SpreadSettings
     from deepsearcher.vector_db.milvus import Milvus
 
     params = inspect.signature(Milvus.__init__).parameters
-    links = LinkSettings()
+    links, walk = LinkSettings(), SpreadSettings()
+    graph, ppr = params["graph"].default, params["graph_walk"].default == "ppr"
     return Setting(
         "hybrid",
         ranker=params["ranker"].default,
@@ -169,19 +195,35 @@ def store_defaults() -> Setting:
         candidates=params["candidates_per_side"].default,
         weights=tuple(params["weights"].default),
         default=True,
-        links=(links.link_weight, links.question_weight) if params["graph"].default else None,
+        links=(links.link_weight, links.question_weight) if graph and not ppr else None,
+        ppr=(walk.link_weight, walk.hub_exponent, walk.hops, walk.seeds, walk.question_weight, int(walk.after_source))
+        if graph and ppr
+        else None,
     )
 
 
 def build_settings(args: argparse.Namespace) -> list[Setting]:
     from dataclasses import replace
 
+    from deepsearcher.graph import LinkSettings
+
     default = store_defaults()
-    settings = [Setting("dense"), Setting("sparse"), replace(default, links=None, default=False), default]
-    settings.append(replace(Setting("dense"), links=default.links or (0.5, 0.3)))
+    link_pair = default.links or (LinkSettings().link_weight, LinkSettings().question_weight)
+    settings = [Setting("dense"), Setting("sparse"), replace(default, links=None, ppr=None, default=False)]
+    settings.append(replace(default, links=link_pair, ppr=None, default=default.ppr is None))
+    settings.append(replace(Setting("dense"), links=link_pair))
+    walks = [tuple(float(x) for x in spec.split(":")) for spec in args.ppr.split(",") if spec.strip()]
+    if not walks:
+        from deepsearcher.graph import SpreadSettings
+
+        walk = SpreadSettings()
+        walks = [(walk.link_weight, walk.hub_exponent, walk.hops, walk.seeds, walk.question_weight, walk.after_source)]
+    for decay, hub, hops, seeds, question, *after in walks:
+        ppr = (decay, hub, int(hops), int(seeds), question, int(after[0]) if after else 1)
+        settings.append(replace(default, links=None, ppr=ppr, default=default.ppr == ppr))
     for pair in filter(None, (w.strip() for w in args.links.split(","))):
         link_w, question_w = (float(x) for x in pair.split(":"))
-        settings.append(replace(default, links=(link_w, question_w), default=False))
+        settings.append(replace(default, links=(link_w, question_w), ppr=None, default=False))
     candidates: list[int | None] = [
         None if c.strip() == "auto" else int(c) for c in args.candidates.split(",") if c.strip()
     ]
@@ -197,31 +239,30 @@ def build_settings(args: argparse.Namespace) -> list[Setting]:
 
 
 def embed_all(dataset: Dataset, chunks: list[Chunk], embedding: Any, args: argparse.Namespace) -> list[list[float]]:
-    """Fill chunk embeddings and return question vectors, reusing a --cache file when it
-    was made from the same texts with the same model."""
+    """Fill chunk embeddings and return question vectors, reusing a --cache file of the corpus
+    when it was made from the same texts with the same model (questions are embedded each run:
+    they are few, and a new question set then costs no corpus re-embedding)."""
     import hashlib
 
     import numpy as np
 
-    texts = [c.index_text for c in chunks] + [q.question for q in dataset.questions]
+    texts = [c.index_text for c in chunks]
     model_key = f"{embedding.model_name}|{getattr(embedding, 'backend', '')}"
     digest = hashlib.sha256("\x00".join([model_key, *texts]).encode("utf-8")).hexdigest()[:16]
-    cache = Path(args.cache) / f"{dataset.name}-{digest}.npy" if args.cache else None
+    cache = Path(args.cache) / f"corpus-{digest}.npy" if args.cache else None
     if cache is not None and cache.is_file():
-        vectors = np.load(cache).tolist()
-        for chunk, vector in zip(chunks, vectors, strict=False):
+        for chunk, vector in zip(chunks, np.load(cache).tolist(), strict=True):
             chunk.embedding = vector
-        return vectors[len(chunks) :]
-    embedding.embed_chunks(chunks, batch_size=args.batch_size, show_progress=False)
-    query_vectors = [embedding.embed_query(q.question) for q in dataset.questions]
-    if cache is not None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        np.save(cache, np.asarray([c.embedding for c in chunks] + query_vectors, dtype=np.float32))
-    return query_vectors
+    else:
+        embedding.embed_chunks(chunks, batch_size=args.batch_size, show_progress=False)
+        if cache is not None:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            np.save(cache, np.asarray([c.embedding for c in chunks], dtype=np.float32))
+    return [embedding.embed_query(q.question) for q in dataset.questions]
 
 
 def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> list[dict[str, Any]]:
-    from deepsearcher.graph import LinkSettings
+    from deepsearcher.graph import LinkSettings, SpreadSettings
     from deepsearcher.vector_db.milvus import Milvus
 
     ks = parse_int_list(args.top_k)
@@ -257,10 +298,14 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                         continue  # the analyzer does not change dense results
                     store.ranker, store.rrf_k, store.weights = setting.ranker, setting.rrf_k, setting.weights
                     store.candidates_per_side = setting.candidates
+                    store.graph_walk = "links"
                     if setting.links is not None:
                         store.link_settings = LinkSettings(
                             link_weight=setting.links[0], question_weight=setting.links[1]
                         )
+                    if setting.ppr is not None:
+                        store.graph_walk = "ppr"
+                        store.spread_settings = SpreadSettings(**dict(zip(WALK_FIELDS, setting.ppr, strict=True)))
                     recalls: dict[int, list[float]] = {k: [] for k in ks}
                     empty = 0
                     started = time.perf_counter()
@@ -271,7 +316,7 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                             top_k=fetch,
                             query_text=question.question,
                             mode=setting.mode,
-                            links=setting.links is not None,
+                            links=setting.links is not None or setting.ppr is not None,
                         )
                         titles = [hit.metadata.get("title") for hit in hits]
                         empty += not hits
@@ -288,6 +333,7 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                         "candidates": setting.candidates,
                         "weights": list(setting.weights),
                         "links": list(setting.links) if setting.links else None,
+                        "ppr": list(setting.ppr) if setting.ppr else None,
                         "ms_per_query": 1000 * elapsed / max(1, len(dataset.questions)),
                         "no_hits": empty,
                         **{f"recall@{k}": mean(recalls[k]) for k in ks},
@@ -307,7 +353,10 @@ def print_table(dataset_name: str, rows: list[dict[str, Any]], ks: list[int], fe
     print(f"\n{dataset_name} — title Recall@k over the first k distinct titles ({fetch} chunks fetched per question)")
     print(format_table(headers, table))
     last = max(ks)
-    best_single = max((r for r in rows if r["mode"] != "hybrid" and not r["links"]), key=lambda r: r[f"recall@{last}"])
+    best_single = max(
+        (r for r in rows if r["mode"] != "hybrid" and not r["links"] and not r["ppr"]),
+        key=lambda r: r[f"recall@{last}"],
+    )
     best_hybrid = max((r for r in rows if r["mode"] == "hybrid"), key=lambda r: r[f"recall@{last}"], default=None)
     if best_hybrid:
         print(
@@ -334,8 +383,8 @@ def folder_bytes(folder: Path) -> int:
 
 
 def load_figures(dataset: Dataset, count: int, embedding: Any) -> list[list[Any]]:
-    """Load speed and store size of the same Markdown folder: links off, links on, and links on
-    with 1,500-character chunks (the old default); each into a fresh Milvus Lite database."""
+    """Load speed and store size of the same Markdown folder: graph off (then rebuilt), graph on, and
+    graph off again (the first load in a process pays one-off costs too); each into a fresh Milvus Lite database."""
     from deepsearcher.loader.file_loader.file_loader import FileLoader
     from deepsearcher.offline_loading.pipeline import IngestionPipeline
     from deepsearcher.offline_loading.sources import iter_file_sources
@@ -355,21 +404,19 @@ def load_figures(dataset: Dataset, count: int, embedding: Any) -> list[list[Any]
         with Milvus(uri=str(Path(tmp) / "warm.db")) as warm:
             IngestionPipeline(embedding, warm).run(iter_file_sources([Path(tmp) / "warm"], FileLoader()), "warm")
         configs = [
-            ("links off", False, None),
-            ("links on", True, None),
-            ("links on, 1,500-char chunks", True, 1500),
-            ("links off, again (drift)", False, None),  # the first run in a process pays one-off costs too
+            ("graph off", False),
+            ("graph on", True),
+            ("graph off, again (drift)", False),  # the first run in a process pays one-off costs too
         ]
-        for index, (label, graph, chunk_size) in enumerate(configs):
+        for index, (label, graph) in enumerate(configs):
             db = Path(tmp) / f"store{index}.db"
             store = Milvus(uri=str(db), graph=graph)
             started = time.perf_counter()
-            summary = IngestionPipeline(embedding, store, chunk_size=chunk_size).run(
+            summary = IngestionPipeline(embedding, store).run(
                 iter_file_sources([corpus], FileLoader()), collection_name="load"
             )
             seconds = time.perf_counter() - started
             chunks = store.count("load")
-            store.close()
             rows.append(
                 [
                     label,
@@ -381,6 +428,13 @@ def load_figures(dataset: Dataset, count: int, embedding: Any) -> list[list[Any]
                     f"{folder_bytes(db) / 1e6:.2f}",
                 ]
             )
+            if index == 0:  # the graph added afterwards: `deepsearcher graph rebuild`, no re-embedding
+                started = time.perf_counter()
+                rebuilt = store.rebuild_graph("load") or 0
+                seconds = time.perf_counter() - started
+                row = ["  then graph rebuild", True, rebuilt, f"{seconds:.1f}", f"{rebuilt / seconds:.1f}", "-"]
+                rows.append([*row, f"{folder_bytes(db) / 1e6:.2f}"])
+            store.close()
     print(format_table(["load", "ok", "chunks", "seconds", "chunks/s", "kB text/s", "store MB"], rows))
     return rows
 
@@ -399,13 +453,17 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"\nembedding: {embedding.model_name} on {getattr(embedding, 'backend', 'onnx')}")
         for directory in args.datasets:
-            dataset = load_dataset(directory, limit=args.limit or None)
+            dataset = load_dataset(
+                directory, limit=args.limit or None, questions_file=args.questions or None, skip=args.skip
+            )
             rows = run_dataset(dataset, args, embedding)
             print_table(f"{dataset.name} · {embedding.model_name}", rows, ks, fetch)
             all_rows.extend({**row, "embedding": embedding.model_name} for row in rows)
     if args.load_passages:
         embedding = MiniLMEmbedding(backend=args.backend)
-        load_figures(load_dataset(args.datasets[0]), args.load_passages, embedding)
+        load_figures(
+            load_dataset(args.datasets[0], questions_file=args.questions or None), args.load_passages, embedding
+        )
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(all_rows, indent=2), encoding="utf-8")
         print(f"\nwrote {args.json_out}")

@@ -15,6 +15,7 @@ from deepsearcher.cli import help_text  # noqa: E402
 from deepsearcher.cli.agents_cmd import agents  # noqa: E402
 from deepsearcher.cli.collections_cmd import collections_app, delete  # noqa: E402
 from deepsearcher.cli.eval_cmd import eval_command  # noqa: E402
+from deepsearcher.cli.graph_cmd import graph_app  # noqa: E402
 from deepsearcher.cli.load_cmd import load  # noqa: E402
 from deepsearcher.cli.mcp_cmd import mcp_command  # noqa: E402
 from deepsearcher.cli.providers_cmd import providers  # noqa: E402
@@ -43,6 +44,7 @@ app.command()(serve)
 app.command("mcp")(mcp_command)
 app.command()(watch)
 app.add_typer(collections_app, name="collections")
+app.add_typer(graph_app, name="graph")
 app.command("web-cache")(web_cache)
 
 

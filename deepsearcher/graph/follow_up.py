@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from deepsearcher.graph.entities import mentions, normalise
+from deepsearcher.graph.entities import mentions, normalise, title_key
 from deepsearcher.types import RetrievalResult
 
 #: Names searched per round, at most.
@@ -24,7 +24,7 @@ def follow_up_queries(
     known = " | ".join(normalise(text) for text in [question, *searched])
     names: list[str] = []
     for passage in passages:
-        own = normalise(passage.title or "")
+        own = title_key(passage.title or "")
         for name in mentions(passage.text):
             key = normalise(name)
             if key != own and key not in known and name not in names:

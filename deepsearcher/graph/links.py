@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from deepsearcher.graph.entities import mentions, normalise
+from deepsearcher.graph.entities import mentions, normalise, title_key
 from deepsearcher.types import RetrievalResult
 
 #: Looks up chunks by title: given names as written, the chunks titled by one of them, best first.
@@ -48,7 +48,7 @@ def _wanted(question: str, hits: Sequence[RetrievalResult], settings: LinkSettin
     asked = {normalise(name): name for name in mentions(question)}
     wanted: dict[str, tuple[str, float]] = {}
     for rank, hit in enumerate(hits[: settings.seeds]):
-        own = normalise(hit.title or "")
+        own = title_key(hit.title or "")
         for name in mentions(hit.text):
             key = normalise(name)
             if key in asked or key == own:
@@ -82,9 +82,9 @@ def follow_links(
         key = _key(hit)
         results.setdefault(key, hit)
         scores[key] = scores.get(key, 0.0) + 1.0 / (settings.rank_k + rank)
-        best_of_title.setdefault(normalise(hit.title or ""), key)
+        best_of_title.setdefault(title_key(hit.title or ""), key)
     for found in lookup([name for name, _ in wanted.values()]):
-        title = normalise(found.title or "")
+        title = title_key(found.title or "")
         if title in wanted and title not in best_of_title:
             best_of_title[title] = _key(found)
             results.setdefault(_key(found), found)
@@ -94,9 +94,15 @@ def follow_links(
     for title in linked:
         key = best_of_title[title]
         scores[key] = scores.get(key, 0.0) + wanted[title][1]
-    ranked = sorted(scores, key=lambda key: -scores[key])[:top_k]
+    return best_scored(scores, results, top_k)
+
+
+def best_scored(
+    scores: dict[tuple[str, str], float], results: dict[tuple[str, str], RetrievalResult], top_k: int
+) -> list[RetrievalResult]:
+    """The `top_k` results of the highest `scores`, each carrying its score."""
     fused = []
-    for key in ranked:
+    for key in sorted(scores, key=lambda key: -scores[key])[:top_k]:
         result = results[key]
         result.score = scores[key]
         fused.append(result)

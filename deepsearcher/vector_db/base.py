@@ -324,6 +324,12 @@ class BaseVectorDB(metaclass=ContractMeta):
         declared now, or None when nothing changed (stores that choose no index: always)."""
         return None
 
+    def rebuild_graph(self, collection: str | None = None) -> int | None:
+        """Add the entity graph's stored fields to a collection loaded without them (see Milvus),
+        without re-embedding; the rows rewritten, 0 when already there, None for stores that
+        keep no graph."""
+        return None
+
     def get_collection_info(self, collection: str | None) -> CollectionInfo | None:
         """Name, description, dimension and embedding model of one collection, or None."""
         name = self._collection(collection)

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deepsearcher.config.registry import register_provider
-from deepsearcher.graph import LinkSettings, follow_links, normalise
+from deepsearcher.graph import LinkSettings, SpreadSettings, follow_links, normalise, spread, title_key
 from deepsearcher.types import (
     Chunk,
     CollectionInfo,
@@ -224,9 +224,13 @@ def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
 LINK_CANDIDATES = 20
 #: Chunks one linked-title query reads back, at most.
 LINKED_ROWS = 200
-#: The chunk's normalised title (deepsearcher.graph.normalise): what entity links look up.
+#: The chunk's title key (deepsearcher.graph.title_key): what entity links look up.
 TITLE_KEY = "title_key"
 TITLE_KEY_MAX = 512
+#: The collection `rebuild_graph` copies rows into before it takes the original's name.
+GRAPH_REBUILD_SUFFIX = "__graph_rebuild"
+#: Ways to walk the entity graph (see Milvus.graph_walk).
+GRAPH_WALKS = ("links", "ppr")
 
 
 def quote(value: str) -> str:
@@ -321,6 +325,7 @@ class Milvus(BaseVectorDB):
         search_consistency: str | None = SESSION,
         index_switch_rows: int = lite.HNSW_SWITCH_ROWS,
         graph: bool = True,
+        graph_walk: str = "ppr",
         **kwargs: Any,
     ) -> None:
         super().__init__(default_collection)
@@ -328,6 +333,16 @@ class Milvus(BaseVectorDB):
         #: the second hop of multi-hop questions; `search_data(..., links=False)` skips it per call.
         self.graph = _as_bool(graph)
         self.link_settings = LinkSettings()
+        #: How the graph is walked: "ppr" (personalized PageRank truncated after two hops, with
+        #: hub damping, deepsearcher/graph/spread.py; the default: it beat one step on HotpotQA,
+        #: MuSiQue and the held-out 2Wiki set, benchmarks/retrieval.py) or "links" (one step,
+        #: deepsearcher/graph/links.py, the previous default).
+        if graph_walk not in GRAPH_WALKS:
+            raise ConfigurationError(
+                f"vector_db.config.graph_walk must be one of {', '.join(GRAPH_WALKS)}, not {graph_walk!r}."
+            )
+        self.graph_walk = graph_walk
+        self.spread_settings = SpreadSettings()
         #: Consistency level of searches (see the module docstring): "Session" (default) sees this
         #: process's own writes; "Strong" also sees everyone else's but waits ~200 ms a search on a
         #: server; "Bounded" / "Eventually" may miss recent writes; "collection" uses the level
@@ -789,7 +804,7 @@ class Milvus(BaseVectorDB):
         if SOURCE_CHUNKS in fields:
             row[SOURCE_CHUNKS] = source_chunks
         if TITLE_KEY in fields:
-            row[TITLE_KEY] = fit_bytes(normalise(chunk.title or ""), TITLE_KEY_MAX)
+            row[TITLE_KEY] = fit_bytes(title_key(chunk.title or ""), TITLE_KEY_MAX)
         return row
 
     def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: Any) -> int:
@@ -893,24 +908,25 @@ class Milvus(BaseVectorDB):
         self._require(name, "copy a source")
         fields = sorted(self._field_names(name) - {PK, SPARSE})
         copied = 0
+        for batch in self._stored_batches(name, f"{REFERENCE} == {quote(source)}", fields):
+            rows = [_renamed_row(row, fields, source, target) for row in batch]
+            with self._op("insert", name):
+                self._client().insert(name, rows)
+            copied += len(rows)
+        self._seal(name)
+        return copied
+
+    def _stored_batches(self, name: str, filter: str, fields: list[str]) -> Iterator[list[dict[str, Any]]]:
+        """The rows of `name` matching `filter` (all: ""), `fields` of each, in batches of 256."""
         with self._op("query_iterator", name):
             iterator = self._client().query_iterator(
-                name,
-                batch_size=256,
-                filter=f"{REFERENCE} == {quote(source)}",
-                output_fields=fields,
-                consistency_level=STRONG,
+                name, batch_size=256, filter=filter, output_fields=fields, consistency_level=STRONG
             )
             try:
                 while batch := iterator.next():
-                    rows = [_renamed_row(row, fields, source, target) for row in batch]
-                    with self._op("insert", name):
-                        self._client().insert(name, rows)
-                    copied += len(rows)
+                    yield batch
             finally:
                 iterator.close()
-        self._seal(name)
-        return copied
 
     def source_metadata(self, collection: str | None, reference: str) -> dict[str, Any] | None:
         name = self._collection(collection)
@@ -1014,6 +1030,68 @@ class Milvus(BaseVectorDB):
         self._metrics.pop(name, None)
         return "HNSW"
 
+    def rebuild_graph(self, collection: str | None = None) -> int:
+        """Give a collection loaded without the graph (`graph: false`, or before it existed) its
+        `title_key` field, without re-embedding: the rows (vectors included) are copied into a new
+        collection with the same settings and the field, which then replaces the old one. Returns
+        the rows copied; 0 when the collection already has the field (nothing to do).
+
+        Milvus cannot add a field to a collection, hence the copy. The caller holds the write lock."""
+        name = self._collection(collection)
+        self._require(name, "rebuild the entity graph")
+        if TITLE_KEY in self._field_names(name):
+            return 0
+        info = self._read_info(name)
+        if info.dim is None:
+            raise VectorStoreError(f"Cannot rebuild the graph of '{name}': its vector dimension is not recorded.")
+        properties = self._describe(name).get("properties") or {}
+        scratch = f"{name}{GRAPH_REBUILD_SUFFIX}"
+        graph, analyzer = self.graph, self.analyzer
+        try:
+            self.graph = True
+            if properties.get(PROP_ANALYZER):  # BM25 tokenises as it did when the collection was made
+                self.analyzer = json.loads(properties[PROP_ANALYZER])
+            self.clear_db(scratch)  # left by a rebuild that was interrupted
+            self._create_collection(scratch, info.dim, info.description, info.embedding_model)
+        finally:
+            self.graph, self.analyzer = graph, analyzer
+        copied = self._copy_rows(name, scratch)
+        hidden = self._hidden.get(name)
+        self.clear_db(name)
+        with self._op("rename_collection", scratch):
+            self._client().rename_collection(scratch, name)
+        if PROP_DIM not in (self._describe(name).get("properties") or {}):
+            self._meta_table().forget(scratch)
+            self._meta_table().write(name, info.description, info.embedding_model, info.dim)
+        self._fields.pop(scratch, None)
+        self._metrics.pop(scratch, None)
+        self._hidden.pop(scratch, None)
+        self._loaded.discard(scratch)
+        if hidden:  # versions a load in progress hides stay hidden
+            self._hidden[name] = hidden
+        self._require(name, "open the rebuilt collection")
+        self.fit_index(name)
+        return copied
+
+    def _copy_rows(self, source: str, target: str) -> int:
+        """Every row of `source` inserted into `target` (BM25 recomputed by Milvus), with `target`'s title_key."""
+        fields = sorted(self._field_names(source) - {PK, SPARSE})
+        wanted = self._field_names(target)
+        copied = 0
+        for batch in self._stored_batches(source, "", fields):
+            rows = []
+            for row in batch:
+                copy = {key: row[key] for key in fields if key in row and key in wanted}
+                copy[EMBEDDING] = [float(value) for value in copy[EMBEDDING]]
+                title = str((copy.get(METADATA) or {}).get("title") or "")
+                copy[TITLE_KEY] = fit_bytes(title_key(title), TITLE_KEY_MAX)
+                rows.append(copy)
+            with self._op("insert", target):
+                self._client().insert(target, rows)
+            copied += len(rows)
+        self._seal(target)
+        return copied
+
     def _no_bm25_reason(self, name: str) -> str:
         reason = f"collection '{name}' has no BM25 field"
         if not self.capabilities.bm25:
@@ -1055,6 +1133,7 @@ class Milvus(BaseVectorDB):
             condition = f"{TITLE_KEY} in [{', '.join(quote(key) for key in keys)}]"
         else:  # `in [...]` takes only a field on Milvus Lite, not a JSON path: one equality per title
             condition = " or ".join(f'{METADATA}["title"] == {quote(title)}' for title in titles)
+        expr = self._visible(name, self._schema(name), expr or "")  # not the old version a replacement hides
         if expr:
             condition = f"({expr}) and ({condition})"
         condition = self._visible(name, self._schema(name), condition)
@@ -1089,6 +1168,8 @@ class Milvus(BaseVectorDB):
         if _as_bool(kwargs.pop("links", self.graph and mode is None)) and text and mode != "sparse":
             ranked = self._search(name, vector, max(top_k, LINK_CANDIDATES), text, filter, mode, links=False, **kwargs)
             lookup = lambda titles: self._titled(name, titles, vector, filter)  # noqa: E731
+            if self.graph_walk == "ppr":
+                return spread(text, ranked, lookup, top_k, self.spread_settings)
             return follow_links(text, ranked, lookup, top_k, self.link_settings)
         schema = self._schema(name)
         if mode is None:
