@@ -10,6 +10,6 @@ heuristic, no model), `links` spreads the search's scores one step over those ed
 
 from deepsearcher.graph.entities import mentions, normalise
 from deepsearcher.graph.follow_up import follow_up_queries
-from deepsearcher.graph.links import LinkSettings, follow_links
+from deepsearcher.graph.links import LinkSettings, follow_links, in_search_order
 
-__all__ = ["LinkSettings", "follow_links", "follow_up_queries", "mentions", "normalise"]
+__all__ = ["LinkSettings", "follow_links", "in_search_order", "follow_up_queries", "mentions", "normalise"]
