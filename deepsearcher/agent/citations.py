@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deepsearcher.agent.result import Source, location
+from deepsearcher.graph.entities import mentions
 from deepsearcher.types import RetrievalResult
 
 #: Share of a sentence's content words a passage must hold to support it.
@@ -210,15 +211,15 @@ def grounded_in(short_answer: str, texts: list[str]) -> bool:
     return not names or sum(name in haystack for name in names) * 2 >= len(names)
 
 
-_NAME_RUN = re.compile(r"(?:[A-Z][\w'’.-]*)(?:\s+(?:of|de|the|von|van|la|le|du)?\s*[A-Z][\w'’.-]*)*")
+#: A question's opening verb, capitalised only because it opens the question ("Did", "Has").
+_OPENERS = re.compile(r"^\s*(?:did|do|does|has|have|had|can|could|would|should|will|name|list)\b\s*", re.IGNORECASE)
 
 
 def named_subjects(question: str) -> list[str]:
-    """The capitalised names of a question past its first word ("Faroe Islands", "Lothair II")."""
-    body = question.strip()
-    first = re.match(r"\S+", body)
-    body = body[first.end() :] if first else body
-    return [run for run in _NAME_RUN.findall(body) if any(word not in _STOPWORDS for word in content_words(run))]
+    """The names a question asks about ("Faroe Islands", "Lothair II"): the entity graph's own
+    heuristic (graph.entities.mentions), one for links, follow-up searches and abstention."""
+    body = _OPENERS.sub("", question, count=1)
+    return [name for name in mentions(body) if any(word not in _STOPWORDS for word in content_words(name))]
 
 
 def unmentioned_subjects(question: str, texts: list[str]) -> list[str]:
