@@ -327,3 +327,22 @@ def test_the_models_own_source_list_is_dropped_and_the_answer_stated() -> None:
     checked = check_answer("What language were books translated into in the era of Haymo?", written, sources)
     assert checked.short_answer == "Latin" and "Sources:" not in checked.answer and "(Haymo" not in checked.answer
     assert checked.answer.startswith("Latin [1].") and checked.claims[0].citations == [1]
+
+
+def test_a_short_answer_that_cannot_answer_the_question_is_recut_from_the_explanation() -> None:
+    """Issue 30's 1.5B short answers: a source label copied, the question's own name given back, no
+    number for "how many"; the explanation held the answer each time."""
+    haymo = group_sources(
+        [RetrievalResult(None, "Haymo's books were translated into Latin.", "h.txt", {"title": "Haymo"})]
+    )
+    label = check_answer("What language were Haymo's books translated into?", "Answer: (Haymo)\nLatin [1].", haymo)
+    assert label.short_answer == "Latin" and not label.abstained
+    station = group_sources([RetrievalResult(None, "The Svalbard station ran on 4 cells since 2022.", "s.txt")])
+    count = check_answer(
+        "How many cells ran the Svalbard station?", "Answer: Svalbard station\nIt ran on 4 cells.", station
+    )
+    assert count.short_answer == "4" and not count.abstained
+    year = check_answer("When did the Svalbard station start?", "Answer: the station\nIt started in 2022 [1].", station)
+    assert year.short_answer == "2022"
+    choice = check_answer("Did the station run on 4 or 5 cells?", "Answer: 4\nIt ran on 4 cells.", station)
+    assert choice.short_answer == "4"  # a choice the question offers stays
