@@ -11,7 +11,7 @@ from helpers import ANSWER_PROMPT, FAST_RETRIES, JUDGE_PROMPT, SUB_QUERIES_PROMP
 from typer.testing import CliRunner
 
 from deepsearcher.agent import DeepSearch, NaiveRAG, RAGRouter
-from deepsearcher.agent.citations import attribute, group_sources, unmentioned_subjects
+from deepsearcher.agent.citations import attribute, group_sources, named_subjects, unmentioned_subjects
 from deepsearcher.agent.deep_search import normalized_query
 from deepsearcher.agent.grounding import check_answer
 from deepsearcher.cli.main import app
@@ -124,6 +124,9 @@ def test_a_question_about_what_no_document_mentions_is_not_answered(server, stor
     assert result.abstained and "no passage read mentions Faroe Islands" in result.answer
     assert not any(r.prompt_text.startswith(ANSWER_PROMPT) for r in server.requests)  # nothing to invent from
     assert unmentioned_subjects("Who led the Aurora Cell project?", [MANUAL_PAGES[14]]) == []
+    # the entity graph's heuristic finds the names; a word capitalised only because it opens the question is none
+    assert named_subjects("Besides the Aurora Cell, what did Tomas Eriksen design?") == ["Aurora Cell", "Tomas Eriksen"]
+    assert named_subjects("Faroe Islands population in 1801?") == ["Faroe Islands"]
 
 
 def test_a_comparison_is_computed_from_the_dates_not_the_models_conclusion(server, store, embedding) -> None:

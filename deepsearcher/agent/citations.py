@@ -218,8 +218,22 @@ _OPENERS = re.compile(r"^\s*(?:did|do|does|has|have|had|can|could|would|should|w
 def named_subjects(question: str) -> list[str]:
     """The names a question asks about ("Faroe Islands", "Lothair II"): the entity graph's own
     heuristic (graph.entities.mentions), one for links, follow-up searches and abstention."""
-    body = _OPENERS.sub("", question, count=1)
-    return [name for name in mentions(body) if any(word not in _STOPWORDS for word in content_words(name))]
+    body = _OPENERS.sub("", question, count=1).strip()
+    names = [_without_opening(name, body) for name in mentions(body)]
+    return [
+        name for name in dict.fromkeys(names) if name and any(word not in _STOPWORDS for word in content_words(name))
+    ]
+
+
+def _without_opening(name: str, body: str) -> str:
+    """`name` without the question's first word when that word is capitalised only because it opens
+    the question ("Besides the continent…" -> no name; "Besides the Aurora Cell…" -> "Aurora Cell").
+    A name that opens the question itself ("Faroe Islands population…") is kept whole."""
+    opening = body.split(maxsplit=1)[0] if body else ""
+    if name == opening:
+        return "" if body.count(name) == 1 else name
+    joined = re.match(rf"{re.escape(opening)}\s+(?:the|a|an)\s+(.+)", name)
+    return joined.group(1) if joined and body.startswith(name) else name
 
 
 def unmentioned_subjects(question: str, texts: list[str]) -> list[str]:
