@@ -347,5 +347,8 @@ def test_a_short_answer_that_cannot_answer_the_question_is_recut_from_the_explan
     assert count.short_answer == "4" and not count.abstained
     year = check_answer("When did the Svalbard station start?", "Answer: the station\nIt started in 2022 [1].", station)
     assert year.short_answer == "2022"
+    bevan = group_sources([RetrievalResult(None, "Thomas Bevan played rugby.", "b.txt", {"title": "Thomas Bevan"})])
+    echoed = check_answer("David Jones played which sport?", "[1] (Thomas Bevan)", bevan)
+    assert echoed.abstained and echoed.short_answer == "not found"  # a source's label is no answer
     choice = check_answer("Did the station run on 4 or 5 cells?", "Answer: 4\nIt ran on 4 cells.", station)
     assert choice.short_answer == "4"  # a choice the question offers stays

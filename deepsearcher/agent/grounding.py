@@ -18,6 +18,7 @@ from deepsearcher.agent.citations import (
     attribute,
     content_words,
     grounded_in,
+    source_label,
     split_sentences,
     strip_citations,
     unmentioned_subjects,
@@ -124,6 +125,14 @@ def fits_question(short: str, question: str, sources: list[Source]) -> bool:
     return kind is None or any(char.isdigit() for char in short)
 
 
+def _without_labels(text: str, sources: list[Source]) -> str:
+    """`text` without the "(Title)" labels the model copied from the source list it was shown."""
+    for source in sources:
+        for label in {source_label(source), source.title or ""} - {""}:
+            text = text.replace(f"({label})", " ")
+    return re.sub(r"^\W*(?:\[\d+\]\W*)*$", "", text.strip()).strip()
+
+
 def typed_short(question: str, explanation: str) -> str | None:
     """The first number or date of the explanation when the question asks for one, else None."""
     pattern = {"number": _NUMBER, "date": _DATE}.get(expected_kind(question) or "")
@@ -160,7 +169,10 @@ def check_answer(question: str, written: str, sources: list[Source]) -> CheckedA
         short = short_from_sentence("\n".join(part for part in (short, explanation) if part), question)
     computed = compare(question, sources)
     if computed is None and not fits_question(short, question, sources):  # a label, the question's name, no number
-        short = typed_short(question, explanation) or short_from_sentence(explanation, question) or short
+        unlabelled = _without_labels(explanation, sources)
+        short = typed_short(question, unlabelled) or short_from_sentence(unlabelled, question)
+        if not short:  # the model gave back a source's label and nothing else
+            return abstain(question, sources, "the model named a source but no answer")
     if computed is not None:  # the model's arithmetic is replaced; its conclusion dropped when it differs
         agrees = computed.winner.casefold() in short.casefold()
         explanation = f"{explanation}\n\n{computed.sentence()}" if agrees else computed.sentence()
