@@ -340,6 +340,8 @@ def test_a_short_answer_that_cannot_answer_the_question_is_recut_from_the_explan
     )
     label = check_answer("What language were Haymo's books translated into?", "Answer: (Haymo)\nLatin [1].", haymo)
     assert label.short_answer == "Latin" and not label.abstained
+    inside = check_answer("What language were Haymo's books translated into?", "Answer: in (Haymo)\nLatin.", haymo)
+    assert inside.short_answer == "Latin"
     station = group_sources([RetrievalResult(None, "The Svalbard station ran on 4 cells since 2022.", "s.txt")])
     count = check_answer(
         "How many cells ran the Svalbard station?", "Answer: Svalbard station\nIt ran on 4 cells.", station

@@ -118,6 +118,8 @@ def fits_question(short: str, question: str, sources: list[Source]) -> bool:
     bare = short.strip("()[] ").casefold()
     if short.startswith("(") or any(bare == (source.title or "").casefold() for source in sources):
         return False
+    if any(f"({source.title})" in short for source in sources if source.title):  # "… of (Harry Potter in …)"
+        return False
     words = set(content_words(short))
     if words and words <= set(content_words(question)) and " or " not in question:
         return False
