@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deepsearcher.agent.result import Source, location
+from deepsearcher.graph.entities import mentions
 from deepsearcher.types import RetrievalResult
 
 #: Share of a sentence's content words a passage must hold to support it.
@@ -210,15 +211,29 @@ def grounded_in(short_answer: str, texts: list[str]) -> bool:
     return not names or sum(name in haystack for name in names) * 2 >= len(names)
 
 
-_NAME_RUN = re.compile(r"(?:[A-Z][\w'’.-]*)(?:\s+(?:of|de|the|von|van|la|le|du)?\s*[A-Z][\w'’.-]*)*")
+#: A question's opening verb, capitalised only because it opens the question ("Did", "Has").
+_OPENERS = re.compile(r"^\s*(?:did|do|does|has|have|had|can|could|would|should|will|name|list)\b\s*", re.IGNORECASE)
 
 
 def named_subjects(question: str) -> list[str]:
-    """The capitalised names of a question past its first word ("Faroe Islands", "Lothair II")."""
-    body = question.strip()
-    first = re.match(r"\S+", body)
-    body = body[first.end() :] if first else body
-    return [run for run in _NAME_RUN.findall(body) if any(word not in _STOPWORDS for word in content_words(run))]
+    """The names a question asks about ("Faroe Islands", "Lothair II"): the entity graph's own
+    heuristic (graph.entities.mentions), one for links, follow-up searches and abstention."""
+    body = _OPENERS.sub("", question, count=1).strip()
+    names = [_without_opening(name, body) for name in mentions(body)]
+    return [
+        name for name in dict.fromkeys(names) if name and any(word not in _STOPWORDS for word in content_words(name))
+    ]
+
+
+def _without_opening(name: str, body: str) -> str:
+    """`name` without the question's first word when that word is capitalised only because it opens
+    the question ("Besides the continent…" -> no name; "Besides the Aurora Cell…" -> "Aurora Cell").
+    A name that opens the question itself ("Faroe Islands population…") is kept whole."""
+    opening = body.split(maxsplit=1)[0] if body else ""
+    if name == opening:
+        return "" if body.count(name) == 1 else name
+    joined = re.match(rf"{re.escape(opening)}\s+(?:the|a|an)\s+(.+)", name)
+    return joined.group(1) if joined and body.startswith(name) else name
 
 
 def unmentioned_subjects(question: str, texts: list[str]) -> list[str]:

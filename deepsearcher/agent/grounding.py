@@ -18,6 +18,7 @@ from deepsearcher.agent.citations import (
     attribute,
     content_words,
     grounded_in,
+    source_label,
     split_sentences,
     strip_citations,
     unmentioned_subjects,
@@ -92,6 +93,55 @@ def _without_own_source_list(text: str) -> str:
     return "\n".join(lines).strip()
 
 
+_NUMBER_QUESTION = re.compile(
+    r"^\W*(?:how\s+(?:many|much|long|old|tall|far|high)|what\s+(?:number|percentage))\b", re.I
+)
+_DATE_QUESTION = re.compile(r"^\W*(?:when|(?:in\s+)?(?:what|which)\s+(?:year|date|decade|century))\b", re.I)
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
+_DATE = re.compile(rf"\b(?:\d{{1,2}}\s+{_MONTH}\s+\d{{3,4}}|{_MONTH}\s+\d{{1,2}},?\s+\d{{3,4}}|\d{{3,4}}s?)\b")
+_NUMBER = re.compile(r"\b\d[\d,.]*(?:\s+(?:million|billion|thousand|hundred|percent))?\b")
+
+
+def expected_kind(question: str) -> str | None:
+    """What kind of words answer the question: "number" (how many...), "date" (when...), else None."""
+    if _NUMBER_QUESTION.search(question):
+        return "number"
+    return "date" if _DATE_QUESTION.search(question) else None
+
+
+def fits_question(short: str, question: str, sources: list[Source]) -> bool:
+    """Whether a short answer can answer the question at all: not a source's label the model copied
+    ("(Harry Potter in translation)"), not only words of the question (its own name given back,
+    unless the question offers choices: "A or B?"), a number or date where one is asked."""
+    if not short:
+        return False
+    bare = short.strip("()[] ").casefold()
+    if short.startswith("(") or any(bare == (source.title or "").casefold() for source in sources):
+        return False
+    if any(f"({source.title})" in short for source in sources if source.title):  # "… of (Harry Potter in …)"
+        return False
+    words = set(content_words(short))
+    if words and words <= set(content_words(question)) and " or " not in question:
+        return False
+    kind = expected_kind(question)
+    return kind is None or any(char.isdigit() for char in short)
+
+
+def _without_labels(text: str, sources: list[Source]) -> str:
+    """`text` without the "(Title)" labels the model copied from the source list it was shown."""
+    for source in sources:
+        for label in {source_label(source), source.title or ""} - {""}:
+            text = text.replace(f"({label})", " ")
+    return re.sub(r"^\W*(?:\[\d+\]\W*)*$", "", text.strip()).strip()
+
+
+def typed_short(question: str, explanation: str) -> str | None:
+    """The first number or date of the explanation when the question asks for one, else None."""
+    pattern = {"number": _NUMBER, "date": _DATE}.get(expected_kind(question) or "")
+    match = pattern.search(strip_citations(explanation)) if pattern else None
+    return match.group(0) if match else None
+
+
 def says_not_found(text: str) -> bool:
     return bool(_SAYS_NOT_FOUND.search(text)) or text.strip().casefold() == NOT_FOUND_SHORT
 
@@ -120,6 +170,11 @@ def check_answer(question: str, written: str, sources: list[Source]) -> CheckedA
     if short is None or len(short.split()) > 5:  # none, or a sentence restating the question
         short = short_from_sentence("\n".join(part for part in (short, explanation) if part), question)
     computed = compare(question, sources)
+    if computed is None and not fits_question(short, question, sources):  # a label, the question's name, no number
+        unlabelled = _without_labels(explanation, sources)
+        short = typed_short(question, unlabelled) or short_from_sentence(unlabelled, question)
+        if not short:  # the model gave back a source's label and nothing else
+            return abstain(question, sources, "the model named a source but no answer")
     if computed is not None:  # the model's arithmetic is replaced; its conclusion dropped when it differs
         agrees = computed.winner.casefold() in short.casefold()
         explanation = f"{explanation}\n\n{computed.sentence()}" if agrees else computed.sentence()

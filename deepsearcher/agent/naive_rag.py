@@ -8,6 +8,7 @@ from deepsearcher.agent.base import RAGAgent, describe_class
 from deepsearcher.agent.context import RunContext
 from deepsearcher.config.registry import register_provider
 from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.graph import in_search_order
 from deepsearcher.llm.base import BaseLLM
 from deepsearcher.types import RetrievalResult
 from deepsearcher.vector_db.base import BaseVectorDB
@@ -43,4 +44,4 @@ class NaiveRAG(RAGAgent):
             retrieved=len(results),
             accepted=len(results),
         )
-        return results[:top_k]
+        return in_search_order(results[:top_k])  # which chunks: links; the order read: similarity

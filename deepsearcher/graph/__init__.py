@@ -11,7 +11,7 @@ several steps (personalized PageRank), and
 
 from deepsearcher.graph.entities import mentions, normalise, title_key
 from deepsearcher.graph.follow_up import follow_up_queries
-from deepsearcher.graph.links import LinkSettings, follow_links
+from deepsearcher.graph.links import LinkSettings, follow_links, in_search_order
 from deepsearcher.graph.spread import SpreadSettings, spread
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "SpreadSettings",
     "follow_links",
     "follow_up_queries",
+    "in_search_order",
     "mentions",
     "normalise",
     "spread",

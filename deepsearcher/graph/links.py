@@ -13,6 +13,7 @@ enters the list only with a seed's support. A search where no name leads to a ch
 the store's order and scores; otherwise each score is the fused reciprocal-rank score.
 The weights were chosen on the shared HotpotQA and MuSiQue train samples
 (benchmarks/retrieval.py prints the sweep).
+The agents read the chosen chunks back in the store's own order (`in_search_order`).
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ def follow_links(
     best_of_title: dict[str, tuple[str, str]] = {}
     for rank, hit in enumerate(hits):
         key = _key(hit)
+        hit.search_rank = rank
         results.setdefault(key, hit)
         scores[key] = scores.get(key, 0.0) + 1.0 / (settings.rank_k + rank)
         best_of_title.setdefault(title_key(hit.title or ""), key)
@@ -107,3 +109,12 @@ def best_scored(
         result.score = scores[key]
         fused.append(result)
     return fused
+
+
+def in_search_order(results: Sequence[RetrievalResult]) -> list[RetrievalResult]:
+    """`results` (a linked search's, fused order) in the store's own order, the chunks only links
+    brought in after them: links decide which chunks are read, similarity the order an LLM reads
+    them in. A 0.5B model answers from the first passage it is shown; a hub chunk that other hits
+    name (examples/data's Aurora Cell) moved first made it answer "Halvorsen Energy Lab" for
+    "which engineer", while the store's order (the trial, the lab's history, the cell) gives Eriksen."""
+    return sorted(results, key=lambda result: (result.search_rank is None, result.search_rank or 0))

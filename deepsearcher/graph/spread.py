@@ -106,6 +106,7 @@ def spread(
     graph = _Graph()
     scores: dict[ChunkKey, float] = {}
     for rank, hit in enumerate(hits):
+        hit.search_rank = rank  # the order an agent reads them in (`links.in_search_order`)
         graph.add(hit)
         scores[_key(hit)] = scores.get(_key(hit), 0.0) + 1.0 / (settings.rank_k + rank)
     asked = {normalise(name): name for name in mentions(question)}

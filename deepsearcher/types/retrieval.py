@@ -23,6 +23,9 @@ class RetrievalResult:
         self.reference = reference
         self.metadata = join_window_parts(metadata or {}, text)
         self.score = score
+        #: Its place in the store's own ranking (0 = first) when a later step re-ranked the list
+        #: (graph links); None when the list is in that order already or the chunk was added.
+        self.search_rank: int | None = None
 
     @property
     def wider_text(self) -> str:
