@@ -6,7 +6,7 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar, cast
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.budget import fit_passages, room_for_passages
@@ -27,8 +27,9 @@ from deepsearcher.agent.retriever import Retriever
 from deepsearcher.agent.web_source import WEB_DESCRIPTION, WebSource, web_note
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.llm._sync import run_sync
-from deepsearcher.llm.base import BaseLLM, Usage
+from deepsearcher.llm.base import BaseLLM
 from deepsearcher.types import RetrievalResult, deduplicate_results
+from deepsearcher.utils.contracts import attached_shapes
 from deepsearcher.vector_db.base import BaseVectorDB
 
 T = TypeVar("T")
@@ -149,26 +150,12 @@ class RAGAgent(BaseAgent):
         return AgentOutput(answer=answer, sources=sources, results=results, agent=self.name)
 
     async def _gather(self, query: str, ctx: RunContext, collections: list[str] | None) -> list[RetrievalResult]:
-        """The chunks to answer from: the collections, then `_retrieve`; or, when a subclass
-        overrides DeepSearcher's sync `retrieve` hook, what that returns (run in a worker thread)."""
-        if not _is_own(self.async_retrieve, RAGAgent.async_retrieve):  # DeepSearcher's async hook, overridden
-            given: dict[str, Any] = {**ctx.given_options, **ctx.store_kwargs}
-            if collections:
-                given["collections"] = collections
-            results, tokens, _ = await ctx.bounded(self.async_retrieve(query, **given), "retrieve")
-            if tokens:
-                ctx.record("retrieve", Usage(total_tokens=int(tokens)))
-            return list(results)
-        if not _is_own(self.retrieve, RAGAgent.retrieve):
-            keywords: dict[str, Any] = {**ctx.given_options, **ctx.store_kwargs}  # what the caller gave
-            if ctx.authorized_collections is not None:
-                keywords.setdefault("authorized_collection_set", set(ctx.authorized_collections))
-            if collections:
-                keywords["collections"] = collections
-            results, tokens, _ = await ctx.bounded(asyncio.to_thread(self.retrieve, query, **keywords), "retrieve")
-            if tokens:
-                ctx.record("retrieve", Usage(total_tokens=int(tokens)))
-            return list(results)
+        """The chunks to answer from: the collections, then `_retrieve`; or what a user's hook of
+        an attached shape retrieves (upstream's `retrieve` overrides: agent/_upstream.py)."""
+        for shape in _agent_shapes():
+            hooked = await shape.gather(self, query, ctx, collections, whole=True)
+            if hooked is not None:
+                return hooked[0]
         web = str(ctx.option("web", self.web))
         if web == "auto" and self.web_source is not None:
             ctx.extra["web_candidate"] = WEB_DESCRIPTION  # the collection router lists the web too
@@ -209,10 +196,8 @@ class RAGAgent(BaseAgent):
         if not self.route_collection:
             chosen = self._permitted(router.all_collections, ctx)
             ctx.emit("collections", collections=chosen, routed=False)
-        elif not _is_own(router.invoke, CollectionRouter.invoke):  # a user's own routing (DeepSearcher's hook)
-            chosen = await self._user_routing(query, ctx)
         else:
-            chosen = await router.aroute(query, ctx)
+            chosen = await self._route(query, ctx)
         if not chosen:
             raise nothing_to_search([info.collection_name for info in router.candidates(ctx)])
         return chosen
@@ -227,27 +212,13 @@ class RAGAgent(BaseAgent):
             and (name in searchable if searchable is not None else self.vector_db.has_documents(name))
         ]
 
-    async def _user_routing(self, query: str, ctx: RunContext) -> list[str]:
-        """A user's `CollectionRouter.invoke` override, kept within the authorized set; when it
-        picks nothing, every permitted collection holding documents (said in the event)."""
-        keywords: dict[str, Any] = dict(ctx.store_kwargs)
-        if ctx.authorized_collections is not None:
-            keywords.setdefault("authorized_collection_set", set(ctx.authorized_collections))
-        picked, tokens = await ctx.bounded(
-            asyncio.to_thread(
-                self.collection_router.invoke, query=query, dim=self.embedding_model.dimension, **keywords
-            ),
-            "collection_routing",
-        )
-        if tokens:
-            ctx.record("collection_routing", Usage(total_tokens=int(tokens)))
-        chosen = self._permitted(list(picked), ctx)
-        if chosen:
-            ctx.emit("collections", collections=chosen, routed=True)
-            return chosen
-        chosen = self._permitted(self.collection_router.all_collections, ctx)
-        ctx.emit("collections", collections=chosen, routed=True, fallback="router_picked_none")
-        return chosen
+    async def _route(self, query: str, ctx: RunContext) -> list[str]:
+        """The CollectionRouter's choice, or a user's routing hook's (an attached shape's)."""
+        for shape in _agent_shapes():
+            chosen = await shape.route(self, query, ctx)
+            if chosen is not None:
+                return chosen
+        return await self.collection_router.aroute(query, ctx)
 
     async def _answer(
         self,
@@ -396,6 +367,10 @@ class RAGAgent(BaseAgent):
         """DeepSearcher's async `retrieve` (same keywords, same tuple); `retrieve` runs it."""
         collections = kwargs.pop("collections", None)
         ctx = self._step_context(kwargs)
+        for shape in _agent_shapes():  # a user's step methods (upstream's ChainOfRAG loop)
+            hooked = await shape.gather(self, query, ctx, collections, whole=False)
+            if hooked is not None:
+                return hooked[0], ctx.total_tokens, hooked[1]
         selected = await self._collections(query, ctx, collections)
         self.retriever.start_warm_up(selected, **ctx.store_kwargs)
         results = await self._retrieve(query, ctx, selected)
@@ -427,7 +402,20 @@ class RAGAgent(BaseAgent):
         return self.query(query, **kwargs)
 
 
-def _is_own(bound: Any, ours: Any) -> bool:
-    """Whether the bound method `bound` is our implementation `ours` (not a user's override,
-    nor a replacement set on the instance, such as a test's mock)."""
-    return getattr(bound, "__func__", None) is ours
+class AgentShape(Protocol):
+    """Another way of extending agents a query may take (upstream DeepSearcher's overridable hooks:
+    deepsearcher/agent/_upstream.py), attached from outside this module."""
+
+    async def gather(
+        self, agent: RAGAgent, query: str, ctx: RunContext, collections: list[str] | None, *, whole: bool
+    ) -> tuple[list[RetrievalResult], dict[str, Any]] | None:
+        """(results, metadata) from a user's retrieval hook, or None when the agent has none."""
+        ...
+
+    async def route(self, agent: RAGAgent, query: str, ctx: RunContext) -> list[str] | None:
+        """The collections a user's routing hook picks, or None when the router is ours."""
+        ...
+
+
+def _agent_shapes() -> list[AgentShape]:
+    return [cast(AgentShape, shape) for shape in attached_shapes("agent")]
