@@ -226,7 +226,7 @@ def test_chain_step_methods_of_a_subclass_run_upstreams_loop(server, store, embe
     """Upstream's ChainOfRAG was extended through its four step methods: a subclass overriding them
     gets upstream's loop over them (tokens summed, its intermediate context the final answer's
     findings), with the caller's tenant reaching the search step."""
-    grace = RetrievalResult(embedding=None, text="Grace Hopper built the first compiler.", reference="a.txt", metadata={})
+    grace = RetrievalResult(embedding=None, text="Grace Hopper built the first compiler.", reference="a.txt")
 
     class MyChain(ChainOfRAG):
         def _reflect_get_subquery(self, query: str, intermediate_context: list[str], **kw: Any) -> tuple[str, int]:
@@ -262,7 +262,7 @@ def test_a_models_own_literal_eval_reads_what_our_parser_cannot(server, store, e
     llm = server.llm(**FAST)
     llm.literal_eval = lambda text: [["zero", "one", "two"].index(word) for word in text.split()]  # type: ignore[method-assign]
     agent = ChainOfRAG(llm=llm, embedding_model=embedding, vector_db=store)
-    results = [RetrievalResult(embedding=None, text=f"passage {i}", reference=f"{i}.txt", metadata={}) for i in range(3)]
+    results = [RetrievalResult(embedding=None, text=f"passage {i}", reference=f"{i}.txt") for i in range(3)]
     server.on("", "zero two")
     kept, tokens = agent._get_supported_docs(results, "Which passages?", "Some answer")
     assert [result.reference for result in kept] == ["0.txt", "2.txt"] and tokens > 0
