@@ -31,8 +31,6 @@ Why it is shaped this way:
 from __future__ import annotations
 
 import hashlib
-import os
-import signal
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -52,14 +50,14 @@ from deepsearcher.vector_db.base import BaseVectorDB, normalize_collection_name
 
 ProgressCallback = Callable[[str, dict], None]
 
-#: Test hook for the crash-injection tests: "embedded:N" or "inserted:N" makes the process
-#: SIGKILL itself right after the N-th batch was embedded / stored (N counts from 1).
-CRASH_ENV = "DEEPSEARCHER_CRASH_AT"
+#: Called with ("embedded" | "inserted", N) right after the N-th batch (from 1) was embedded / stored;
+#: the crash-injection sweep installs one from deepsearcher/testing/crash_points.py.
+BATCH_OBSERVERS: list[Callable[[str, int], None]] = []
 
 
 def _crash_point(stage: str, batch: int) -> None:
-    if os.environ.get(CRASH_ENV) == f"{stage}:{batch}":
-        os.kill(os.getpid(), signal.SIGKILL)
+    for observer in BATCH_OBSERVERS:
+        observer(stage, batch)
 
 
 def chunk_key(fingerprint: str, index: int, text: str) -> str:
