@@ -88,13 +88,13 @@ class Components:
         """The cache of fetched web pages in this store (listed and cleared by `deepsearcher web-cache`)."""
         from deepsearcher.agent.web_cache import WebCache
 
-        load = self.load_settings
+        load = self.config.load
         return WebCache(
             self.embedding_model,
             self.vector_db,
             ttl_hours=self.web_settings.cache_ttl_hours,
-            chunk_size=int(load["chunk_size"]) if load.get("chunk_size") else None,
-            chunk_overlap=int(load.get("chunk_overlap") or 100),
+            chunk_size=load.chunk_size,
+            chunk_overlap=load.chunk_overlap,
         )
 
     @property

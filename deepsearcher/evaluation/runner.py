@@ -120,13 +120,12 @@ def load_corpus(
     rebuild = _rebuild_reason(vector_db, embedding, collection, reference)
     if rebuild and on_progress is not None:
         on_progress("rebuild", {"collection": collection, "reason": rebuild})
-    settings = components.load_settings
     pipeline = IngestionPipeline(
         embedding=embedding,
         vector_db=vector_db,
         chunk_size=CORPUS_CHUNK_SIZE,
         chunk_overlap=0,
-        batch_size=settings.get("batch_size", 256),
+        batch_size=components.config.load.batch_size,
         window_size=0,
         on_progress=on_progress,
     )

@@ -38,6 +38,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from deepsearcher.config.settings import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK_OVERLAP, DEFAULT_WINDOW_SIZE
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.loader.splitter import split_docs_to_chunks
 from deepsearcher.offline_loading.embed_scheduler import EmbedScheduler
@@ -108,9 +109,9 @@ class IngestionPipeline:
         embedding: BaseEmbedding,
         vector_db: BaseVectorDB,
         chunk_size: int | None = None,
-        chunk_overlap: int = 100,
-        batch_size: int = 256,
-        window_size: int = 300,
+        chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        window_size: int = DEFAULT_WINDOW_SIZE,
         on_progress: ProgressCallback | None = None,
         parser: Any = None,
     ) -> None:
