@@ -51,18 +51,18 @@ class LoadSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    chunk_size: int | None = Field(None, ge=1, strict=True)
-    chunk_overlap: int = Field(DEFAULT_CHUNK_OVERLAP, ge=0, strict=True)
-    batch_size: int = Field(DEFAULT_BATCH_SIZE, ge=1, strict=True)
-    window_size: int = Field(DEFAULT_WINDOW_SIZE, ge=0, strict=True)
+    chunk_size: int | None = Field(default=None, ge=1, strict=True)
+    chunk_overlap: int = Field(default=DEFAULT_CHUNK_OVERLAP, ge=0, strict=True)
+    batch_size: int = Field(default=DEFAULT_BATCH_SIZE, ge=1, strict=True)
+    window_size: int = Field(default=DEFAULT_WINDOW_SIZE, ge=0, strict=True)
     text_extensions: list[str] = Field(default_factory=list)
     watch: list[str | WatchFolder] | None = None
-    max_parse_seconds: float | None = Field(None, gt=0)
-    max_file_bytes: int | float | None = Field(None, gt=0)
-    max_inflated_bytes: int | float | None = Field(None, gt=0)
-    max_records: int | float | None = Field(None, gt=0)
-    max_text_chars: int | float | None = Field(None, gt=0)
-    max_parse_memory_mb: int | float | None = Field(None, ge=0)
+    max_parse_seconds: float | None = Field(default=None, gt=0)
+    max_file_bytes: int | float | None = Field(default=None, gt=0)
+    max_inflated_bytes: int | float | None = Field(default=None, gt=0)
+    max_records: int | float | None = Field(default=None, gt=0)
+    max_text_chars: int | float | None = Field(default=None, gt=0)
+    max_parse_memory_mb: int | float | None = Field(default=None, ge=0)
 
     @field_validator(*BUDGET_KEYS, mode="before")
     @classmethod
