@@ -43,7 +43,7 @@ def _search_score(result: RetrievalResult) -> float:
     return result.score
 
 
-def describe_class(description: str):
+def describe_class(description: str) -> Callable[[Any], Any]:
     """Attach a description the RAGRouter shows the LLM when it picks an agent."""
 
     def decorator(cls: Any) -> Any:
