@@ -324,7 +324,9 @@ class EvalRunner:
 
     def _plan(self, spec: RunSpec, question: Question) -> Any:
         """The query service's plan for one question: the spec's agent over the eval collection."""
-        request = querying.QueryRequest(question.question, spec.agent, [self.collection], spec.max_iter)
+        request = querying.QueryRequest.create(
+            question=question.question, agent=spec.agent, collections=[self.collection], max_iter=spec.max_iter
+        )
         return querying.plan_query(self.components, request)
 
     def _row(

@@ -155,7 +155,7 @@ async def plan_query(state: ServerState, principal: Principal, request: QueryReq
     """The query service's checks and defaults for this key: collections it may not use are 403,
     missing ones 404 (listing those it may see), no LLM 503; blocking store calls run in a thread."""
     if request.collections:
-        request = replace(request, collections=principal.require_all(request.collections))
+        request = request.model_copy(update={"collections": principal.require_all(request.collections)})
     return await in_thread(
         querying.plan_query,
         state.current(),
