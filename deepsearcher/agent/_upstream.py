@@ -39,13 +39,13 @@ class UpstreamAgentShape:
         from deepsearcher.agent.base import RAGAgent
 
         if whole and not is_own(agent.async_retrieve, RAGAgent.async_retrieve):
-            given: dict[str, Any] = {**ctx.given_options, **ctx.store_kwargs}
+            given: dict[str, object] = {**ctx.given_options, **ctx.store_kwargs}
             if collections:
                 given["collections"] = collections
             found = await ctx.bounded(agent.async_retrieve(query, **given), "retrieve")
             return _recorded(found, ctx)
         if whole and not is_own(agent.retrieve, RAGAgent.retrieve):
-            keywords: dict[str, Any] = {**ctx.given_options, **ctx.store_kwargs}  # what the caller gave
+            keywords: dict[str, object] = {**ctx.given_options, **ctx.store_kwargs}  # what the caller gave
             if ctx.authorized_collections is not None:
                 keywords.setdefault("authorized_collection_set", set(ctx.authorized_collections))
             if collections:
@@ -72,7 +72,7 @@ class UpstreamAgentShape:
         router = agent.collection_router
         if is_own(router.invoke, CollectionRouter.invoke):
             return None
-        keywords: dict[str, Any] = dict(ctx.store_kwargs)
+        keywords: dict[str, object] = dict(ctx.store_kwargs)
         if ctx.authorized_collections is not None:
             keywords.setdefault("authorized_collection_set", set(ctx.authorized_collections))
         picked, tokens = await ctx.bounded(
@@ -115,7 +115,7 @@ def _overrides_chain_steps(agent: RAGAgent) -> bool:
 
 
 def _chain_loop(
-    agent: RAGAgent, query: str, ctx: RunContext, keywords: dict[str, Any]
+    agent: RAGAgent, query: str, ctx: RunContext, keywords: dict[str, object]
 ) -> tuple[list[RetrievalResult], int, dict[str, Any]]:
     """Upstream ChainOfRAG's retrieval, over the step methods (a user's override or ours): follow-up
     question, its answer from a search, the passages supporting it, then (with early stopping)

@@ -354,12 +354,12 @@ class RAGAgent(BaseAgent):
         result = await task
         yield StepEvent("result", {"result": result})
 
-    def query(self, query: str, **kwargs: Any) -> tuple[str, list[RetrievalResult], int]:
+    def query(self, query: str, **kwargs: object) -> tuple[str, list[RetrievalResult], int]:
         """DeepSearcher's contract: (answer, retrieved_results, total_tokens)."""
         result = self.query_result(query, **kwargs)
         return result.answer, result.retrieved_results, result.total_tokens
 
-    def retrieve(self, query: str, **kwargs: Any) -> tuple[list[RetrievalResult], int, dict[str, Any]]:
+    def retrieve(self, query: str, **kwargs: object) -> tuple[list[RetrievalResult], int, dict[str, Any]]:
         """DeepSearcher's contract: (retrieved_results, total_tokens, metadata), no final answer."""
         return run_sync(self.async_retrieve(query, **kwargs))
 
@@ -398,7 +398,7 @@ class RAGAgent(BaseAgent):
 
         return run_sync(run())
 
-    def invoke(self, query: str, **kwargs: Any) -> tuple[str, list[RetrievalResult], int]:
+    def invoke(self, query: str, **kwargs: object) -> tuple[str, list[RetrievalResult], int]:
         return self.query(query, **kwargs)
 
 

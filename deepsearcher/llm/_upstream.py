@@ -75,7 +75,7 @@ class UpstreamLLMShape:
 
 
 async def _chat_in_thread(
-    self: BaseLLM, messages: list[dict[str, Any]], *, own: Callable[..., Any] | None = None, **kwargs: Any
+    self: BaseLLM, messages: list[dict[str, Any]], *, own: Callable[..., object] | None = None, **kwargs: object
 ) -> ChatResponse:
     """One request through a synchronous `chat` (the class's, or `own` set on the instance), in a
     worker thread. It takes only the messages, so per-call options are not passed."""
@@ -85,7 +85,7 @@ async def _chat_in_thread(
 
     chat = own or functools.partial(type(self).chat, self)
 
-    def call() -> Any:
+    def call() -> object:
         token = _IN_OWN_CHAT.set(own is not None)
         try:
             return chat(messages=messages)  # DeepSearcher's agents pass messages=
@@ -102,7 +102,7 @@ async def _chat_in_thread(
     return reply
 
 
-def _new_with_shared_state(cls: type[BaseLLM], *args: Any, **kwargs: Any) -> BaseLLM:
+def _new_with_shared_state(cls: type[BaseLLM], *args: object, **kwargs: object) -> BaseLLM:
     """Give every instance the shared state before `__init__`, so a subclass whose `__init__`
     skips `super().__init__()` still has limits, counters and a model name."""
     from deepsearcher.llm.base import BaseLLM

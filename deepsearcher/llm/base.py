@@ -85,7 +85,7 @@ class Usage:
             estimated=self.estimated or other.estimated,
         )
 
-    def __radd__(self, other: Any) -> Usage:
+    def __radd__(self, other: object) -> Usage:
         if other == 0:  # sum([...]) starts from 0
             return self
         return NotImplemented
@@ -210,7 +210,7 @@ class BaseLLM(ABC):
     model: str
     base_url: str | None
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         """Let each attached shape fit a subclass written against another contract (upstream's
         `chat`-only classes: deepsearcher/llm/_upstream.py) before ABC checks what it lacks."""
         super().__init_subclass__(**kwargs)
@@ -463,7 +463,7 @@ class BaseLLM(ABC):
 
     # ------------------------------------------------------------------ async API
 
-    async def achat(self, messages: Messages, *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
+    async def achat(self, messages: Messages, *, json_mode: bool = False, **kwargs: object) -> ChatResponse:
         """Send `messages`, return the reply. Retries, timeout and the concurrency limit apply.
 
         `json_mode` asks for a JSON object where the provider supports it; extra keyword
@@ -487,7 +487,7 @@ class BaseLLM(ABC):
         self._record(response.usage)
         return response
 
-    def astream(self, messages: Messages, **kwargs: Any) -> LLMStream:
+    def astream(self, messages: Messages, **kwargs: object) -> LLMStream:
         """Stream the reply: `async for delta in llm.astream(msgs)`; afterwards the
         stream's `.content`, `.usage` and `.response` hold the whole reply.
 
@@ -496,7 +496,7 @@ class BaseLLM(ABC):
         return LLMStream(self, _normalize_messages(messages), kwargs)
 
     async def _stream_deltas(
-        self, messages: list[Message], result: LLMStream, kwargs: dict[str, Any]
+        self, messages: list[Message], result: LLMStream, kwargs: dict[str, object]
     ) -> AsyncIterator[str]:
         """The stream, with deadlines: each piece within `timeout`, the first within the
         call budget (retries included), the whole reply within `stream_timeout`."""
@@ -596,11 +596,11 @@ class BaseLLM(ABC):
 
     # ------------------------------------------------------------------ sync API
 
-    def chat(self, messages: Messages, *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
+    def chat(self, messages: Messages, *, json_mode: bool = False, **kwargs: object) -> ChatResponse:
         """Blocking `achat` (DeepSearcher's name). Works inside a running event loop too."""
         return run_sync(self.achat(messages, json_mode=json_mode, **kwargs))
 
-    def stream(self, messages: Messages, **kwargs: Any) -> SyncLLMStream:
+    def stream(self, messages: Messages, **kwargs: object) -> SyncLLMStream:
         """Blocking `astream`: `for delta in llm.stream(msgs)`; then `.content`, `.usage`."""
         return SyncLLMStream(self.astream(messages, **kwargs))
 
@@ -618,7 +618,7 @@ class LLMStream:
     `await stream.aclose()` when stopping early, so the concurrency slot is freed at once.
     """
 
-    def __init__(self, llm: BaseLLM, messages: list[Message], kwargs: dict[str, Any]) -> None:
+    def __init__(self, llm: BaseLLM, messages: list[Message], kwargs: dict[str, object]) -> None:
         self.llm = llm
         self.usage = Usage()
         self.done = False
@@ -651,7 +651,7 @@ class LLMStream:
     async def __aenter__(self) -> LLMStream:
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
 
@@ -690,5 +690,5 @@ class SyncLLMStream:
     def __enter__(self) -> SyncLLMStream:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

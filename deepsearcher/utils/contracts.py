@@ -83,7 +83,7 @@ def attached_shapes(contract: str) -> tuple[object, ...]:
     return tuple(_ATTACHED.get(contract, ()))
 
 
-def is_own(bound: Any, ours: Any) -> bool:
+def is_own(bound: object, ours: object) -> bool:
     """Whether the bound method `bound` is our implementation `ours` (not a user's override,
     nor a replacement set on the instance, such as a test's mock)."""
     return getattr(bound, "__func__", None) is ours
