@@ -288,12 +288,15 @@ class RAGAgent(BaseAgent):
         collections: list[str] | None = None,
         timeout: float | None = None,
         searchable: Iterable[str] | None = None,
+        checked_options: AgentOptions | None = None,
         **kwargs: Any,
     ) -> QueryResult:
         """`timeout`: the query's overall deadline in seconds; research stops early to answer
         in time, and a call still running at the deadline raises QueryTimeoutError.
         `searchable`: the collections the caller found loaded and permitted this very query (the
         query service checks once); None: the agent checks them itself.
+        `checked_options`: this agent's options as the caller already validated them (`validated_options`;
+        the query service), used instead of validating the keywords again.
         DeepSearcher's `authorized_collection_set` is the same as `authorized_collections`;
         its `tenant_id` goes to every vector-store search."""
         kwargs["authorized_collections"] = authorized_collections
@@ -304,7 +307,7 @@ class RAGAgent(BaseAgent):
             max_tokens=max_tokens,
             timeout=timeout,
             authorized_collections=authorized,
-            options=self._check_options(kwargs),
+            options=self._options_for(kwargs, checked_options),
             store_kwargs=store_kwargs,
         )
         ctx.searchable = list(searchable) if searchable is not None else None
@@ -332,6 +335,20 @@ class RAGAgent(BaseAgent):
     def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
         """The per-call options a query with `options` runs with; BadInputError naming a wrong one."""
         return self._check_options(dict(options))
+
+    def validated_options(self, options: Mapping[str, Any]) -> AgentOptions | None:
+        """`options` over the agent's own, validated once: pass the result to `aquery(checked_options=)`.
+        None for an agent that checks options its own way (the RAGRouter: each routed agent's schema)."""
+        if type(self)._check_options is not RAGAgent._check_options:
+            return None
+        given = {key: value for key, value in options.items() if value is not None}
+        return validate_options(self.Options, {**self.options.model_dump(), **given}, f"{self.name} options")
+
+    def _options_for(self, kwargs: dict[str, Any], checked: AgentOptions | None) -> dict[str, Any]:
+        """The options a query runs with: the caller's validated ones (of this agent's schema), else the keywords'."""
+        if isinstance(checked, self.Options):
+            return checked.model_dump()
+        return self._check_options(kwargs)
 
     def _check_options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         """Per-call options travel in the RunContext, not on the agent: the agent's own, overridden by

@@ -19,7 +19,7 @@ from pydantic import Field, field_validator
 from deepsearcher.agent.base import RAGAgent
 from deepsearcher.agent.catalog import agent_names, check_agent
 from deepsearcher.agent.events import StepEvent
-from deepsearcher.agent.options import QueryLimits
+from deepsearcher.agent.options import AgentOptions, QueryLimits
 from deepsearcher.agent.result import QueryResult
 from deepsearcher.app.collections import searchable_collections
 from deepsearcher.app.components import Components
@@ -95,6 +95,7 @@ class QueryPlan:
     collections: list[str] | None = None  # the caller's, checked; None: the agent's router chooses
     authorized: set[str] | None = None
     searchable: list[str] = field(default_factory=list)
+    checked: AgentOptions | None = None  # `options`, validated: the agent does not check them again
 
     @property
     def kwargs(self) -> dict[str, object]:
@@ -105,6 +106,7 @@ class QueryPlan:
             "authorized_collections": self.authorized,
             "searchable": self.searchable,
             "timeout": self.timeout,
+            "checked_options": self.checked,
             **({"max_tokens": self.max_tokens} if self.max_tokens is not None else {}),
         }
 
@@ -152,7 +154,8 @@ def plan_query(
     given = {**request.options, **({"max_iter": request.max_iter} if request.max_iter is not None else {})}
     if request.web is not None:
         given["web"] = request.web
-    options = agent.check_options(given)
+    checked = agent.validated_options(given)  # validated here once; the agent is handed the result
+    options = checked.model_dump() if checked is not None else agent.check_options(given)
     authorized = set(authorized_collections) if authorized_collections is not None else None
     collections = list(dict.fromkeys(request.collections)) if request.collections else None
     # every collection empty or out of reach: refused here, before an agent (or its router) calls the LLM
@@ -167,6 +170,7 @@ def plan_query(
         collections=searchable if collections else None,
         authorized=authorized,
         searchable=searchable,
+        checked=checked,
     )
 
 
@@ -180,6 +184,7 @@ async def ask(plan: QueryPlan, on_event: Callable[[StepEvent], None] | None = No
         collections=plan.collections,
         timeout=plan.timeout,
         searchable=plan.searchable,
+        checked_options=plan.checked,
         **plan.options,
     )
 
