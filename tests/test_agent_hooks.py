@@ -267,3 +267,18 @@ def test_a_models_own_literal_eval_reads_what_our_parser_cannot(server, store, e
     kept, tokens = agent._get_supported_docs(results, "Which passages?", "Some answer")
     assert [result.reference for result in kept] == ["0.txt", "2.txt"] and tokens > 0
     assert server.call_count == 1, "read on the first reply: no repair retry"
+
+
+def test_a_wrong_collection_name_is_answered_as_the_query_service_answers_it(server, store, embedding) -> None:
+    """One `searchable_collections` for the agents and the use cases: an agent used directly names a
+    missing collection and lists the existing ones, before any LLM call, as `deepsearcher query` does."""
+    from deepsearcher.agent import searchable
+    from deepsearcher.app import querying, searching
+    from deepsearcher.types.errors import CollectionNotFoundError
+
+    assert querying.searchable_collections is searchable.searchable_collections is searching.searchable_collections
+    agent = NaiveRAG(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store)
+    missing = r"'sciense' does not exist \(existing: cooking, empty, science\)"
+    with pytest.raises(CollectionNotFoundError, match=missing):
+        agent.query("Who built the first compiler?", collections=["sciense"])
+    assert server.call_count == 0

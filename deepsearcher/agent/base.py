@@ -15,7 +15,6 @@ from deepsearcher.agent.collection_router import (
     CollectionRouter,
     authorized_from,
     nothing_to_search,
-    searchable_collections,
     store_kwargs_from,
 )
 from deepsearcher.agent.context import RunContext
@@ -24,6 +23,7 @@ from deepsearcher.agent.grounding import NOT_FOUND_SHORT, abstain, check_answer,
 from deepsearcher.agent.options import AgentOptions, validate_options
 from deepsearcher.agent.result import QueryResult, Source
 from deepsearcher.agent.retriever import Retriever
+from deepsearcher.agent.searchable import searchable_collections
 from deepsearcher.agent.web_source import WEB_DESCRIPTION, WebSource, web_note
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.llm._sync import run_sync

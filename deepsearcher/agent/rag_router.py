@@ -9,9 +9,9 @@ from typing import Any
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import AgentOutput, RAGAgent
-from deepsearcher.agent.collection_router import searchable_collections
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.options import unknown_option, validate_options
+from deepsearcher.agent.searchable import searchable_collections
 from deepsearcher.config.registry import register_provider
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.llm.base import BaseLLM

@@ -21,7 +21,7 @@ from deepsearcher.agent.catalog import agent_names, check_agent
 from deepsearcher.agent.events import StepEvent
 from deepsearcher.agent.options import AgentOptions, QueryLimits
 from deepsearcher.agent.result import QueryResult
-from deepsearcher.app.collections import searchable_collections
+from deepsearcher.agent.searchable import searchable_collections
 from deepsearcher.app.components import Components
 from deepsearcher.app.requests import RequestModel, RequestName, not_blank
 from deepsearcher.app.searching import MAX_QUERY_CHARS
@@ -159,7 +159,9 @@ def plan_query(
     authorized = set(authorized_collections) if authorized_collections is not None else None
     collections = list(dict.fromkeys(request.collections)) if request.collections else None
     # every collection empty or out of reach: refused here, before an agent (or its router) calls the LLM
-    searchable = searchable_collections(components, collections, authorized)
+    searchable = searchable_collections(
+        components.vector_db, components.embedding_model.dimension, authorized, collections
+    )
     configured_budget = components.query_settings.get("max_tokens")
     return QueryPlan(
         request.question,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pydantic import Field, field_validator
 
 from deepsearcher.agent.retriever import cap_per_document, capped_fetch
-from deepsearcher.app.collections import searchable_collections
+from deepsearcher.agent.searchable import searchable_collections
 from deepsearcher.app.components import Components
 from deepsearcher.app.requests import RequestModel, RequestName, not_blank
 from deepsearcher.types import RetrievalResult, deduplicate_results
@@ -112,7 +112,9 @@ def search(components: Components, request: SearchRequest, authorized: Iterable[
     """The best `top_k` chunks over the request's collections (one query embedding for all of them),
     best first, a chunk found in two collections shown once."""
     permitted = set(authorized) if authorized is not None else None
-    collections = searchable_collections(components, request.collections, permitted)
+    collections = searchable_collections(
+        components.vector_db, components.embedding_model.dimension, permitted, request.collections
+    )
     retriever = components.retriever
     vector = components.embedding_model.embed_query(request.query)
     found: list[tuple[str, RetrievalResult]] = []
