@@ -100,7 +100,7 @@ class RAGRouter(RAGAgent):
             return agent
         listing = "\n".join(f"[{i}] {description}" for i, description in enumerate(self.agent_descriptions, 1))
         prompt = prompts.RAG_ROUTER.format(agents=listing, query=query)
-        number = await ctx.structured(self.llm, prompt, parse_number, "agent_routing")
+        number: int = await ctx.structured(self.llm, prompt, parse_number, "agent_routing")
         if not 1 <= number <= len(self.rag_agents):
             raise LLMOutputError(
                 "agent_routing",

@@ -47,9 +47,9 @@ from deepsearcher.offline_loading.read_ahead import ReadAhead
 from deepsearcher.offline_loading.sources import LoadedSource
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.types import Chunk
-from deepsearcher.vector_db.base import BaseVectorDB, normalize_collection_name
+from deepsearcher.vector_db.base import BaseVectorDB, SourceRecord, normalize_collection_name
 
-ProgressCallback = Callable[[str, dict], None]
+ProgressCallback = Callable[[str, dict[str, Any]], None]
 
 #: Called with ("embedded" | "inserted", N) right after the N-th batch (from 1) was embedded / stored;
 #: the crash-injection sweep installs one from deepsearcher/testing/crash_points.py.
@@ -216,7 +216,7 @@ class IngestionPipeline:
             loader = self._signature
         return file_fingerprint(sha256, loader, (self.chunk_size, self.chunk_overlap, self.window_size))
 
-    def _open_entry(self, source: LoadedSource, known: dict) -> tuple[LoadedSource, str | None]:
+    def _open_entry(self, source: LoadedSource, known: dict[str, SourceRecord]) -> tuple[LoadedSource, str | None]:
         """A file entry parsed (or left unparsed when its bytes are unchanged: then the
         fingerprint comes back with no parse), and its fingerprint (None when it failed)."""
         assert source.read_path is not None
@@ -243,7 +243,7 @@ class IngestionPipeline:
             parsed.changed = parsed.changed or "changed while the load read it: the version parsed was stored"
         return parsed, fingerprint
 
-    def _read(self, source: LoadedSource, known: dict) -> PreparedSource:
+    def _read(self, source: LoadedSource, known: dict[str, SourceRecord]) -> PreparedSource:
         """One source hashed, parsed and split, in the read-ahead thread: nothing here touches
         the store or the summary (`_admit` does, in order)."""
         fingerprint: str | None = None
@@ -275,7 +275,9 @@ class IngestionPipeline:
             chunk.metadata["chunk_key"] = chunk_key(fingerprint, index, chunk.text)
         return PreparedSource(source, fingerprint, chunks)
 
-    def _admit(self, prepared: PreparedSource, known: dict, collection: str, summary: LoadSummary) -> list[Chunk]:
+    def _admit(
+        self, prepared: PreparedSource, known: dict[str, SourceRecord], collection: str, summary: LoadSummary
+    ) -> list[Chunk]:
         """Decide what to do with one prepared source and return the chunks to embed (maybe none)."""
         source = prepared.source
         reference = source.reference
