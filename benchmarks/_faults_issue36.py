@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from deepsearcher.offline_loading.pipeline import CRASH_ENV
+from deepsearcher.testing.crash_points import CRASH_ENV
 
 Row = Callable[[str, str, str, bool], None]
 

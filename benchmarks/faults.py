@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 import _faults_issue36 as issue36  # noqa: E402
 
-from deepsearcher.offline_loading.pipeline import CRASH_ENV  # noqa: E402
+from deepsearcher.testing.crash_points import CRASH_ENV  # noqa: E402
 from deepsearcher.testing.scripted_llm import Reply, ScriptedLLMServer  # noqa: E402
 from deepsearcher.testing.serve_process import ServeProcess  # noqa: E402
 

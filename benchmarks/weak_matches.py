@@ -34,7 +34,9 @@ from deepsearcher.evaluation import load_dataset as load_eval_dataset  # noqa: E
 def best_similarities(components: object, collection: str, questions: list[str]) -> list[float]:
     found = []
     for question in questions:
-        response = searching.search(components, searching.SearchRequest(question, [collection], 1))  # type: ignore[arg-type]
+        response = searching.search(
+            components, searching.SearchRequest.create(query=question, collections=[collection], top_k=1)
+        )
         found.append(response.hits[0].similarity if response.hits else 0.0)
     return found
 

@@ -137,7 +137,9 @@ def config_for(work: Path, llm: dict[str, Any], api: WebSearchStandIn) -> Path:
 
 def run(components: Any, case: tuple, web: str, agent: str, top_k: int) -> dict[str, Any]:
     *_, question, (private_fact, web_fact) = case
-    request = QueryRequest(question, agent, ["memos"], options={"top_k": top_k}, web=web)
+    request = QueryRequest.create(
+        question=question, agent=agent, collections=["memos"], options={"top_k": top_k}, web=web
+    )
     result = run_sync(ask(plan_query(components, request)))
     shown = [source.reference for source in result.sources]
     cited = [source.reference for source in result.sources if source.cited]

@@ -97,7 +97,7 @@ class DeepSearcherTools:
         """Retrieval only (no LLM): the `top_k` passages that best match `query`, in `collection` (default:
         every loaded collection), each with the passage of its chunk that matches, its full text, source
         reference, title, collection and score."""
-        request = SearchRequest(query, [collection] if collection else None, top_k)
+        request = SearchRequest.create(query=query, collections=[collection] if collection else None, top_k=top_k)
         return searching.search(self.components, request).to_dict()
 
     def deep_search(
@@ -120,7 +120,14 @@ class DeepSearcherTools:
         `sources` lists them with index, reference, title, text, whether they were cited, and the page or
         section and quote that support the answer. web: off, auto or always researches the public web too
         (sources with an http reference and a fetch time); only the question is sent to the web search API."""
-        request = QueryRequest(question, agent, collections or None, max_iter, options=dict(options or {}), web=web)
+        request = QueryRequest.create(
+            question=question,
+            agent=agent,
+            collections=collections or None,
+            max_iter=max_iter,
+            options=dict(options or {}),
+            web=web,
+        )
         result = run_sync(ask(plan_query(self.components, request, no_llm_hint=NO_LLM_HINT)))
         usage = result.usage.to_dict()
         return {

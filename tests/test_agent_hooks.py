@@ -220,3 +220,65 @@ def test_a_subclass_async_retrieve_and_the_step_methods(server, store, embedding
     server.on("Does the passage below contain", lambda r: "YES" if "Hopper" in r.last_user_message else "NO")
     kept, used = run_sync(deep._search_chunks_from_vectordb("Who built A-0?", ["Who built A-0?"]))
     assert kept and all("Hopper" in r.text for r in kept) and used > 0
+
+
+def test_chain_step_methods_of_a_subclass_run_upstreams_loop(server, store, embedding) -> None:
+    """Upstream's ChainOfRAG was extended through its four step methods: a subclass overriding them
+    gets upstream's loop over them (tokens summed, its intermediate context the final answer's
+    findings), with the caller's tenant reaching the search step."""
+    grace = RetrievalResult(embedding=None, text="Grace Hopper built the first compiler.", reference="a.txt")
+
+    class MyChain(ChainOfRAG):
+        def _reflect_get_subquery(self, query: str, intermediate_context: list[str], **kw: Any) -> tuple[str, int]:
+            return "Who built the first compiler?", 3
+
+        def _retrieve_and_answer(self, query: str, **kw: Any) -> tuple[str, list[RetrievalResult], int]:
+            self.keywords = kw
+            return "Grace Hopper", [grace], 4
+
+        def _get_supported_docs(self, results: list[RetrievalResult], query: str, answer: str, **kw: Any) -> Any:
+            return list(results), 5
+
+        def _check_has_enough_info(self, query: str, contexts: list[str], **kw: Any) -> tuple[bool, int]:
+            return len(contexts) >= 2, 6
+
+    agent = MyChain(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store, early_stopping=True, max_iter=3)
+    results, tokens, metadata = agent.retrieve("Who built the first compiler?", tenant_id="t1")
+    assert results == [grace] and tokens == 2 * (3 + 4 + 5 + 6)
+    assert metadata["intermediate_context"][1] == "Intermediate query2: Who built the first compiler?\n" + (
+        "Intermediate answer2: Grace Hopper"
+    )
+    assert agent.keywords == {"tenant_id": "t1"} and server.call_count == 0
+
+    server.on("Answer the question using the step-by-step findings", "Answer: Grace Hopper\nGrace Hopper built it [1].")
+    answer, results, _ = agent.query("Who built the first compiler?", max_iter=1)
+    assert "Grace Hopper" in answer
+    assert results == [grace] and "Intermediate answer1: Grace Hopper" in server.requests[-1].prompt_text
+
+
+def test_a_models_own_literal_eval_reads_what_our_parser_cannot(server, store, embedding) -> None:
+    """Upstream's agents parsed lists with `llm.literal_eval`; a model whose replies need the user's
+    own reading (here: passage numbers written as words) still picks the supporting passages."""
+    llm = server.llm(**FAST)
+    llm.literal_eval = lambda text: [["zero", "one", "two"].index(word) for word in text.split()]  # type: ignore[method-assign]
+    agent = ChainOfRAG(llm=llm, embedding_model=embedding, vector_db=store)
+    results = [RetrievalResult(embedding=None, text=f"passage {i}", reference=f"{i}.txt") for i in range(3)]
+    server.on("", "zero two")
+    kept, tokens = agent._get_supported_docs(results, "Which passages?", "Some answer")
+    assert [result.reference for result in kept] == ["0.txt", "2.txt"] and tokens > 0
+    assert server.call_count == 1, "read on the first reply: no repair retry"
+
+
+def test_a_wrong_collection_name_is_answered_as_the_query_service_answers_it(server, store, embedding) -> None:
+    """One `searchable_collections` for the agents and the use cases: an agent used directly names a
+    missing collection and lists the existing ones, before any LLM call, as `deepsearcher query` does."""
+    from deepsearcher.agent import searchable
+    from deepsearcher.app import querying, searching
+    from deepsearcher.types.errors import CollectionNotFoundError
+
+    assert querying.searchable_collections is searchable.searchable_collections is searching.searchable_collections
+    agent = NaiveRAG(llm=server.llm(**FAST), embedding_model=embedding, vector_db=store)
+    missing = r"'sciense' does not exist \(existing: cooking, empty, science\)"
+    with pytest.raises(CollectionNotFoundError, match=missing):
+        agent.query("Who built the first compiler?", collections=["sciense"])
+    assert server.call_count == 0

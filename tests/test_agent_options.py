@@ -229,3 +229,23 @@ def test_an_llm_config_key_is_an_option_or_a_request_parameter_of_the_api(tmp_pa
     with pytest.raises(ConfigurationError, match=r"unknown option 'bogus_option'"):
         check_configuration(config({"bogus_option": 1}))
     check_configuration(config({"bogus_option": 1}), skip=("llm",))  # a command not using the LLM: no SDK import
+
+
+def test_a_query_validates_its_options_once(
+    shout_agent: None, config_file: Path, llm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The query service validates the options and hands the agent the result: not checked again."""
+    from deepsearcher.agent import base as agent_base
+
+    tools = DeepSearcherTools(components_for(config_file))
+    checked: list[object] = []
+    original = agent_base.validate_options
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        checked.append(args[1])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(agent_base, "validate_options", counting)
+    answer = tools.deep_search(QUESTION, agent="shout", options={"shout": True, "repeat": 2})["answer"]
+    assert answer.isupper() and answer.count(" / ") == 1
+    assert len(checked) == 1, checked

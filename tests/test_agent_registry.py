@@ -61,9 +61,9 @@ def config_file(tmp_path: Path, milvus_uri: str, llm) -> Path:
 
 
 def test_a_plugin_agent_reaches_every_front_end(plugin: None, config_file: Path, tmp_path: Path, llm) -> None:
+    from deepsearcher.app.querying import QueryRequest  # the one model: REST validates bodies against it too
     from deepsearcher.evaluation.runner import build_specs, eval_agents
     from deepsearcher.mcp_server import DeepSearcherTools, build_server
-    from deepsearcher.server.routes_v1 import QueryRequest
 
     assert catalog.agent_names() == ["auto", "deep", "chain", "echo", "naive"]
     assert "echo" in eval_agents() and [spec.label for spec in build_specs(["echo", "deep"], [1, 2])] == [

@@ -22,7 +22,7 @@ import pytest
 from helpers import components_for
 
 from deepsearcher.app.loading import LoadRequest, load
-from deepsearcher.offline_loading.pipeline import CRASH_ENV
+from deepsearcher.testing.crash_points import CRASH_ENV
 from deepsearcher.vector_db.milvus import Milvus
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -51,6 +51,6 @@ def test_a_sentence_appended_to_a_long_file_is_found_on_a_dense_only_server(milv
     with components.vector_db:
         summary = load(components, LoadRequest([str(docs)], collection="heron", force_new_collection=True))
         assert summary.ok
-        hits = search(components, SearchRequest("obsidian heron", ["heron"], top_k=3)).hits
+        hits = search(components, SearchRequest(query="obsidian heron", collections=["heron"], top_k=3)).hits
     assert str(docs / "notes1.md") in [hit.result.reference for hit in hits]
     assert HERON in hits[0].result.text

@@ -21,7 +21,7 @@ def test_search_and_the_retriever_take_at_most_three_chunks_of_one_document(tmp_
     components = components_for(write_config(tmp_path / "config.yaml", str(tmp_path / "m.db")), skip=("llm",))
     with components.vector_db:
         assert load(components, LoadRequest([str(docs)], chunk_size=200, chunk_overlap=0)).ok
-        hits = search(components, SearchRequest("blue whales krill cold seas", top_k=5)).hits
+        hits = search(components, SearchRequest(query="blue whales krill cold seas", top_k=5)).hits
         references = [Path(hit.result.reference).name for hit in hits]
         assert len(hits) == 5 and references.count("long.md") == PER_DOCUMENT
         assert {"short1.md", "short2.md"} <= set(references)

@@ -26,8 +26,9 @@ from helpers import components_for
 from test_crash_injection import config
 
 from deepsearcher.app.loading import LoadRequest, load
-from deepsearcher.offline_loading.pipeline import CRASH_ENV, IngestionPipeline
+from deepsearcher.offline_loading.pipeline import IngestionPipeline
 from deepsearcher.offline_loading.sources import LoadedSource
+from deepsearcher.testing.crash_points import CRASH_ENV
 from deepsearcher.testing.hash_embedding import HashEmbedding
 from deepsearcher.types import Document
 from deepsearcher.vector_db.milvus import Milvus

@@ -83,9 +83,9 @@ def test_search_requests_are_checked(config_file: Path) -> None:
     components = components_for(config_file, skip=("llm",))
     try:
         with pytest.raises(BadInputError, match="empty"):
-            search(components, SearchRequest("  "))
+            search(components, SearchRequest.create(query="  "))
         with pytest.raises(BadInputError, match="top_k must be between 1 and 100"):
-            search(components, SearchRequest("x", top_k=0))
+            search(components, SearchRequest.create(query="x", top_k=0))
     finally:
         components.close()
 

@@ -338,6 +338,25 @@ def test_concurrent_loads_of_the_same_files_do_not_duplicate_chunks(server: Any,
         assert sum(s["chunks"] for s in sources) == loaders[0]["results"]["chunks_inserted"]
 
 
+def test_a_resumed_job_is_planned_through_the_same_checks(server: Any, root: Path) -> None:
+    """A job's recorded spec is run again only through the load service's checks (the server's
+    allowed roots today, the crawl bounds), not rebuilt around them."""
+    from deepsearcher.app.path_rules import PathRefusedError
+    from deepsearcher.server import services
+    from deepsearcher.types.errors import BadInputError
+
+    state = server.app.state.deepsearcher
+    inside = {"paths": [str(root / "mixed" / "good.txt")], "urls": [], "crawl": {"max_depth": 0}}
+    assert callable(services.load_work(state, "resumed", inside, resuming=True))
+    outside = {**inside, "paths": [str(root.parent / "secret.txt")]}
+    with pytest.raises(PathRefusedError, match="outside the allowed roots"):
+        services.load_work(state, "resumed", outside, resuming=True)
+    with pytest.raises(BadInputError, match="max_depth must be between 0 and"):
+        services.load_work(state, "resumed", {**inside, "crawl": {"max_depth": 99}}, resuming=True)
+    request = services.request_from_spec("kb", {**inside, "force_new_collection": True}, resuming=True)
+    assert request.force_new_collection is False, "a resumed job never drops the collection again"
+
+
 def test_load_a_web_page(admin: httpx.Client) -> None:
     page = "<html><head><title>Tides</title></head><body><p>The Bay of Fundy has the highest tides on Earth, up to 16 metres.</p></body></html>"  # noqa: E501 - a literal read better whole
     with LocalServer({"/tides": Reply(page)}) as site:

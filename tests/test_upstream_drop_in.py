@@ -11,6 +11,7 @@ import openai
 import pytest
 
 from deepsearcher.configuration import Configuration, ModuleFactory
+from deepsearcher.llm.base import BaseLLM, ChatResponse
 from deepsearcher.llm.errors import LLMError
 from deepsearcher.llm.openai_llm import OpenAI
 from deepsearcher.testing import Fail, scripted_llm_fixture
@@ -38,6 +39,34 @@ def test_the_factory_builds_a_class_patched_onto_the_package() -> None:
     with patch("deepsearcher.llm.OpenAI") as mocked:  # a MagicMock, called as DeepSearcher called it
         ModuleFactory(config).create_llm()
     mocked.assert_called_once_with(model="gpt-test", temperature=0.1)
+
+
+class UpstreamChat(BaseLLM):
+    """A DeepSearcher-shaped chat model a user's test patches in for OpenAI."""
+
+    def __init__(self, model: str = "none", **kwargs: object) -> None:
+        self.model = model
+
+    def chat(self, messages: list[dict[str, str]]) -> ChatResponse:
+        return ChatResponse("fake", 1)
+
+
+def test_init_config_builds_a_class_patched_onto_the_package(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As upstream's `init_config` (its factory read the class off the package): the patched class is
+    built, and the agents use it."""
+    from deepsearcher import configuration as module
+
+    monkeypatch.setattr(module, "_current", module._current)  # the process's components, restored after
+    config = Configuration()
+    config.set_provider_config("llm", "OpenAI", {"model": "gpt-test"})
+    config.set_provider_config("embedding", "deepsearcher.testing.hash_embedding:HashEmbedding", {})
+    config.set_provider_config("vector_db", "Milvus", {"uri": str(tmp_path / "milvus.db")})
+    with patch("deepsearcher.llm.OpenAI", UpstreamChat):
+        module.init_config(config)
+    llm = module.llm
+    assert isinstance(llm, UpstreamChat) and llm.model == "gpt-test"
+    assert module.naive_rag.llm is llm and llm.chat([{"role": "user", "content": "hi"}]).content == "fake"
+    module.current().close()
 
 
 def test_a_module_named_like_a_provider_alias_is_not_taken_for_a_patch() -> None:

@@ -109,7 +109,11 @@ def test_tools_log_critical_logs_in_dev_mode_and_never_raises(dev_lines) -> None
 def test_upstream_shims_are_attached_in_one_place_and_never_imported_by_the_core() -> None:
     from test_architecture import PACKAGE_DIR, imports, module_name
 
-    shims = {"deepsearcher.vector_db._upstream": {"deepsearcher.vector_db"}}
+    shims = {
+        "deepsearcher.vector_db._upstream": {"deepsearcher.vector_db"},
+        "deepsearcher.llm._upstream": {"deepsearcher.llm"},
+        "deepsearcher.agent._upstream": {"deepsearcher.agent"},
+    }
     for path in PACKAGE_DIR.rglob("*.py"):
         importer = module_name(path)
         for shim, allowed in shims.items():
@@ -119,3 +123,14 @@ def test_upstream_shims_are_attached_in_one_place_and_never_imported_by_the_core
     from deepsearcher.vector_db.base import _SHAPES
 
     assert [type(shape) for shape in _SHAPES] == [UpstreamStoreShape]  # attached once
+    import deepsearcher.agent  # noqa: F401 - the attach points
+    import deepsearcher.llm  # noqa: F401
+    from deepsearcher.agent._upstream import UpstreamAgentShape
+    from deepsearcher.llm._upstream import UpstreamLLMShape
+    from deepsearcher.utils.contracts import attached_shapes
+
+    assert [type(shape) for shape in attached_shapes("llm")] == [UpstreamLLMShape]
+    assert [type(shape) for shape in attached_shapes("agent")] == [UpstreamAgentShape]
+    for base in (PACKAGE_DIR / "llm" / "base.py", PACKAGE_DIR / "agent" / "base.py"):  # one contract each
+        source = base.read_text(encoding="utf-8")
+        assert "_IN_OWN_CHAT" not in source and "def __new__" not in source and "_is_own" not in source, base

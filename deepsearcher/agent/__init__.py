@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from deepsearcher.agent import _upstream  # noqa: F401 - attaches upstream's agent hooks (the one place; cheap)
+
 _LAZY = {
     "BaseAgent": "deepsearcher.agent.base",
     "RAGAgent": "deepsearcher.agent.base",

@@ -6,7 +6,7 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar, cast
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.budget import fit_passages, room_for_passages
@@ -15,7 +15,6 @@ from deepsearcher.agent.collection_router import (
     CollectionRouter,
     authorized_from,
     nothing_to_search,
-    searchable_collections,
     store_kwargs_from,
 )
 from deepsearcher.agent.context import RunContext
@@ -24,11 +23,13 @@ from deepsearcher.agent.grounding import NOT_FOUND_SHORT, abstain, check_answer,
 from deepsearcher.agent.options import AgentOptions, validate_options
 from deepsearcher.agent.result import QueryResult, Source
 from deepsearcher.agent.retriever import Retriever
+from deepsearcher.agent.searchable import searchable_collections
 from deepsearcher.agent.web_source import WEB_DESCRIPTION, WebSource, web_note
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.llm._sync import run_sync
-from deepsearcher.llm.base import BaseLLM, Usage
+from deepsearcher.llm.base import BaseLLM
 from deepsearcher.types import RetrievalResult, deduplicate_results
+from deepsearcher.utils.contracts import attached_shapes
 from deepsearcher.vector_db.base import BaseVectorDB
 
 T = TypeVar("T")
@@ -42,7 +43,7 @@ def _search_score(result: RetrievalResult) -> float:
     return result.score
 
 
-def describe_class(description: str):
+def describe_class(description: str) -> Callable[[Any], Any]:
     """Attach a description the RAGRouter shows the LLM when it picks an agent."""
 
     def decorator(cls: Any) -> Any:
@@ -149,26 +150,12 @@ class RAGAgent(BaseAgent):
         return AgentOutput(answer=answer, sources=sources, results=results, agent=self.name)
 
     async def _gather(self, query: str, ctx: RunContext, collections: list[str] | None) -> list[RetrievalResult]:
-        """The chunks to answer from: the collections, then `_retrieve`; or, when a subclass
-        overrides DeepSearcher's sync `retrieve` hook, what that returns (run in a worker thread)."""
-        if not _is_own(self.async_retrieve, RAGAgent.async_retrieve):  # DeepSearcher's async hook, overridden
-            given: dict[str, Any] = {**ctx.given_options, **ctx.store_kwargs}
-            if collections:
-                given["collections"] = collections
-            results, tokens, _ = await ctx.bounded(self.async_retrieve(query, **given), "retrieve")
-            if tokens:
-                ctx.record("retrieve", Usage(total_tokens=int(tokens)))
-            return list(results)
-        if not _is_own(self.retrieve, RAGAgent.retrieve):
-            keywords: dict[str, Any] = {**ctx.given_options, **ctx.store_kwargs}  # what the caller gave
-            if ctx.authorized_collections is not None:
-                keywords.setdefault("authorized_collection_set", set(ctx.authorized_collections))
-            if collections:
-                keywords["collections"] = collections
-            results, tokens, _ = await ctx.bounded(asyncio.to_thread(self.retrieve, query, **keywords), "retrieve")
-            if tokens:
-                ctx.record("retrieve", Usage(total_tokens=int(tokens)))
-            return list(results)
+        """The chunks to answer from: the collections, then `_retrieve`; or what a user's hook of
+        an attached shape retrieves (upstream's `retrieve` overrides: agent/_upstream.py)."""
+        for shape in _agent_shapes():
+            hooked = await shape.gather(self, query, ctx, collections, whole=True)
+            if hooked is not None:
+                return hooked[0]
         web = str(ctx.option("web", self.web))
         if web == "auto" and self.web_source is not None:
             ctx.extra["web_candidate"] = WEB_DESCRIPTION  # the collection router lists the web too
@@ -209,10 +196,8 @@ class RAGAgent(BaseAgent):
         if not self.route_collection:
             chosen = self._permitted(router.all_collections, ctx)
             ctx.emit("collections", collections=chosen, routed=False)
-        elif not _is_own(router.invoke, CollectionRouter.invoke):  # a user's own routing (DeepSearcher's hook)
-            chosen = await self._user_routing(query, ctx)
         else:
-            chosen = await router.aroute(query, ctx)
+            chosen = await self._route(query, ctx)
         if not chosen:
             raise nothing_to_search([info.collection_name for info in router.candidates(ctx)])
         return chosen
@@ -227,27 +212,13 @@ class RAGAgent(BaseAgent):
             and (name in searchable if searchable is not None else self.vector_db.has_documents(name))
         ]
 
-    async def _user_routing(self, query: str, ctx: RunContext) -> list[str]:
-        """A user's `CollectionRouter.invoke` override, kept within the authorized set; when it
-        picks nothing, every permitted collection holding documents (said in the event)."""
-        keywords: dict[str, Any] = dict(ctx.store_kwargs)
-        if ctx.authorized_collections is not None:
-            keywords.setdefault("authorized_collection_set", set(ctx.authorized_collections))
-        picked, tokens = await ctx.bounded(
-            asyncio.to_thread(
-                self.collection_router.invoke, query=query, dim=self.embedding_model.dimension, **keywords
-            ),
-            "collection_routing",
-        )
-        if tokens:
-            ctx.record("collection_routing", Usage(total_tokens=int(tokens)))
-        chosen = self._permitted(list(picked), ctx)
-        if chosen:
-            ctx.emit("collections", collections=chosen, routed=True)
-            return chosen
-        chosen = self._permitted(self.collection_router.all_collections, ctx)
-        ctx.emit("collections", collections=chosen, routed=True, fallback="router_picked_none")
-        return chosen
+    async def _route(self, query: str, ctx: RunContext) -> list[str]:
+        """The CollectionRouter's choice, or a user's routing hook's (an attached shape's)."""
+        for shape in _agent_shapes():
+            chosen = await shape.route(self, query, ctx)
+            if chosen is not None:
+                return chosen
+        return await self.collection_router.aroute(query, ctx)
 
     async def _answer(
         self,
@@ -317,12 +288,15 @@ class RAGAgent(BaseAgent):
         collections: list[str] | None = None,
         timeout: float | None = None,
         searchable: Iterable[str] | None = None,
+        checked_options: AgentOptions | None = None,
         **kwargs: Any,
     ) -> QueryResult:
         """`timeout`: the query's overall deadline in seconds; research stops early to answer
         in time, and a call still running at the deadline raises QueryTimeoutError.
         `searchable`: the collections the caller found loaded and permitted this very query (the
         query service checks once); None: the agent checks them itself.
+        `checked_options`: this agent's options as the caller already validated them (`validated_options`;
+        the query service), used instead of validating the keywords again.
         DeepSearcher's `authorized_collection_set` is the same as `authorized_collections`;
         its `tenant_id` goes to every vector-store search."""
         kwargs["authorized_collections"] = authorized_collections
@@ -333,7 +307,7 @@ class RAGAgent(BaseAgent):
             max_tokens=max_tokens,
             timeout=timeout,
             authorized_collections=authorized,
-            options=self._check_options(kwargs),
+            options=self._options_for(kwargs, checked_options),
             store_kwargs=store_kwargs,
         )
         ctx.searchable = list(searchable) if searchable is not None else None
@@ -362,6 +336,20 @@ class RAGAgent(BaseAgent):
         """The per-call options a query with `options` runs with; BadInputError naming a wrong one."""
         return self._check_options(dict(options))
 
+    def validated_options(self, options: Mapping[str, Any]) -> AgentOptions | None:
+        """`options` over the agent's own, validated once: pass the result to `aquery(checked_options=)`.
+        None for an agent that checks options its own way (the RAGRouter: each routed agent's schema)."""
+        if type(self)._check_options is not RAGAgent._check_options:
+            return None
+        given = {key: value for key, value in options.items() if value is not None}
+        return validate_options(self.Options, {**self.options.model_dump(), **given}, f"{self.name} options")
+
+    def _options_for(self, kwargs: dict[str, Any], checked: AgentOptions | None) -> dict[str, Any]:
+        """The options a query runs with: the caller's validated ones (of this agent's schema), else the keywords'."""
+        if isinstance(checked, self.Options):
+            return checked.model_dump()
+        return self._check_options(kwargs)
+
     def _check_options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         """Per-call options travel in the RunContext, not on the agent: the agent's own, overridden by
         those given (checked against `Options`; a wrong one is BadInputError naming it)."""
@@ -383,12 +371,12 @@ class RAGAgent(BaseAgent):
         result = await task
         yield StepEvent("result", {"result": result})
 
-    def query(self, query: str, **kwargs: Any) -> tuple[str, list[RetrievalResult], int]:
+    def query(self, query: str, **kwargs: object) -> tuple[str, list[RetrievalResult], int]:
         """DeepSearcher's contract: (answer, retrieved_results, total_tokens)."""
         result = self.query_result(query, **kwargs)
         return result.answer, result.retrieved_results, result.total_tokens
 
-    def retrieve(self, query: str, **kwargs: Any) -> tuple[list[RetrievalResult], int, dict[str, Any]]:
+    def retrieve(self, query: str, **kwargs: object) -> tuple[list[RetrievalResult], int, dict[str, Any]]:
         """DeepSearcher's contract: (retrieved_results, total_tokens, metadata), no final answer."""
         return run_sync(self.async_retrieve(query, **kwargs))
 
@@ -396,6 +384,10 @@ class RAGAgent(BaseAgent):
         """DeepSearcher's async `retrieve` (same keywords, same tuple); `retrieve` runs it."""
         collections = kwargs.pop("collections", None)
         ctx = self._step_context(kwargs)
+        for shape in _agent_shapes():  # a user's step methods (upstream's ChainOfRAG loop)
+            hooked = await shape.gather(self, query, ctx, collections, whole=False)
+            if hooked is not None:
+                return hooked[0], ctx.total_tokens, hooked[1]
         selected = await self._collections(query, ctx, collections)
         self.retriever.start_warm_up(selected, **ctx.store_kwargs)
         results = await self._retrieve(query, ctx, selected)
@@ -423,11 +415,24 @@ class RAGAgent(BaseAgent):
 
         return run_sync(run())
 
-    def invoke(self, query: str, **kwargs: Any) -> tuple[str, list[RetrievalResult], int]:
+    def invoke(self, query: str, **kwargs: object) -> tuple[str, list[RetrievalResult], int]:
         return self.query(query, **kwargs)
 
 
-def _is_own(bound: Any, ours: Any) -> bool:
-    """Whether the bound method `bound` is our implementation `ours` (not a user's override,
-    nor a replacement set on the instance, such as a test's mock)."""
-    return getattr(bound, "__func__", None) is ours
+class AgentShape(Protocol):
+    """Another way of extending agents a query may take (upstream DeepSearcher's overridable hooks:
+    deepsearcher/agent/_upstream.py), attached from outside this module."""
+
+    async def gather(
+        self, agent: RAGAgent, query: str, ctx: RunContext, collections: list[str] | None, *, whole: bool
+    ) -> tuple[list[RetrievalResult], dict[str, Any]] | None:
+        """(results, metadata) from a user's retrieval hook, or None when the agent has none."""
+        ...
+
+    async def route(self, agent: RAGAgent, query: str, ctx: RunContext) -> list[str] | None:
+        """The collections a user's routing hook picks, or None when the router is ours."""
+        ...
+
+
+def _agent_shapes() -> list[AgentShape]:
+    return [cast(AgentShape, shape) for shape in attached_shapes("agent")]

@@ -61,28 +61,6 @@ def nothing_to_search(empty: Sequence[str]) -> NoSearchableDataError:
     )
 
 
-def searchable_collections(
-    vector_db: BaseVectorDB,
-    dim: int | None,
-    authorized: Iterable[str] | None = None,
-    collections: Sequence[str] | None = None,
-) -> list[str]:
-    """The collections a query may search that hold documents: `collections` when given (those
-    that do not exist are kept, for the retriever to name), else every one of dimension `dim`,
-    within `authorized` (None: all). NoSearchableDataError when none holds anything."""
-    allowed = set(authorized) if authorized is not None else None
-    if collections:
-        names = [name for name in dict.fromkeys(collections) if allowed is None or name in allowed]
-        loaded = [name for name in names if not vector_db.has_collection(name) or vector_db.has_documents(name)]
-    else:
-        infos = [info for info in vector_db.list_collections(dim=dim) if not is_web_cache(info.collection_name)]
-        names = [info.collection_name for info in infos if allowed is None or info.collection_name in allowed]
-        loaded = [name for name in names if vector_db.has_documents(name)]
-    if not loaded:
-        raise nothing_to_search(names)
-    return loaded
-
-
 class CollectionRouter:
     """0 collections → warning, none; 1 → used without an LLM call; many → the LLM picks.
 

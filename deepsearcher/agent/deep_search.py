@@ -231,7 +231,8 @@ class DeepSearch(RAGAgent):
         queries = "\n".join(f"- {q}" for q in asked)
         prompt = prompts.JUDGE_CHUNK.format(question=question, queries=queries, chunk=result.text)
         try:
-            return await ctx.structured(self.llm, prompt, parse_yes_no, "judge")
+            judged: bool | None = await ctx.structured(self.llm, prompt, parse_yes_no, "judge")
+            return judged
         except LLMOutputError:
             return None
 

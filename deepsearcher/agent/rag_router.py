@@ -9,9 +9,9 @@ from typing import Any
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import AgentOutput, RAGAgent
-from deepsearcher.agent.collection_router import searchable_collections
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.options import unknown_option, validate_options
+from deepsearcher.agent.searchable import searchable_collections
 from deepsearcher.config.registry import register_provider
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.llm.base import BaseLLM
@@ -100,7 +100,7 @@ class RAGRouter(RAGAgent):
             return agent
         listing = "\n".join(f"[{i}] {description}" for i, description in enumerate(self.agent_descriptions, 1))
         prompt = prompts.RAG_ROUTER.format(agents=listing, query=query)
-        number = await ctx.structured(self.llm, prompt, parse_number, "agent_routing")
+        number: int = await ctx.structured(self.llm, prompt, parse_number, "agent_routing")
         if not 1 <= number <= len(self.rag_agents):
             raise LLMOutputError(
                 "agent_routing",

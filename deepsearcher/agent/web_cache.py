@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 
+from deepsearcher.config.settings import DEFAULT_CHUNK_OVERLAP
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.loader.splitter import split_docs_to_chunks
 from deepsearcher.types import Document
@@ -59,7 +60,7 @@ class WebCache:
     ttl_hours: float = 24.0
     #: None: what fits the embedding model's window, as a load without chunk_size does
     chunk_size: int | None = None
-    chunk_overlap: int = 100
+    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP
     collection: str = field(default=WEB_CACHE_COLLECTION, init=False)
     #: two questions fetching one page must not store it twice
     _writing: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)

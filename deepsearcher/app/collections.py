@@ -8,16 +8,16 @@ default lets the caller see everything, as on the command line.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 
-from deepsearcher.agent.collection_router import nothing_to_search
+from deepsearcher.agent.searchable import collection_not_found, require_collections
 from deepsearcher.agent.web_cache import is_web_cache
 from deepsearcher.app.components import Components
 from deepsearcher.app.locks import collection_lock
-from deepsearcher.types.errors import BadInputError, CollectionNotFoundError
-from deepsearcher.vector_db.base import BaseVectorDB, normalize_collection_name
+from deepsearcher.types.errors import BadInputError
+from deepsearcher.vector_db.base import normalize_collection_name
 
 __all__ = [
     "CollectionSummary",
@@ -30,7 +30,6 @@ __all__ = [
     "list_collections",
     "list_sources",
     "require_collections",
-    "searchable_collections",
 ]
 
 Visible = Callable[[str], bool]
@@ -69,47 +68,6 @@ class SourceSummary:
         return asdict(self)
 
 
-def require_collections(vector_db: BaseVectorDB, names: Iterable[str], visible: Visible = _everything) -> list[str]:
-    """`names` (de-duplicated) when each exists; else CollectionNotFoundError listing the ones
-    the caller may see (`visible`), so CLI, REST and MCP answer a wrong name the same way."""
-    checked = list(dict.fromkeys(normalize_collection_name(name) for name in names))
-    existing = {info.collection_name for info in vector_db.list_collections()} if checked else set()
-    for name in checked:
-        if name not in existing:
-            raise _not_found(name, sorted(n for n in existing if visible(n)))
-    return checked
-
-
-def _not_found(name: str, visible_names: list[str]) -> CollectionNotFoundError:
-    return CollectionNotFoundError(
-        f"Collection '{name}' does not exist (existing: {', '.join(visible_names) or 'none'}). "
-        "Load documents into it first or pick an existing one."
-    )
-
-
-def searchable_collections(
-    components: Components, names: list[str] | None, authorized: set[str] | None = None
-) -> list[str]:
-    """The collections a query or search of `names` (None: any) may read that hold documents, from one
-    listing of the store: a named one that does not exist is CollectionNotFoundError, and nothing loaded
-    anywhere in reach is NoSearchableDataError naming where to load."""
-    vector_db = components.vector_db
-    permitted = (lambda name: True) if authorized is None else authorized.__contains__
-    if names:
-        candidates = [name for name in require_collections(vector_db, names, permitted) if permitted(name)]
-    else:
-        dim = components.embedding_model.dimension
-        candidates = [
-            info.collection_name
-            for info in vector_db.list_collections(dim=dim)
-            if permitted(info.collection_name) and not is_web_cache(info.collection_name)
-        ]
-    loaded = [name for name in candidates if vector_db.has_documents(name)]
-    if not loaded:
-        raise nothing_to_search(candidates)
-    return loaded
-
-
 def list_collections(components: Components, visible: Visible = _everything) -> list[CollectionSummary]:
     """Every collection the caller may see, with its number of sources."""
     vector_db = components.vector_db
@@ -133,7 +91,7 @@ def describe_collection(components: Components, name: str, visible: Visible = _e
     for summary in list_collections(components, visible):
         if summary.name == name:
             return summary
-    raise _not_found(name, [summary.name for summary in list_collections(components, visible)])
+    raise collection_not_found(name, [summary.name for summary in list_collections(components, visible)])
 
 
 def drop_collection(

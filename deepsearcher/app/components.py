@@ -18,7 +18,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
@@ -88,13 +88,13 @@ class Components:
         """The cache of fetched web pages in this store (listed and cleared by `deepsearcher web-cache`)."""
         from deepsearcher.agent.web_cache import WebCache
 
-        load = self.load_settings
+        load = self.config.load
         return WebCache(
             self.embedding_model,
             self.vector_db,
             ttl_hours=self.web_settings.cache_ttl_hours,
-            chunk_size=int(load["chunk_size"]) if load.get("chunk_size") else None,
-            chunk_overlap=int(load.get("chunk_overlap") or 100),
+            chunk_size=load.chunk_size,
+            chunk_overlap=load.chunk_overlap,
         )
 
     @property
@@ -219,9 +219,12 @@ class ComponentBuilder:
     two holders never share or close each other's instances.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, create: Callable[[Configuration, str], object] = create_provider) -> None:
+        """`create`: how one feature's instance is made (DeepSearcher's module API passes its
+        factory, which honours a class patched onto the feature's package)."""
         self._built: dict[str, tuple[str, object]] = {}
         self._lock = threading.RLock()
+        self._create = create
 
     def build(self, configuration: Configuration, *, skip: Collection[str] = ()) -> Components:
         """Every configured component and the agents; the optional parts named in `skip`
@@ -286,7 +289,7 @@ class ComponentBuilder:
         if previous is not None:
             _close(previous[1])
             del self._built[feature]
-        part = create_provider(configuration, feature)
+        part = self._create(configuration, feature)
         self._built[feature] = (key, part)
         return part
 

@@ -204,7 +204,7 @@ def file_loader_for(components: Components, request: LoadRequest | None = None) 
                 "options in provide_settings.file_loader.config."
             )
         loader = loader.with_options(text_key=request.text_key.strip())
-    extensions = list(components.load_settings.get("text_extensions") or [])
+    extensions = list(components.config.load.text_extensions)
     extensions += request.text_extensions if request is not None else []
     return WithTextFiles(loader, extensions)
 
@@ -220,16 +220,16 @@ def pipeline_for(
     """An IngestionPipeline over `components`; sizes not given come from `load_settings`, and
     so does each file's parse budget (its parser, a worker process, starts on the first file
     to parse and stops when the run ends)."""
-    settings = components.load_settings
+    settings = components.config.load
     return IngestionPipeline(
         embedding=components.embedding_model,
         vector_db=components.vector_db,
-        chunk_size=chunk_size or settings.get("chunk_size"),  # None: the embedding window's size
-        chunk_overlap=chunk_overlap if chunk_overlap is not None else settings.get("chunk_overlap", 100),
-        batch_size=batch_size or settings.get("batch_size", 256),
-        window_size=settings.get("window_size", 300),
+        chunk_size=chunk_size or settings.chunk_size,  # None: the embedding window's size
+        chunk_overlap=chunk_overlap if chunk_overlap is not None else settings.chunk_overlap,
+        batch_size=batch_size or settings.batch_size,
+        window_size=settings.window_size,
         on_progress=on_progress,
-        parser=ProcessParser(file_loader or file_loader_for(components), ParseBudget.from_settings(settings)),
+        parser=ProcessParser(file_loader or file_loader_for(components), ParseBudget.from_settings(settings.budget())),
     )
 
 

@@ -59,7 +59,7 @@ def provider_options(cls: type) -> tuple[type[BaseModel], bool]:
         open_ended = True
     else:
         open_ended = True
-    model = create_model(  # type: ignore[call-overload]
+    model = create_model(
         f"{cls.__name__}Options",
         __config__=ConfigDict(extra="allow" if open_ended else "forbid", arbitrary_types_allowed=True),
         **fields,

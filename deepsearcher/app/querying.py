@@ -12,16 +12,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import Field, field_validator
 
 from deepsearcher.agent.base import RAGAgent
-from deepsearcher.agent.catalog import check_agent
+from deepsearcher.agent.catalog import agent_names, check_agent
 from deepsearcher.agent.events import StepEvent
-from deepsearcher.agent.options import QueryLimits
+from deepsearcher.agent.options import AgentOptions, QueryLimits
 from deepsearcher.agent.result import QueryResult
-from deepsearcher.app.collections import searchable_collections
+from deepsearcher.agent.searchable import searchable_collections
 from deepsearcher.app.components import Components
+from deepsearcher.app.requests import RequestModel, RequestName, not_blank
 from deepsearcher.app.searching import MAX_QUERY_CHARS
-from deepsearcher.types.errors import BadInputError, DeepSearcherError, MissingAPIKeyError, NotReadyError
+from deepsearcher.types.errors import DeepSearcherError, MissingAPIKeyError, NotReadyError
 
 __all__ = [
     "DEFAULT_QUERY_TIMEOUT",
@@ -39,20 +43,44 @@ DEFAULT_QUERY_TIMEOUT = 300.0
 NO_LLM = "No LLM is configured, and querying needs one"
 
 
-@dataclass(frozen=True)
-class QueryRequest:
-    """A question and its options; None means "the configured default" (query_settings)."""
+class QueryRequest(RequestModel):  # type: ignore[explicit-any]  # pydantic's synthesized __init__
+    """A question and its options, as every front-end sends it; None means "the configured
+    default" (query_settings). REST validates its body against this very class."""
 
-    question: str
-    agent: str | None = None
-    collections: list[str] | None = None
-    max_iter: int | None = None
-    max_tokens: int | None = None
-    timeout: float | None = None
-    options: dict[str, object] = field(
-        default_factory=dict
-    )  # the agent's other options (top_k...), checked against its schema
-    web: str | None = None  # off | auto | always: the agent's `web` option (research the web too)
+    question: str = Field(max_length=MAX_QUERY_CHARS)
+    agent: RequestName | None = Field(
+        default=None,
+        description="A registered agent (default: query_settings.agent, else auto: the router picks).",
+        json_schema_extra=lambda schema: schema.update(enum=list(agent_names())),
+    )
+    collections: list[RequestName] | None = Field(
+        default=None, max_length=100, description="Search only these (default: the collection router chooses)."
+    )
+    max_iter: int | None = Field(
+        default=None, description="Research rounds at most (the agent's `max_iter` option; bounds: GET /health agents)."
+    )
+    max_tokens: int | None = Field(default=None, description=QueryLimits.model_fields["max_tokens"].description)
+    timeout: float | None = Field(default=None, description=QueryLimits.model_fields["timeout"].description)
+    #: the agent's other options (top_k...), checked against its schema
+    options: dict[str, object] = Field(
+        default_factory=dict,
+        max_length=50,
+        description="The agent's options by name (checked against its schema; GET /health lists them).",
+        examples=[{"top_k": 20}],
+    )
+    web: Literal["off", "auto", "always"] | None = Field(
+        default=None, description="Research the web beside the collections (default: query_settings.web, else off)."
+    )
+
+    @field_validator("question")
+    @classmethod
+    def _question_not_blank(cls, value: str) -> str:
+        return not_blank(value)
+
+    @field_validator("agent")
+    @classmethod
+    def _registered_agent(cls, value: str | None) -> str | None:
+        return None if value is None else check_agent(value)
 
 
 @dataclass(frozen=True)
@@ -67,6 +95,7 @@ class QueryPlan:
     collections: list[str] | None = None  # the caller's, checked; None: the agent's router chooses
     authorized: set[str] | None = None
     searchable: list[str] = field(default_factory=list)
+    checked: AgentOptions | None = None  # `options`, validated: the agent does not check them again
 
     @property
     def kwargs(self) -> dict[str, object]:
@@ -77,6 +106,7 @@ class QueryPlan:
             "authorized_collections": self.authorized,
             "searchable": self.searchable,
             "timeout": self.timeout,
+            "checked_options": self.checked,
             **({"max_tokens": self.max_tokens} if self.max_tokens is not None else {}),
         }
 
@@ -115,10 +145,6 @@ def plan_query(
     routers see only those, and a wrong name lists only those. The collections are checked
     here once (exist, permitted, loaded) and the agent is told so, not asked to check again.
     """
-    if not request.question or not request.question.strip():
-        raise BadInputError("The question is empty.")
-    if len(request.question) > MAX_QUERY_CHARS:
-        raise BadInputError(f"The question is {len(request.question)} characters long; at most {MAX_QUERY_CHARS}.")
     default_agent = components.query_settings.get("agent")
     name = check_agent(request.agent or (str(default_agent) if default_agent else "auto"))
     limits = QueryLimits.check({"max_tokens": request.max_tokens, "timeout": request.timeout})
@@ -128,11 +154,14 @@ def plan_query(
     given = {**request.options, **({"max_iter": request.max_iter} if request.max_iter is not None else {})}
     if request.web is not None:
         given["web"] = request.web
-    options = agent.check_options(given)
+    checked = agent.validated_options(given)  # validated here once; the agent is handed the result
+    options = checked.model_dump() if checked is not None else agent.check_options(given)
     authorized = set(authorized_collections) if authorized_collections is not None else None
     collections = list(dict.fromkeys(request.collections)) if request.collections else None
     # every collection empty or out of reach: refused here, before an agent (or its router) calls the LLM
-    searchable = searchable_collections(components, collections, authorized)
+    searchable = searchable_collections(
+        components.vector_db, components.embedding_model.dimension, authorized, collections
+    )
     configured_budget = components.query_settings.get("max_tokens")
     return QueryPlan(
         request.question,
@@ -143,6 +172,7 @@ def plan_query(
         collections=searchable if collections else None,
         authorized=authorized,
         searchable=searchable,
+        checked=checked,
     )
 
 
@@ -156,6 +186,7 @@ async def ask(plan: QueryPlan, on_event: Callable[[StepEvent], None] | None = No
         collections=plan.collections,
         timeout=plan.timeout,
         searchable=plan.searchable,
+        checked_options=plan.checked,
         **plan.options,
     )
 

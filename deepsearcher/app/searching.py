@@ -16,11 +16,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from pydantic import Field, field_validator
+
 from deepsearcher.agent.retriever import cap_per_document, capped_fetch
-from deepsearcher.app.collections import searchable_collections
+from deepsearcher.agent.searchable import searchable_collections
 from deepsearcher.app.components import Components
+from deepsearcher.app.requests import RequestModel, RequestName, not_blank
 from deepsearcher.types import RetrievalResult, deduplicate_results
-from deepsearcher.types.errors import BadInputError
 
 __all__ = ["MAX_TOP_K", "SearchHit", "SearchRequest", "SearchResponse", "best_passage", "search"]
 
@@ -40,22 +42,21 @@ _STOPWORDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class SearchRequest:
+class SearchRequest(RequestModel):  # type: ignore[explicit-any]  # pydantic's synthesized __init__
     """What to look for; `collections` None means every loaded collection the caller may read."""
 
-    query: str
-    collections: list[str] | None = None
-    top_k: int = 5
+    query: str = Field(max_length=MAX_QUERY_CHARS, description="What to look for.")
+    collections: list[RequestName] | None = Field(
+        default=None,
+        max_length=100,
+        description="Search only these (default: every loaded collection the key may use).",
+    )
+    top_k: int = Field(default=5, ge=1, le=MAX_TOP_K, description="How many chunks.")
 
-    def checked(self) -> SearchRequest:
-        if not self.query or not self.query.strip():
-            raise BadInputError("The search text is empty.")
-        if len(self.query) > MAX_QUERY_CHARS:
-            raise BadInputError(f"The search text is {len(self.query)} characters long; at most {MAX_QUERY_CHARS}.")
-        if not 1 <= int(self.top_k) <= MAX_TOP_K:
-            raise BadInputError(f"top_k must be between 1 and {MAX_TOP_K}, got {self.top_k}.")
-        return self
+    @field_validator("query")
+    @classmethod
+    def _query_not_blank(cls, value: str) -> str:
+        return not_blank(value)
 
 
 @dataclass(frozen=True)
@@ -110,9 +111,10 @@ class SearchResponse:
 def search(components: Components, request: SearchRequest, authorized: Iterable[str] | None = None) -> SearchResponse:
     """The best `top_k` chunks over the request's collections (one query embedding for all of them),
     best first, a chunk found in two collections shown once."""
-    request = request.checked()
     permitted = set(authorized) if authorized is not None else None
-    collections = searchable_collections(components, request.collections, permitted)
+    collections = searchable_collections(
+        components.vector_db, components.embedding_model.dimension, permitted, request.collections
+    )
     retriever = components.retriever
     vector = components.embedding_model.embed_query(request.query)
     found: list[tuple[str, RetrievalResult]] = []

@@ -87,7 +87,7 @@ class ChangeQueue:
 def _event_handler(queue: ChangeQueue) -> Any:
     from watchdog.events import FileSystemEventHandler
 
-    class Handler(FileSystemEventHandler):  # type: ignore[misc]
+    class Handler(FileSystemEventHandler):
         def on_any_event(self, event: Any) -> None:
             if event.event_type in ("opened", "closed_no_write"):
                 return

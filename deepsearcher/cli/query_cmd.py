@@ -125,13 +125,13 @@ def query(
                 check_agent(agent)  # a wrong name is refused before any model loads
         components = setup(config, llm=True)
         with handle_errors():
-            request = QueryRequest(
-                question,
-                agent,
-                collection,
-                max_iter,
-                max_tokens,
-                timeout,
+            request = QueryRequest.create(
+                question=question,
+                agent=agent,
+                collections=collection,
+                max_iter=max_iter,
+                max_tokens=max_tokens,
+                timeout=timeout,
                 options=options,
                 web="always" if web else None,
             )

@@ -39,7 +39,9 @@ def search(
 
         components = setup(config)
         with handle_errors():
-            response = run_search(components, SearchRequest(text, collection or None, top_k))
+            response = run_search(
+                components, SearchRequest.create(query=text, collections=collection or None, top_k=top_k)
+            )
     if as_json:
         print_json(response.to_dict())
         return

@@ -135,8 +135,18 @@ def init_config(config: Configuration | None = None, *, skip: Collection[str] = 
     LLM's SDK alone takes ~1 s to import); their provider names are still checked.
     """
     global _current
+    configuration = config if config is not None else Configuration()
+    factory = ModuleFactory(configuration)
+    # a class patched onto a feature's package (DeepSearcher's tests do) is built, as its factory did,
+    # by a builder of its own: the shared one keeps reusing the real parts
+    patched = any(factory._patched(feature) is not None for feature in _PACKAGES)
+    builder = ComponentBuilder(create=_factory_create) if patched else _builder
     with _switch_lock:  # one switch at a time; readers keep the old object until the swap
-        _current = _builder.build(config if config is not None else Configuration(), skip=skip)
+        _current = builder.build(configuration, skip=skip)
+
+
+def _factory_create(configuration: Configuration, feature: str) -> object:
+    return ModuleFactory(configuration).create(feature)
 
 
 def current() -> Components:

@@ -52,13 +52,13 @@ async def aquery_result(original_query: str, agent: str | None = None, **kwargs:
     if authorized is None:
         authorized = kwargs.pop("authorized_collection_set", None)  # DeepSearcher's name for the same thing
     kwargs.pop("tenant_id", None)  # DeepSearcher passes it on to custom stores; ours have no tenants
-    request = querying.QueryRequest(
-        original_query,
-        agent,
-        kwargs.pop("collections", None),
-        kwargs.pop("max_iter", None),
-        kwargs.pop("max_tokens", None),
-        kwargs.pop("timeout", None),
+    request = querying.QueryRequest.create(
+        question=original_query,
+        agent=agent,
+        collections=kwargs.pop("collections", None),
+        max_iter=kwargs.pop("max_iter", None),
+        max_tokens=kwargs.pop("max_tokens", None),
+        timeout=kwargs.pop("timeout", None),
         options=kwargs,
     )
     plan = querying.plan_query(configuration.current(), request, authorized)
@@ -85,7 +85,7 @@ def retrieve(
 
 def naive_retrieve(query: str, collection: str | None = None, top_k: int = 10) -> list[RetrievalResult]:
     """Retrieval only (no LLM): the best `top_k` chunks of `collection` (None: every loaded collection)."""
-    request = searching.SearchRequest(query, [collection] if collection else None, top_k)
+    request = searching.SearchRequest.create(query=query, collections=[collection] if collection else None, top_k=top_k)
     return searching.search(configuration.current(), request).results
 
 

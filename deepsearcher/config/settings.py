@@ -5,10 +5,12 @@ from __future__ import annotations
 import copy
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from deepsearcher.types.errors import ConfigurationError
 
@@ -26,7 +28,84 @@ BUDGET_KEYS = (
     "max_text_chars",
     "max_parse_memory_mb",
 )
-LOAD_KEYS = ("chunk_size", "chunk_overlap", "batch_size", "window_size", "text_extensions", "watch", *BUDGET_KEYS)
+#: A load's defaults, here and nowhere else (LoadSettings; the pipeline and the web cache import them).
+DEFAULT_CHUNK_OVERLAP = 100
+DEFAULT_BATCH_SIZE = 256
+DEFAULT_WINDOW_SIZE = 300
+
+
+class WatchFolder(BaseModel):
+    """One folder of `load_settings.watch` given as a mapping (a plain path is the short form)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str
+    collection: str | None = None
+
+
+class LoadSettings(BaseModel):
+    """`load_settings`, typed and checked once: how files are split, embedded and parsed.
+
+    Every default of a load lives here (`chunk_size` None: what fits the embedding model's window,
+    `BaseEmbedding.default_chunk_size`); a budget key left None keeps ParseBudget's default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    chunk_size: int | None = Field(default=None, ge=1, strict=True)
+    chunk_overlap: int = Field(default=DEFAULT_CHUNK_OVERLAP, ge=0, strict=True)
+    batch_size: int = Field(default=DEFAULT_BATCH_SIZE, ge=1, strict=True)
+    window_size: int = Field(default=DEFAULT_WINDOW_SIZE, ge=0, strict=True)
+    text_extensions: list[str] = Field(default_factory=list)
+    watch: list[str | WatchFolder] | None = None
+    max_parse_seconds: float | None = Field(default=None, gt=0)
+    max_file_bytes: int | float | None = Field(default=None, gt=0)
+    max_inflated_bytes: int | float | None = Field(default=None, gt=0)
+    max_records: int | float | None = Field(default=None, gt=0)
+    max_text_chars: int | float | None = Field(default=None, gt=0)
+    max_parse_memory_mb: int | float | None = Field(default=None, ge=0)
+
+    @field_validator(*BUDGET_KEYS, mode="before")
+    @classmethod
+    def _a_number(cls, value: object) -> object:
+        if isinstance(value, bool) or (value is not None and not isinstance(value, int | float)):
+            raise ValueError("must be a positive number")
+        return value
+
+    @field_validator("text_extensions")
+    @classmethod
+    def _extensions(cls, value: list[str]) -> list[str]:
+        if not all(item.strip(". ") for item in value):
+            raise ValueError("must be a list of file extensions such as [py, cfg]")
+        return value
+
+    @field_validator("watch")
+    @classmethod
+    def _folders(cls, value: list[str | WatchFolder] | None) -> list[str | WatchFolder] | None:
+        for entry in value or []:
+            if not (entry if isinstance(entry, str) else entry.path).strip():
+                raise ValueError("must be a list of folders, each a path or a mapping with 'path' and 'collection'")
+        return value
+
+    @classmethod
+    def of(cls, section: Mapping[str, object] | None, where: str = "") -> LoadSettings:
+        """The checked settings of a `load_settings` mapping; ConfigurationError naming the key."""
+        try:
+            return cls.model_validate(dict(section or {}))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            key = ".".join(str(part) for part in error["loc"][:1])
+            value = (section or {}).get(key)
+            reason = str(error["msg"]).removeprefix("Value error, ")
+            raise ConfigurationError(f"'load_settings.{key}'{where}: {reason}, got {value!r}.") from None
+
+    def budget(self) -> dict[str, float]:
+        """The per-file budget keys that are set (ParseBudget.from_settings takes them)."""
+        return {key: value for key in BUDGET_KEYS if (value := getattr(self, key)) is not None}
+
+
+LOAD_KEYS = tuple(LoadSettings.model_fields)
+#: The defaults `load_settings` shows as plain keys, as DeepSearcher's config file had them.
+_READ_DEFAULTS = LoadSettings().model_dump(include={"chunk_overlap", "batch_size"})
 _ENV_PATTERN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -109,10 +188,16 @@ class Configuration:
         _validate(merged, source=str(self.config_path or default_config_path()))
         self.provide_settings: dict[str, dict[str, Any]] = merged["provide_settings"]
         self.query_settings: Settings = merged.get("query_settings") or {}
-        self.load_settings: Settings = merged.get("load_settings") or {}
+        #: as read (DeepSearcher's users read and change it); `load` is the checked, typed view
+        self.load_settings: Settings = {**_READ_DEFAULTS, **(merged.get("load_settings") or {})}
         self.server_settings: dict[str, Any] = merged.get("server", {}) or {}
         #: how a question reaches the web (checked by deepsearcher/agent/web_source.WebSettings)
         self.web_settings: Settings = merged.get("web") or {}
+
+    @property
+    def load(self) -> LoadSettings:
+        """`load_settings`, checked and typed, with every default filled in."""
+        return LoadSettings.of(self.load_settings)
 
     def load_config_from_yaml(self, config_path: str) -> dict[str, Any]:
         """DeepSearcher-compatible helper: the raw mapping of a YAML file."""
@@ -200,43 +285,11 @@ def _validate(data: dict[str, Any], source: str) -> None:
     if data.get("query_settings") is not None and not isinstance(data["query_settings"], dict):
         raise ConfigurationError(f"'query_settings'{where} must be a mapping.")
     _validate_section(data, "load_settings", LOAD_KEYS, where)
-    load = data.get("load_settings") or {}
-    for key in ("chunk_size", "chunk_overlap", "batch_size"):
-        if key in load and (not isinstance(load[key], int) or load[key] < (0 if key == "chunk_overlap" else 1)):
-            raise ConfigurationError(f"'load_settings.{key}'{where} must be a positive integer, got {load[key]!r}.")
-    for key in BUDGET_KEYS:
-        value = load.get(key)
-        bad_number = isinstance(value, bool) or not isinstance(value, int | float)
-        if value is not None and (bad_number or value < 0 or (value == 0 and key != "max_parse_memory_mb")):
-            raise ConfigurationError(f"'load_settings.{key}'{where} must be a positive number, got {value!r}.")
-    extensions = load.get("text_extensions")
-    if extensions is not None and (
-        not isinstance(extensions, list) or not all(isinstance(item, str) and item.strip(". ") for item in extensions)
-    ):
-        raise ConfigurationError(
-            f"'load_settings.text_extensions'{where} must be a list of file extensions such as [py, cfg], "
-            f"got {extensions!r}."
-        )
-    _validate_watch(load.get("watch"), where)
+    LoadSettings.of(data.get("load_settings"), where)
     query = data.get("query_settings") or {}
     if "agent" in query and not isinstance(query["agent"], str):
         # the name itself is checked against the registered agents when they are built
         raise ConfigurationError(f"'query_settings.agent'{where} must be an agent name, got {query['agent']!r}.")
-
-
-def _validate_watch(watch: Any, where: str) -> None:
-    """`load_settings.watch`: folders the server keeps in sync, each a path or {path, collection}."""
-    if watch is None:
-        return
-    entries = watch if isinstance(watch, list) else [None]
-    for entry in entries:
-        path = entry.get("path") if isinstance(entry, dict) else entry
-        extra = set(entry) - {"path", "collection"} if isinstance(entry, dict) else set()
-        if not isinstance(path, str) or not path.strip() or extra:
-            raise ConfigurationError(
-                f"'load_settings.watch'{where} must be a list of folders, each a path or a mapping with "
-                f"'path' and optionally 'collection', got {watch!r}."
-            )
 
 
 def _validate_section(data: dict[str, Any], section: str, allowed: tuple[str, ...], where: str) -> None:

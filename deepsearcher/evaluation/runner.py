@@ -120,13 +120,12 @@ def load_corpus(
     rebuild = _rebuild_reason(vector_db, embedding, collection, reference)
     if rebuild and on_progress is not None:
         on_progress("rebuild", {"collection": collection, "reason": rebuild})
-    settings = components.load_settings
     pipeline = IngestionPipeline(
         embedding=embedding,
         vector_db=vector_db,
         chunk_size=CORPUS_CHUNK_SIZE,
         chunk_overlap=0,
-        batch_size=settings.get("batch_size", 256),
+        batch_size=components.config.load.batch_size,
         window_size=0,
         on_progress=on_progress,
     )
@@ -325,7 +324,9 @@ class EvalRunner:
 
     def _plan(self, spec: RunSpec, question: Question) -> Any:
         """The query service's plan for one question: the spec's agent over the eval collection."""
-        request = querying.QueryRequest(question.question, spec.agent, [self.collection], spec.max_iter)
+        request = querying.QueryRequest.create(
+            question=question.question, agent=spec.agent, collections=[self.collection], max_iter=spec.max_iter
+        )
         return querying.plan_query(self.components, request)
 
     def _row(

@@ -20,17 +20,15 @@ reply; see `deepsearcher.transport.retry.RetryPolicy`.
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import functools
 import json
 import logging
 import threading
 import time
 import weakref
-from abc import ABC
-from collections.abc import AsyncIterator, Iterator
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Protocol, TypeVar, cast
 
 from deepsearcher.llm.errors import LLMError, request_id_of
 from deepsearcher.llm.parsing import literal_eval as _literal_eval
@@ -51,6 +49,7 @@ from deepsearcher.transport.retry import (
 )
 from deepsearcher.transport.retry import timeout_after as _timeout
 from deepsearcher.types.errors import cause_chain
+from deepsearcher.utils.contracts import attached_shapes
 from deepsearcher.utils.sync_bridge import iterate_sync, run_sync
 
 logger = logging.getLogger(__name__)
@@ -86,7 +85,7 @@ class Usage:
             estimated=self.estimated or other.estimated,
         )
 
-    def __radd__(self, other: Any) -> Usage:
+    def __radd__(self, other: object) -> Usage:
         if other == 0:  # sum([...]) starts from 0
             return self
         return NotImplemented
@@ -164,21 +163,37 @@ def _sdk_error_detail(exc: BaseException) -> str:
     return str(getattr(exc, "message", None) or exc)
 
 
-#: The settings a subclass gets when its `__init__` never calls `BaseLLM.__init__` (DeepSearcher's
-#: own base had an empty `__init__`, so its users' subclasses often skip it).
-_UNSET_MODEL = ""
+OnceCall = Callable[..., Awaitable[ChatResponse]]
+T = TypeVar("T")
 
 
-#: Set while an instance's own `chat` runs, so that a wrapper calling the original does not loop.
-_IN_OWN_CHAT: contextvars.ContextVar[bool] = contextvars.ContextVar("deepsearcher_in_own_chat", default=False)
+class LLMShape(Protocol):
+    """Another contract a chat-model subclass may follow instead of ours (upstream DeepSearcher's
+    synchronous `chat`: deepsearcher/llm/_upstream.py), attached from outside this module."""
+
+    def adapt(self, cls: type[BaseLLM]) -> None:
+        """Fit a subclass of this shape to our callers (run once, at class creation)."""
+        ...
+
+    def routed_call(self, llm: BaseLLM) -> OnceCall | None:
+        """Where this instance's requests go instead of its provider's `_achat_once`, or None."""
+        ...
+
+    def widen_parser(self, llm: BaseLLM, parser: Callable[[str], T]) -> Callable[[str], T]:
+        """`parser`, widened for this model (or `parser` itself)."""
+        ...
+
+
+def _llm_shapes() -> list[LLMShape]:
+    return [cast(LLMShape, shape) for shape in attached_shapes("llm")]
 
 
 class BaseLLM(ABC):
     """A chat model behind one API. Subclasses set `self.model` and `self.base_url`.
 
-    DeepSearcher-style subclasses that implement only a synchronous `chat(messages) ->
-    ChatResponse` work too: `achat` then runs that `chat` in a worker thread (the event loop
-    never blocks on it), with the same limits, retries and counters as our own providers.
+    A provider implements `_achat_once`. Subclasses of another shape (upstream DeepSearcher's,
+    with only a synchronous `chat(messages) -> ChatResponse`) are fitted by an attached shape
+    (deepsearcher/llm/_upstream.py), with the same limits, retries and counters.
     """
 
     #: The provider's name in messages (defaults to the class name).
@@ -195,18 +210,12 @@ class BaseLLM(ABC):
     model: str
     base_url: str | None
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> BaseLLM:
-        """Give every instance the shared state before `__init__`, so a subclass whose
-        `__init__` skips `super().__init__()` still has limits, counters and a model name;
-        and refuse a class that implements neither `chat` nor `_achat_once` by name."""
-        if cls._achat_once is BaseLLM._achat_once and cls.chat is BaseLLM.chat:
-            raise TypeError(
-                f"Can't instantiate {cls.__name__}: a BaseLLM subclass implements chat(messages) -> ChatResponse "
-                "(DeepSearcher's contract) or the async _achat_once(messages, **kwargs)"
-            )
-        self = super().__new__(cls)
-        BaseLLM.__init__(self, getattr(cls, "model", _UNSET_MODEL) or _UNSET_MODEL)
-        return self
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """Let each attached shape fit a subclass written against another contract (upstream's
+        `chat`-only classes: deepsearcher/llm/_upstream.py) before ABC checks what it lacks."""
+        super().__init_subclass__(**kwargs)
+        for shape in _llm_shapes():
+            shape.adapt(cls)
 
     def __init__(
         self,
@@ -224,7 +233,7 @@ class BaseLLM(ABC):
         stream_timeout: float = DEFAULT_STREAM_TIMEOUT,
         **request_params: Any,
     ) -> None:
-        model = self.model if model is None else model  # DeepSearcher's BaseLLM() took no model
+        model = getattr(self, "model", "") if model is None else model  # DeepSearcher's BaseLLM() took no model
         limits = {
             "timeout": timeout,
             "stream_timeout": stream_timeout,
@@ -283,42 +292,29 @@ class BaseLLM(ABC):
 
     # ------------------------------------------------------------------ provider hooks
 
+    @abstractmethod
     async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
-        """One request, no retries: the reply and its usage.
+        """One request, no retries: the reply and its usage."""
 
-        The default serves a DeepSearcher-style subclass: its own synchronous `chat(messages)`
-        runs in a worker thread. It takes only the messages, so per-call options are not passed.
-        """
-        own = self._own_chat()
-        chat = own or functools.partial(type(self).chat, self)
+    def _routed_call(self) -> OnceCall | None:
+        """The one-request call an attached shape routes this instance's calls to (upstream's users
+        replace `llm.chat` on the instance), else None."""
+        for shape in _llm_shapes():
+            routed = shape.routed_call(self)
+            if routed is not None:
+                return routed
+        return None
 
-        def call() -> Any:
-            # inside an instance's own chat, a call of the original (a wrapper's) takes the provider's path
-            token = _IN_OWN_CHAT.set(own is not None)
-            try:
-                return chat(messages=messages)  # DeepSearcher's agents pass messages=
-            finally:
-                _IN_OWN_CHAT.reset(token)
+    def _once(self) -> OnceCall:
+        """The one-request coroutine function: a routed call, else the provider's."""
+        return self._routed_call() or self._achat_once
 
-        reply = await asyncio.to_thread(call)
-        if isinstance(reply, str):  # some user classes return the bare text
-            reply = ChatResponse(reply)
-        elif not isinstance(reply, ChatResponse) and hasattr(reply, "content"):  # their own ChatResponse class
-            reply = ChatResponse(str(reply.content or ""), int(getattr(reply, "total_tokens", 0) or 0))
-        if not isinstance(reply, ChatResponse):
-            raise TypeError(
-                f"{type(self).__name__}.chat returned {type(reply).__name__}; it must return a ChatResponse"
-            )
-        return reply
-
-    def _own_chat(self) -> Any:
-        """A `chat` set on this very instance (a test's mock, a user's wrapper), else None: every
-        agent call, async and streaming ones included, then goes through it, as in DeepSearcher."""
-        return None if _IN_OWN_CHAT.get() else self.__dict__.get("chat")
-
-    def _once(self) -> Any:
-        """The one-request coroutine function: an instance's own `chat`, else the provider's."""
-        return functools.partial(BaseLLM._achat_once, self) if self._own_chat() else self._achat_once
+    def reply_parser(self, parser: Callable[[str], T]) -> Callable[[str], T]:
+        """`parser` as the structured steps use it with this model (an attached shape may widen it:
+        upstream's users give their model its own `literal_eval`)."""
+        for shape in _llm_shapes():
+            parser = shape.widen_parser(self, parser)
+        return parser
 
     async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
         """One streaming request: yield text deltas, and a `Usage` when the API reports it.
@@ -467,7 +463,7 @@ class BaseLLM(ABC):
 
     # ------------------------------------------------------------------ async API
 
-    async def achat(self, messages: Messages, *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
+    async def achat(self, messages: Messages, *, json_mode: bool = False, **kwargs: object) -> ChatResponse:
         """Send `messages`, return the reply. Retries, timeout and the concurrency limit apply.
 
         `json_mode` asks for a JSON object where the provider supports it; extra keyword
@@ -491,7 +487,7 @@ class BaseLLM(ABC):
         self._record(response.usage)
         return response
 
-    def astream(self, messages: Messages, **kwargs: Any) -> LLMStream:
+    def astream(self, messages: Messages, **kwargs: object) -> LLMStream:
         """Stream the reply: `async for delta in llm.astream(msgs)`; afterwards the
         stream's `.content`, `.usage` and `.response` hold the whole reply.
 
@@ -500,7 +496,7 @@ class BaseLLM(ABC):
         return LLMStream(self, _normalize_messages(messages), kwargs)
 
     async def _stream_deltas(
-        self, messages: list[Message], result: LLMStream, kwargs: dict[str, Any]
+        self, messages: list[Message], result: LLMStream, kwargs: dict[str, object]
     ) -> AsyncIterator[str]:
         """The stream, with deadlines: each piece within `timeout`, the first within the
         call budget (retries included), the whole reply within `stream_timeout`."""
@@ -514,7 +510,7 @@ class BaseLLM(ABC):
                 emitted = 0
                 source = (
                     BaseLLM._astream_once(self, messages, **kwargs)
-                    if self._own_chat()
+                    if self._routed_call()
                     else self._astream_once(messages, **kwargs)
                 )
                 try:
@@ -600,11 +596,11 @@ class BaseLLM(ABC):
 
     # ------------------------------------------------------------------ sync API
 
-    def chat(self, messages: Messages, *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
+    def chat(self, messages: Messages, *, json_mode: bool = False, **kwargs: object) -> ChatResponse:
         """Blocking `achat` (DeepSearcher's name). Works inside a running event loop too."""
         return run_sync(self.achat(messages, json_mode=json_mode, **kwargs))
 
-    def stream(self, messages: Messages, **kwargs: Any) -> SyncLLMStream:
+    def stream(self, messages: Messages, **kwargs: object) -> SyncLLMStream:
         """Blocking `astream`: `for delta in llm.stream(msgs)`; then `.content`, `.usage`."""
         return SyncLLMStream(self.astream(messages, **kwargs))
 
@@ -622,7 +618,7 @@ class LLMStream:
     `await stream.aclose()` when stopping early, so the concurrency slot is freed at once.
     """
 
-    def __init__(self, llm: BaseLLM, messages: list[Message], kwargs: dict[str, Any]) -> None:
+    def __init__(self, llm: BaseLLM, messages: list[Message], kwargs: dict[str, object]) -> None:
         self.llm = llm
         self.usage = Usage()
         self.done = False
@@ -655,7 +651,7 @@ class LLMStream:
     async def __aenter__(self) -> LLMStream:
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
 
@@ -694,5 +690,5 @@ class SyncLLMStream:
     def __enter__(self) -> SyncLLMStream:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

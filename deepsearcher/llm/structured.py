@@ -52,6 +52,7 @@ async def structured_call(
     arrives wrapped in an object, which `parse_list` unwraps).
     """
     messages = list(messages)
+    parser = llm.reply_parser(parser)
     use_json = bool(json_mode and getattr(llm, "supports_json_mode", False))
     if use_json and not any("json" in str(m.get("content", "")).lower() for m in messages):
         # OpenAI's JSON mode refuses requests whose messages never mention JSON.

@@ -33,8 +33,6 @@ Why it is shaped this way:
 from __future__ import annotations
 
 import hashlib
-import os
-import signal
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -42,6 +40,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from deepsearcher.config.settings import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK_OVERLAP, DEFAULT_WINDOW_SIZE
 from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.loader.splitter import split_docs_to_chunks
 from deepsearcher.offline_loading.embed_scheduler import EmbedScheduler
@@ -52,16 +51,16 @@ from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.types import Chunk
 from deepsearcher.vector_db.base import BaseVectorDB, SourceRecord, normalize_collection_name
 
-ProgressCallback = Callable[[str, dict], None]
+ProgressCallback = Callable[[str, dict[str, Any]], None]
 
-#: Test hook for the crash-injection tests: "embedded:N" or "inserted:N" makes the process
-#: SIGKILL itself right after the N-th batch was embedded / stored (N counts from 1).
-CRASH_ENV = "DEEPSEARCHER_CRASH_AT"
+#: Called with ("embedded" | "inserted", N) right after the N-th batch (from 1) was embedded / stored;
+#: the crash-injection sweep installs one from deepsearcher/testing/crash_points.py.
+BATCH_OBSERVERS: list[Callable[[str, int], None]] = []
 
 
 def _crash_point(stage: str, batch: int) -> None:
-    if os.environ.get(CRASH_ENV) == f"{stage}:{batch}":
-        os.kill(os.getpid(), signal.SIGKILL)
+    for observer in BATCH_OBSERVERS:
+        observer(stage, batch)
 
 
 def chunk_key(fingerprint: str, index: int, text: str) -> str:
@@ -112,9 +111,9 @@ class IngestionPipeline:
         embedding: BaseEmbedding,
         vector_db: BaseVectorDB,
         chunk_size: int | None = None,
-        chunk_overlap: int = 100,
-        batch_size: int = 256,
-        window_size: int = 300,
+        chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        window_size: int = DEFAULT_WINDOW_SIZE,
         on_progress: ProgressCallback | None = None,
         parser: Any = None,
     ) -> None:
@@ -211,7 +210,7 @@ class IngestionPipeline:
             loader = self._signature
         return file_fingerprint(sha256, loader, (self.chunk_size, self.chunk_overlap, self.window_size))
 
-    def _open_entry(self, source: LoadedSource, known: dict) -> tuple[LoadedSource, str | None]:
+    def _open_entry(self, source: LoadedSource, known: dict[str, SourceRecord]) -> tuple[LoadedSource, str | None]:
         """A file entry parsed (or left unparsed when its bytes are unchanged: then the
         fingerprint comes back with no parse), and its fingerprint (None when it failed)."""
         assert source.read_path is not None
@@ -238,7 +237,7 @@ class IngestionPipeline:
             parsed.changed = parsed.changed or "changed while the load read it: the version parsed was stored"
         return parsed, fingerprint
 
-    def _read(self, source: LoadedSource, known: dict) -> PreparedSource:
+    def _read(self, source: LoadedSource, known: dict[str, SourceRecord]) -> PreparedSource:
         """One source hashed, parsed and split, in the read-ahead thread: nothing here touches
         the store or the summary (`_admit` does, in order)."""
         fingerprint: str | None = None
@@ -271,7 +270,9 @@ class IngestionPipeline:
             chunk.metadata["chunk_key"] = chunk_key(fingerprint, index, chunk.text)
         return PreparedSource(source, fingerprint, chunks)
 
-    def _admit(self, prepared: PreparedSource, known: dict, collection: str, summary: LoadSummary) -> list[Chunk]:
+    def _admit(
+        self, prepared: PreparedSource, known: dict[str, SourceRecord], collection: str, summary: LoadSummary
+    ) -> list[Chunk]:
         """Decide what to do with one prepared source and return the chunks to embed (maybe none)."""
         source = prepared.source
         reference = source.reference

@@ -270,7 +270,7 @@ async def perform_query(
     max_iter: int | None = Query(None, description="Research rounds at most (default and bounds: the agents')."),
     principal: Principal = Depends(require_principal),
 ) -> dict:
-    query_request = querying.QueryRequest(original_query, "auto", max_iter=max_iter)
+    query_request = querying.QueryRequest.create(question=original_query, agent="auto", max_iter=max_iter)
     plan = await services.plan_query(services.server_state(request), principal, query_request)
     result = await querying.ask(plan)
     return {"result": result.answer, "consume_token": result.total_tokens}

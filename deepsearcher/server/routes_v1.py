@@ -22,16 +22,14 @@ import shutil
 import uuid
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from deepsearcher.agent.catalog import agent_names, check_agent
-from deepsearcher.agent.options import QueryLimits
 from deepsearcher.app import collections, loading, querying, searching, web_cache
 from deepsearcher.server import services
 from deepsearcher.server.auth import Principal, require_principal
@@ -370,41 +368,6 @@ async def list_jobs(request: Request, principal: Principal = Depends(require_pri
 # ---------------------------------------------------------------------- query
 
 
-class QueryRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    question: str = Field(min_length=1, max_length=20000)
-    agent: Name | None = Field(
-        None,
-        description="A registered agent (default: query_settings.agent, else auto: the router picks).",
-        json_schema_extra=lambda schema: schema.update(enum=list[Any](agent_names())),
-    )
-    max_iter: int | None = Field(
-        None, description="Research rounds at most (the agent's `max_iter` option; bounds: GET /health agents)."
-    )
-    collections: list[Name] | None = Field(
-        None,
-        max_length=100,
-        description="Search only these (default: the collection router chooses).",
-    )
-    max_tokens: int | None = Field(None, description=QueryLimits.model_fields["max_tokens"].description)
-    timeout: float | None = Field(None, description=QueryLimits.model_fields["timeout"].description)
-    options: dict[str, Any] = Field(
-        default_factory=dict,
-        max_length=50,
-        description="The agent's options by name (checked against its schema; GET /health lists them).",
-        examples=[{"top_k": 20}],
-    )
-    web: Literal["off", "auto", "always"] | None = Field(
-        None, description="Research the web beside the collections (default: query_settings.web, else off)."
-    )
-
-    @field_validator("agent")
-    @classmethod
-    def _registered_agent(cls, value: str | None) -> str | None:
-        return None if value is None else check_agent(value)
-
-
 T = TypeVar("T")
 
 
@@ -433,22 +396,12 @@ async def _noting_llm(state: ServerState, run: Awaitable[T]) -> T:
     },
 )
 async def query(
-    body: QueryRequest,
+    body: querying.QueryRequest,
     request: Request,
     principal: Principal = Depends(require_principal),
 ) -> Any:
-    query_request = querying.QueryRequest(
-        body.question,
-        body.agent,
-        body.collections,
-        body.max_iter,
-        body.max_tokens,
-        body.timeout,
-        options=body.options,
-        web=body.web,
-    )
     state = services.server_state(request)
-    plan = await services.plan_query(state, principal, query_request)
+    plan = await services.plan_query(state, principal, body)
     if wants_event_stream(request.headers.get("accept")):
         frames = stream_agent_run(lambda on_event: _noting_llm(state, querying.ask(plan, on_event=on_event)))
         return StreamingResponse(frames, media_type="text/event-stream", headers=SSE_HEADERS)
@@ -459,25 +412,15 @@ async def query(
 # ---------------------------------------------------------------------- search
 
 
-class SearchRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    query: str = Field(min_length=1, max_length=20000, description="What to look for.")
-    collections: list[Name] | None = Field(
-        None, max_length=100, description="Search only these (default: every loaded collection the key may use)."
-    )
-    top_k: int = Field(5, ge=1, le=searching.MAX_TOP_K, description="How many chunks.")
-
-
 @router.post("/search", summary="Retrieval only, no LLM: the chunks that best match a query.")
 async def search(
-    body: SearchRequest, request: Request, principal: Principal = Depends(require_principal)
+    body: searching.SearchRequest, request: Request, principal: Principal = Depends(require_principal)
 ) -> JSONSafeResponse:
     collections = principal.require_all(body.collections) if body.collections else None
     response = await services.in_thread(
         searching.search,
         services.components(request),
-        searching.SearchRequest(body.query, collections, body.top_k),
+        body.model_copy(update={"collections": collections}),
         principal.authorized_collections,
     )
     return JSONSafeResponse(response.to_dict())

@@ -80,26 +80,33 @@ def submit_load(state: ServerState, principal: Principal, kind: str, plan: LoadP
     return state.job_manager().submit(kind, plan.collection, plan.inputs, work, owner=principal.label, spec=spec)
 
 
-def load_work(
-    state: ServerState, collection: str, spec: dict[str, Any], resuming: bool = False
-) -> Callable[[ProgressCallback], LoadSummary]:
-    """The work of a load job from its recorded spec (a resumed job never drops the collection again)."""
-    request = LoadRequest(
-        spec["paths"] + spec["urls"],
+def request_from_spec(collection: str, spec: dict[str, Any], resuming: bool = False) -> LoadRequest:
+    """The LoadRequest a job recorded (`submit_load`'s spec); a resumed job never drops the collection again."""
+    crawl = dict(spec.get("crawl") or {})
+    crawl.pop("validators", None)  # found again by planning (a --refresh load)
+    return LoadRequest(
+        list(spec["paths"]) + list(spec["urls"]),
         collection,
         spec.get("description"),
         bool(spec.get("force_new_collection")) and not resuming,
         batch_size=spec.get("batch_size"),
+        max_depth=int(crawl.pop("max_depth", 0) or 0),
+        max_pages=crawl.pop("max_pages", None),
+        crawl_options=crawl,
         sync=bool(spec.get("sync")),
     )
-    paths = [Path(path) for path in spec["paths"]]
-    plan = LoadPlan(
-        request,
-        collection,
-        paths,
-        list(spec["urls"]),
+
+
+def load_work(
+    state: ServerState, collection: str, spec: dict[str, Any], resuming: bool = False
+) -> Callable[[ProgressCallback], LoadSummary]:
+    """The work of a load job from its recorded spec, planned through the same checks as a new
+    request (paths under today's server.allowed_roots, crawl bounds, a crawler for URLs)."""
+    plan = loading.plan_load(
+        state.current(),
+        request_from_spec(collection, spec, resuming),
         list(state.settings.allowed_roots),
-        spec["crawl"],
+        NO_ROOTS,
     )
 
     def work(on_progress: ProgressCallback) -> LoadSummary:
@@ -148,7 +155,7 @@ async def plan_query(state: ServerState, principal: Principal, request: QueryReq
     """The query service's checks and defaults for this key: collections it may not use are 403,
     missing ones 404 (listing those it may see), no LLM 503; blocking store calls run in a thread."""
     if request.collections:
-        request = replace(request, collections=principal.require_all(request.collections))
+        request = request.model_copy(update={"collections": principal.require_all(request.collections)})
     return await in_thread(
         querying.plan_query,
         state.current(),

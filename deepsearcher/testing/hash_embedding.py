@@ -1,13 +1,15 @@
 """A deterministic, instant embedding for tests that start many real `deepsearcher` processes
 (the crash-injection sweep): the bundled model takes seconds to load in every process, and
 what those tests check (which chunks are stored, how many were embedded) does not depend on
-the vectors' meaning. Configure it as provider `deepsearcher.testing.hash_embedding:HashEmbedding`."""
+the vectors' meaning. Configure it as provider `deepsearcher.testing.hash_embedding:HashEmbedding`.
+Importing it installs the sweep's crash hook (`crash_points`: inert unless DEEPSEARCHER_CRASH_AT is set)."""
 
 from __future__ import annotations
 
 import hashlib
 
 from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.testing import crash_points
 
 
 class HashEmbedding(BaseEmbedding):
@@ -31,3 +33,6 @@ class HashEmbedding(BaseEmbedding):
     @property
     def dimension(self) -> int:
         return self.dim
+
+
+crash_points.install()

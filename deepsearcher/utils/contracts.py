@@ -63,3 +63,27 @@ def drop_unknown_keywords(function: Callable[..., Any]) -> Callable[..., Any]:
         return function(*args, **{key: value for key, value in kwargs.items() if key in names})
 
     return call
+
+
+#: Shapes attached per contract ("llm", "agent"): how a base adapts code written against
+#: upstream DeepSearcher's contract, registered by the shim modules (`llm/_upstream.py`,
+#: `agent/_upstream.py`) so that the base modules never import them.
+_ATTACHED: dict[str, list[object]] = {}
+
+
+def attach_shape(contract: str, shape: object) -> None:
+    """Register `shape` for `contract` (once per shape class: a reloaded shim replaces its own)."""
+    shapes = _ATTACHED.setdefault(contract, [])
+    shapes[:] = [known for known in shapes if type(known) is not type(shape)]
+    shapes.append(shape)
+
+
+def attached_shapes(contract: str) -> tuple[object, ...]:
+    """The shapes attached for `contract`, in attachment order (none: the base's own contract only)."""
+    return tuple(_ATTACHED.get(contract, ()))
+
+
+def is_own(bound: object, ours: object) -> bool:
+    """Whether the bound method `bound` is our implementation `ours` (not a user's override,
+    nor a replacement set on the instance, such as a test's mock)."""
+    return getattr(bound, "__func__", None) is ours

@@ -9,27 +9,29 @@ from typing import Any, cast
 from deepsearcher.config.registry import register_provider
 from deepsearcher.loader.file_loader._document import extension, unsupported
 from deepsearcher.loader.file_loader.base import BaseLoader
-from deepsearcher.loader.file_loader.csv_loader import CSVLoader
-from deepsearcher.loader.file_loader.docx_loader import DocxLoader
-from deepsearcher.loader.file_loader.html_loader import HTMLLoader
-from deepsearcher.loader.file_loader.json_loader import JsonFileLoader
-from deepsearcher.loader.file_loader.jsonl_loader import JsonlLoader
-from deepsearcher.loader.file_loader.markdown_loader import MarkdownLoader
-from deepsearcher.loader.file_loader.pdf_loader import PDFLoader
-from deepsearcher.loader.file_loader.text_loader import TextLoader
 from deepsearcher.types import ConfigurationError, Document
 
-# Earlier classes win an extension: .md goes to MarkdownLoader, not to PDFLoader's compatibility path.
-LOADER_CLASSES: tuple[type[BaseLoader], ...] = (
-    TextLoader,
-    MarkdownLoader,
-    PDFLoader,
-    JsonFileLoader,
-    JsonlLoader,
-    HTMLLoader,
-    DocxLoader,
-    CSVLoader,
-)
+
+def dispatch_classes() -> list[type[BaseLoader]]:
+    """The loaders FileLoader dispatches to: every registered `file_loader` class that needs no
+    extra (ours, and a user's registered the same way), so adding a loader is its one file.
+    Extras (docling, unstructured) are chosen by name in the config instead."""
+    from deepsearcher.loader.file_loader import registry
+
+    classes: list[type[BaseLoader]] = []
+    for info in registry.infos():
+        cls = info.cls
+        if info.extra or not isinstance(cls, type) or not issubclass(cls, BaseLoader) or cls is FileLoader:
+            continue
+        if isinstance(getattr(cls, "supported_file_types", None), list):  # declared on the class
+            classes.append(cls)
+    return classes
+
+
+def _owner_rank(cls: type[BaseLoader], file_type: str) -> int:
+    """Where `cls` lists `file_type`: its first types are its own, later ones fallbacks (PDFLoader
+    also reads .md and .txt; MarkdownLoader and TextLoader list them first, so they win)."""
+    return cast(list[str], cls.supported_file_types).index(file_type)
 
 
 def _accepted_options(cls: type[BaseLoader]) -> set[str]:
@@ -53,7 +55,9 @@ class FileLoader(BaseLoader):
         per_loader = dict(loader_options or {})
         self._by_type: dict[str, BaseLoader] = {}
         used: set[str] = set()
-        for cls in LOADER_CLASSES:
+        self._classes = dispatch_classes()
+        owners: dict[str, tuple[int, BaseLoader]] = {}
+        for cls in self._classes:
             accepted = _accepted_options(cls)
             kwargs = {key: value for key, value in options.items() if key in accepted}
             used.update(kwargs)
@@ -61,18 +65,21 @@ class FileLoader(BaseLoader):
                 kwargs.update(per_loader.pop(key, {}))
             loader = cls(**kwargs)
             for file_type in loader.supported_file_types:
-                self._by_type.setdefault(file_type, loader)
+                rank = _owner_rank(cls, file_type)
+                if file_type not in owners or rank < owners[file_type][0]:  # ties: the first registered
+                    owners[file_type] = (rank, loader)
+        self._by_type = {file_type: loader for file_type, (_, loader) in sorted(owners.items())}
         unknown_options = sorted(set(options) - used)
         if unknown_options or per_loader:
             raise ConfigurationError(self._option_error(unknown_options, sorted(per_loader)))
 
     def _option_error(self, unknown_options: list[str], unknown_keys: list[str]) -> str:
-        accepted = sorted(set().union(*(_accepted_options(cls) for cls in LOADER_CLASSES)))
+        accepted = sorted(set().union(*(_accepted_options(cls) for cls in self._classes)))
         parts = []
         if unknown_options:
             parts.append(f"unknown FileLoader option(s) {', '.join(unknown_options)}; accepted: {', '.join(accepted)}")
         if unknown_keys:
-            keys = sorted(self._by_type) + [cls.__name__ for cls in LOADER_CLASSES]
+            keys = sorted(self._by_type) + [cls.__name__ for cls in self._classes]
             parts.append(f"unknown loader_options key(s) {', '.join(unknown_keys)}; use one of: {', '.join(keys)}")
         return " and ".join(parts) + " (provide_settings.file_loader.config)"
 
