@@ -2,8 +2,8 @@
 can run here (the one thing mocked, by necessity).
 
 It runs the store's SQL on SQLite after a few rewrites of Oracle syntax (identity
-columns, `user_tables`, `FETCH FIRST n ROWS ONLY`) and gives SQLite the two vector
-functions the store calls, VECTOR_DISTANCE(a, b, COSINE) and VECTOR_DIMENSION_COUNT(a),
+columns, `user_tables`, `FETCH FIRST n ROWS ONLY`, `JSON_VALUE` as SQLite's `json_extract`)
+and gives SQLite the two vector functions the store calls, VECTOR_DISTANCE(a, b, COSINE) and VECTOR_DIMENSION_COUNT(a),
 over float32 vectors. What it checks is the store's own flow (tables, soft deletes,
 metadata, ranking), not Oracle's dialect.
 """
@@ -25,6 +25,7 @@ _REWRITES = [
     ),
     (re.compile(r"FETCH FIRST (:\w+) ROWS ONLY"), r"LIMIT \1"),
     (re.compile(r",\s*COSINE\)"), ", 'COSINE')"),
+    (re.compile(r"JSON_VALUE\("), "json_extract("),
 ]
 
 

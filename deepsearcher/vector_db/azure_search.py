@@ -6,9 +6,12 @@ searchable: the BM25 side of hybrid search; an index without it searches `conten
 vector field (`vector_field`, default `content_vector`, as DeepSearcher created it),
 `reference`, `metadata` (JSON text), `source_hash`, `source_chunks`. Azure keeps no free
 metadata on an index, so each collection's description and embedding model live in a
-small side index, `deepsearcher-collections`. Indexes made by DeepSearcher (only `id`,
-`content`, `content_vector`) are searched as they are: the document id stands in for
-the reference.
+small side index, `deepsearcher-collections`; the version marker of each collection (the source
+versions a re-load hides, see `hide_versions`) in another, `deepsearcher-versions`, which
+searches read around each query and filter on with `not search.in(source_hash, ...)`.
+Indexes made by DeepSearcher (only `id`, `content`, `content_vector`) are searched as they
+are: the document id stands in for the reference (and a changed source there is deleted
+before its new version is stored: such an index cannot list a source's rows).
 
 Scores are Azure's: cosine similarity mapped to 1 / (2 - cos) for vector search, the
 RRF-fused score for hybrid.
@@ -17,9 +20,12 @@ RRF-fused score for hybrid.
 from __future__ import annotations
 
 import json
+import logging
 import os
+import threading
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import httpx
@@ -37,11 +43,20 @@ from deepsearcher.vector_db import _common as common
 from deepsearcher.vector_db.base import (
     BaseVectorDB,
     SourceRecord,
+    StoredChunk,
     normalize_collection_name,
 )
 
+logger = logging.getLogger(__name__)
+
 API_VERSION = "2024-07-01"
+#: Azure makes written documents searchable within about a second: how long a version switch
+#: waits for them before moving the marker anyway (see `_wait_searchable`).
+SEARCHABLE_WAIT_S = 30.0
+POLL_S = 0.2
 META_INDEX = "deepsearcher-collections"
+VERSIONS_INDEX = "deepsearcher-versions"  # per collection: the hidden source versions and an epoch
+SIDE_INDEXES = (META_INDEX, VERSIONS_INDEX)
 PAGE = 1000
 
 
@@ -93,6 +108,9 @@ class AzureSearch(BaseVectorDB):
             headers={"api-key": key or "", "Content-Type": "application/json"},
         )
         self._indexes: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        self._pin = threading.local()  # a search's hidden versions (`_common.search_pinned`)
+        self._written: dict[str, tuple[int, frozenset[str]]] = {}  # the last marker written, per collection
 
     # ------------------------------------------------------------------ HTTP
 
@@ -251,7 +269,7 @@ class AzureSearch(BaseVectorDB):
         listing = self._call("GET", "/indexes", "list indexes", params={"$select": "name"}).json().get("value", [])
         infos = []
         for entry in listing:
-            if entry["name"] == META_INDEX:
+            if entry["name"] in SIDE_INDEXES:
                 continue
             try:
                 name = normalize_collection_name(entry["name"])
@@ -264,15 +282,17 @@ class AzureSearch(BaseVectorDB):
         name = self._collection(collection)
         self._call("DELETE", f"/indexes/{index_name(name)}", "delete index", name)
         self._indexes.pop(name, None)
+        self._written.pop(name, None)
         action = {"@search.action": "delete", "id": index_name(name)}
-        if self._call("GET", f"/indexes/{META_INDEX}", "describe index").status_code == 200:
-            self._call(
-                "POST",
-                f"/indexes/{META_INDEX}/docs/index",
-                "delete collection info",
-                name,
-                json={"value": [action]},
-            )
+        for side in SIDE_INDEXES:
+            if self._call("GET", f"/indexes/{side}", "describe index").status_code == 200:
+                self._call(
+                    "POST",
+                    f"/indexes/{side}/docs/index",
+                    "delete collection info",
+                    name,
+                    json={"value": [action]},
+                )
 
     # ------------------------------------------------------------------ data
 
@@ -353,6 +373,12 @@ class AzureSearch(BaseVectorDB):
         **kwargs: Any,
     ) -> list[RetrievalResult]:
         """`filter` is an OData expression (e.g. "reference eq 'a.txt'")."""
+        if not getattr(self._pin, "on", False):  # between two reads of the version marker
+            return common.search_pinned(
+                self._pin,
+                lambda: self._marker(name),
+                lambda: self._search(name, vector, top_k, text, filter, mode, **kwargs),
+            )
         fields = self._fields(name)
         mode = mode or ("hybrid" if self.hybrid and text else "dense")
         body: dict[str, Any] = {
@@ -375,8 +401,9 @@ class AzureSearch(BaseVectorDB):
                 raise VectorStoreError("Cannot run a BM25 (sparse) search: no query_text was given.")
             body["search"] = text
             body["searchFields"] = common.INDEX_TEXT if common.INDEX_TEXT in fields else "content"
-        if filter:
-            body["filter"] = filter
+        visible = self._visible(name, fields, filter)
+        if visible:
+            body["filter"] = visible
         return [self._result(hit, fields) for hit in self._hits(name, body, f"{mode} search")]
 
     def _all(self, name: str, select: list[str], filter: str | None = None) -> Iterator[dict[str, Any]]:
@@ -401,6 +428,36 @@ class AzureSearch(BaseVectorDB):
         name = self._collection(collection)
         self._require(name, "delete")
         ids = [hit["id"] for hit in self._all(name, ["id"], f"{common.REFERENCE} eq {_quote(reference)}")]
+        self._delete(name, ids)
+        return len(ids)
+
+    def delete_ids(self, collection: str | None, ids: list[Any]) -> int:
+        name = self._collection(collection)
+        self._require(name, "delete")
+        self._delete(name, [str(doc_id) for doc_id in ids])
+        for start in range(0, len(ids), PAGE):  # gone from searches before the marker shows their version again
+            values = ",".join(str(doc_id) for doc_id in ids[start : start + PAGE])
+            self._wait_searchable(name, f"search.in(id, {_quote(values)}, ',')", lambda count, _: count == 0)
+        return len(ids)
+
+    def _wait_searchable(self, name: str, filter: str, ready: Callable[[int, dict[str, Any]], bool]) -> None:
+        """Poll until `ready(count, one hit)` holds for the documents matching `filter` as searches see
+        them (Azure indexes in near real time), at most SEARCHABLE_WAIT_S: a marker moved earlier
+        could show a version whose rows are not searchable yet (a gap) or deleted rows again."""
+        deadline = time.monotonic() + SEARCHABLE_WAIT_S
+        while True:
+            body = {"search": "*", "filter": filter, "top": 1, "count": True, "select": common.SOURCE_CHUNKS}
+            reply = self._call("POST", f"/indexes/{index_name(name)}/docs/search", "wait for indexing", name, json=body)
+            payload = reply.json()
+            hits = payload.get("value", [])
+            if ready(int(payload.get("@odata.count") or 0), hits[0] if hits else {}):
+                return
+            if time.monotonic() > deadline:
+                logger.warning("AzureSearch: '%s' not searchable after %.0f s; going on", filter, SEARCHABLE_WAIT_S)
+                return
+            time.sleep(POLL_S)
+
+    def _delete(self, name: str, ids: list[str]) -> None:
         for start in range(0, len(ids), PAGE):
             actions = [{"@search.action": "delete", "id": doc_id} for doc_id in ids[start : start + PAGE]]
             self._call(
@@ -410,7 +467,90 @@ class AzureSearch(BaseVectorDB):
                 name,
                 json={"value": actions},
             )
-        return len(ids)
+
+    def stored_chunks(self, collection: str | None, reference: str) -> list[StoredChunk] | None:
+        """Every document of `reference` with its id, the pipeline's chunk_key / chunk_index (in its
+        metadata JSON) and its version; None for an index DeepSearcher made (no reference field)."""
+        name = self._collection(collection)
+        self._require(name, "list chunks")
+        fields = self._fields(name)
+        if common.REFERENCE not in fields or common.SOURCE_HASH not in fields:
+            return None
+        rows = []
+        select = ["id", common.METADATA, common.SOURCE_HASH]
+        for hit in self._all(name, select, f"{common.REFERENCE} eq {_quote(reference)}"):
+            try:
+                metadata = json.loads(hit.get(common.METADATA) or "{}")
+            except ValueError:
+                metadata = {}
+            index = metadata.get("chunk_index")
+            key = str(metadata.get("chunk_key") or "")
+            rows.append(
+                StoredChunk(hit["id"], key, index if isinstance(index, int) else None, hit.get(common.SOURCE_HASH))
+            )
+        return rows
+
+    # ------------------------------------------------------------------ versions
+
+    def hide_versions(self, collection: str | None, hide: Iterable[str], show: Iterable[str] = ()) -> None:
+        """The stored version marker, one document of the `deepsearcher-versions` index: the hidden
+        versions and an epoch that grows at each change (see vector_db/_milvus_versions.py)."""
+        name = self._collection(collection)
+        if common.SOURCE_HASH in self._fields(name):
+            for version in set(show) - set(hide):  # shown once searchable whole (or, deleted, gone)
+                self._wait_searchable(
+                    name,
+                    f"{common.SOURCE_HASH} eq {_quote(version)}",
+                    lambda count, hit: count == 0 or count >= common.as_count(hit.get(common.SOURCE_CHUNKS)),
+                )
+        with self._lock:
+            # the last marker this client wrote may not be searchable yet (near real time): the newer one counts
+            epoch, hidden = max(self._marker(name), self._written.get(name, (0, frozenset())), key=lambda m: m[0])
+            hidden = (hidden - set(show)) | set(hide)
+            if self._call("GET", f"/indexes/{VERSIONS_INDEX}", "describe index").status_code == 404:
+                fields = [
+                    {"name": "id", "type": "Edm.String", "key": True},
+                    {"name": "collection", "type": "Edm.String"},
+                    {"name": "hidden_versions", "type": "Edm.String"},
+                    {"name": "versions_epoch", "type": "Edm.Int64"},
+                ]
+                body = {"name": VERSIONS_INDEX, "fields": fields}
+                self._call("PUT", f"/indexes/{VERSIONS_INDEX}", "create index", json=body)
+            marker = {
+                "@search.action": "mergeOrUpload",
+                "id": index_name(name),
+                "collection": name,
+                "hidden_versions": json.dumps(sorted(hidden)),
+                "versions_epoch": epoch + 1,
+            }
+            self._call(
+                "POST",
+                f"/indexes/{VERSIONS_INDEX}/docs/index",
+                "write version marker",
+                name,
+                json={"value": [marker]},
+            )
+            self._written[name] = (epoch + 1, frozenset(hidden))
+            deadline = time.monotonic() + SEARCHABLE_WAIT_S
+            while self._marker(name)[0] < epoch + 1 and time.monotonic() < deadline:
+                time.sleep(POLL_S)  # every reader sees the move before the pipeline's next step
+
+    def _marker(self, name: str) -> tuple[int, frozenset[str]]:
+        """(epoch, hidden versions); none stored (a collection loaded before): nothing hidden."""
+        response = self._call("GET", f"/indexes/{VERSIONS_INDEX}/docs/{index_name(name)}", "read version marker")
+        if response.status_code != 200:
+            return 0, frozenset()
+        marker = response.json()
+        return int(marker.get("versions_epoch") or 0), frozenset(json.loads(marker.get("hidden_versions") or "[]"))
+
+    def _visible(self, name: str, fields: dict[str, Any], filter: Any) -> str | None:
+        """The OData `filter` narrowed to the source versions not hidden."""
+        hidden = self._pin.hidden if getattr(self._pin, "on", False) else self._marker(name)[1]
+        if not hidden or common.SOURCE_HASH not in fields:
+            return str(filter) if filter else None
+        values = ",".join(sorted(hidden))  # hex hashes: no comma inside
+        condition = f"not search.in({common.SOURCE_HASH}, {_quote(values)}, ',')"
+        return f"({filter}) and {condition}" if filter else condition
 
     def list_sources(self, collection: str | None) -> dict[str, SourceRecord]:
         name = self._collection(collection)
