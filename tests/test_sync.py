@@ -12,6 +12,7 @@ from helpers import components_for, write_config
 from typer.testing import CliRunner
 
 from deepsearcher.cli.main import app
+from deepsearcher.testing.crash_points import CRASH_ENV
 from deepsearcher.vector_db.milvus import Milvus
 
 runner = CliRunner()
@@ -132,7 +133,7 @@ def test_sync_and_rename_on_the_milvus_servers(server: str, milvus_servers, docs
 
 
 def test_a_sync_killed_mid_way_loses_nothing_on_rerun(docs: Path, config_file: Path) -> None:
-    """SIGKILL (the pipeline's crash hook) right after the first new batch is stored, in a load
+    """SIGKILL (the crash hook, installed in each load process) right after the first new batch is stored, in a load
     --sync that also renames and deletes: the re-run ends where a clean load of the folder does.
     Every load runs in its own process (this test's process never opens the database until the end)."""
     import os
@@ -140,8 +141,11 @@ def test_a_sync_killed_mid_way_loses_nothing_on_rerun(docs: Path, config_file: P
     import sys
 
     def run(*args: str, crash: str = "") -> subprocess.CompletedProcess:
-        code = "import sys; from deepsearcher.cli.main import run; sys.argv[0] = 'deepsearcher'; run()"
-        env = {**os.environ, "DEEPSEARCHER_CRASH_AT": crash}
+        code = (
+            "import sys; from deepsearcher.testing import crash_points; crash_points.install(); "
+            "from deepsearcher.cli.main import run; sys.argv[0] = 'deepsearcher'; run()"
+        )
+        env = {**os.environ, CRASH_ENV: crash}
         command = [sys.executable, "-c", code, "load", str(docs), "-c", str(config_file), "--json", *args]
         return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
 

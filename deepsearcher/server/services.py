@@ -75,6 +75,7 @@ def submit_load(state: ServerState, principal: Principal, kind: str, plan: LoadP
         "batch_size": request.batch_size,
         "crawl": dict(plan.crawl),
         "sync": request.sync,
+        "refresh": request.refresh,
     }
     work = load_work(state, plan.collection, spec)
     return state.job_manager().submit(kind, plan.collection, plan.inputs, work, owner=principal.label, spec=spec)
@@ -94,6 +95,7 @@ def request_from_spec(collection: str, spec: dict[str, Any], resuming: bool = Fa
         max_pages=crawl.pop("max_pages", None),
         crawl_options=crawl,
         sync=bool(spec.get("sync")),
+        refresh=bool(spec.get("refresh")),
     )
 
 

@@ -53,7 +53,6 @@ from deepsearcher.types import (
 from deepsearcher.types.errors import CollectionNotFoundError, cause_chain
 from deepsearcher.vector_db import _common as common
 from deepsearcher.vector_db import _milvus_lite as lite
-from deepsearcher.vector_db import _milvus_lite_speed as lite_speed
 from deepsearcher.vector_db._common import (
     INDEX_TEXT,
     METADATA,
@@ -453,6 +452,9 @@ class Milvus(BaseVectorDB):
                     "server is running and reachable from here, the host and port in vector_db.config.uri, "
                     "and the token / user / password and db settings."
                 ) from exc
+        # imported here: it needs numpy, which `deepsearcher providers` and --help must not load
+        from deepsearcher.vector_db import _milvus_lite_speed as lite_speed
+
         lite_speed.install()  # milvus-lite's per-row search loops, vectorised and cached (its docstring)
         with lite.StartupCapture() as capture:
             try:
