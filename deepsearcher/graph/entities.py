@@ -9,6 +9,7 @@ opening word is dropped when it is a common one ("The", "In", "He").
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -26,9 +27,11 @@ _COMMON = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=65536)
 def normalise(name: str) -> str:
     """The key two spellings of one name share: case, accents, punctuation and a leading
-    article folded ("The Beatles" and "beatles" meet)."""
+    article folded ("The Beatles" and "beatles" meet). Cached: a graph walk normalises the same
+    names of the same chunks for every search of a question (tens of thousands of calls)."""
     folded = unicodedata.normalize("NFKD", name.casefold().replace("’", "'"))
     folded = "".join(char for char in folded if not unicodedata.combining(char))
     folded = re.sub(r"[^\w' ]+", " ", folded)
@@ -48,6 +51,12 @@ def title_key(title: str) -> str:
 
 def mentions(text: str) -> list[str]:
     """The names `text` mentions, as written, in order of first appearance, each once (by key)."""
+    return list(_mentions(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _mentions(text: str) -> tuple[str, ...]:
+    """`mentions`, cached by text: DeepSearch's searches meet the same chunks again and again."""
     found: list[str] = []
     for match in _NAME.finditer(text):
         words = match.group(0).split()
@@ -65,4 +74,4 @@ def mentions(text: str) -> list[str]:
         if len(key) >= 3 and key not in _COMMON and not key.isdigit() and key not in seen:
             seen.add(key)
             names.append(name)
-    return names
+    return tuple(names)
