@@ -58,7 +58,7 @@ ProgressCallback = Callable[[str, dict[str, Any]], None]
 BATCH_OBSERVERS: list[Callable[[str, int], None]] = []
 
 
-def _crash_point(stage: str, batch: int) -> None:
+def _announce_batch(stage: str, batch: int) -> None:
     for observer in BATCH_OBSERVERS:
         observer(stage, batch)
 
@@ -197,7 +197,7 @@ class IngestionPipeline:
             inserting = self._embed_and_insert([], collection, writer, inserting, summary)  # batches still in flight
             if inserting is not None:
                 summary.chunks_inserted += inserting.result()
-                _crash_point("inserted", self._batches)
+                _announce_batch("inserted", self._batches)
         summary.seconds = time.perf_counter() - started
         summary.finish()
         self.on_progress("done", {"summary": summary})
@@ -377,22 +377,24 @@ class IngestionPipeline:
             summary.duplicates_removed += sum(id_copies[row_id] for row_id in remove)
         return [chunk for chunk in chunks if chunk.metadata["chunk_key"] not in stored], stale
 
-    def _retire(self, collection: str, stale: Stale) -> None:
-        """Remove the rows of a source's previous versions, now that its current one is stored whole:
-        searches switch from the old to the new in one step, then the old rows go."""
-        if stale.ids:
-            self.vector_db.hide_versions(collection, stale.versions, show={stale.current})
-            self.vector_db.delete_ids(collection, stale.ids)
-            self.vector_db.hide_versions(collection, (), show=stale.versions)
+    def _retire(self, collection: str, *stales: Stale) -> None:
+        """Remove the rows of sources' previous versions, now that their current ones are stored
+        whole: searches switch from the old to the new in one step, then the old rows go. The
+        sources one batch finishes are retired together (one marker move each way, one delete:
+        a move costs a consistent read on a server)."""
+        ids = [row_id for stale in stales for row_id in stale.ids]
+        if ids:
+            old = set().union(*(stale.versions for stale in stales))
+            self.vector_db.hide_versions(collection, old, show={stale.current for stale in stales if stale.ids})
+            self.vector_db.delete_ids(collection, ids)
+            self.vector_db.hide_versions(collection, (), show=old)
 
     def _store(self, collection: str, batch: list[Chunk]) -> int:
         """Insert one batch (in the writer thread); then retire the previous versions of the sources
         whose last missing chunk it held: the batches before it are stored already (one writer)."""
         inserted = self.vector_db.insert_data(collection, batch)
-        for chunk in batch:
-            stale = self._retiring.pop((chunk.reference, chunk.metadata.get("chunk_key")), None)
-            if stale is not None:
-                self._retire(collection, stale)
+        finished = (self._retiring.pop((chunk.reference, chunk.metadata.get("chunk_key")), None) for chunk in batch)
+        self._retire(collection, *(stale for stale in finished if stale is not None))
         return inserted
 
     def _embed_and_insert(
@@ -409,10 +411,10 @@ class IngestionPipeline:
             summary.embeddings_computed += computed
             summary.embeddings_shared += len(done) - computed
             self._batches += 1
-            _crash_point("embedded", self._batches)
+            _announce_batch("embedded", self._batches)
             if previous is not None:
                 summary.chunks_inserted += previous.result()
-                _crash_point("inserted", self._batches - 1)
+                _announce_batch("inserted", self._batches - 1)
             self.on_progress("embedded", {"chunks": len(done)})
             previous = writer.submit(self._store, collection, done)
         return previous
