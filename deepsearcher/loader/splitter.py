@@ -23,6 +23,7 @@ import logging
 import re
 from collections.abc import Iterable, Iterator
 
+from deepsearcher.config.settings import DEFAULT_CHUNK_OVERLAP, DEFAULT_WINDOW_SIZE
 from deepsearcher.loader.headings import SECTION_OFFSETS
 from deepsearcher.types import Chunk, Document
 
@@ -103,8 +104,8 @@ def _pieces(text: str, chunk_size: int, chunk_overlap: int) -> Iterator[tuple[in
 def iter_chunks(
     documents: Iterable[Document],
     chunk_size: int = 1500,
-    chunk_overlap: int = 100,
-    window_size: int = 300,
+    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+    window_size: int = DEFAULT_WINDOW_SIZE,
     window_parts: bool = False,
 ) -> Iterator[Chunk]:
     """Chunks of `documents`, lazily: metadata is a copy of the document's plus
@@ -165,8 +166,8 @@ def _is_markdown(metadata: dict) -> bool:
 def split_docs_to_chunks(
     documents: Iterable[Document],
     chunk_size: int = 1500,
-    chunk_overlap: int = 100,
-    window_size: int = 300,
+    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+    window_size: int = DEFAULT_WINDOW_SIZE,
     window_parts: bool = False,
 ) -> list[Chunk]:
     """All chunks of `documents` as a list (DeepSearcher's signature, plus `window_size`)."""
