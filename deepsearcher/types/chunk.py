@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+
+from deepsearcher.types.json import JSONValue
 
 
 @dataclass
@@ -16,7 +17,7 @@ class Chunk:
 
     text: str
     reference: str
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, JSONValue] = field(default_factory=dict)
     embedding: list[float] | None = None
 
     @property

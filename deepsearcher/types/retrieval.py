@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from deepsearcher.types.json import JSONObject, JSONValue
+
 
 class RetrievalResult:
     """One retrieved chunk. Positional order matches DeepSearcher's class."""
@@ -37,7 +39,7 @@ class RetrievalResult:
         title = self.metadata.get("title")
         return str(title) if title else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "text": self.text,
             "reference": self.reference,
@@ -79,4 +81,4 @@ class CollectionInfo:
     description: str = ""
     dim: int | None = None
     embedding_model: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, JSONValue] = field(default_factory=dict)
