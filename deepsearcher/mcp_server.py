@@ -73,7 +73,7 @@ def _sdk() -> tuple[type, type[Exception]]:
 # the same config key, the same refusals.
 
 
-def allowed_roots(config: Any) -> list[Path]:
+def allowed_roots(config: object) -> list[Path]:
     """`server.allowed_roots` of `config`, validated (absolute, existing folders) and resolved."""
     from deepsearcher.server.settings import ServerSettings
 
@@ -211,7 +211,7 @@ def build_server(tools: DeepSearcherTools) -> Any:
 
     def expose(method: Callable[..., dict[str, Any]]) -> None:
         @functools.wraps(method)
-        async def tool(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        async def tool(*args: object, **kwargs: object) -> dict[str, Any]:
             # Embedding, the store and the agents block: run them off the protocol's loop. When the client
             # goes away (stdin closed) the call is abandoned, not waited for (see mcp_wire.serve_stdio).
             try:

@@ -43,7 +43,7 @@ GRACE_SECONDS = 0.5
 DROP: dict[str, Any] = {}
 
 
-def _error(ident: Any, code: int, message: str) -> dict[str, Any]:
+def _error(ident: object, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
 
 
@@ -108,7 +108,7 @@ def _top_level_id(line: str) -> Any:
     return None
 
 
-def _sdk_verdict(line: str, ident: Any, has_id: bool) -> dict[str, Any] | None:
+def _sdk_verdict(line: str, ident: object, has_id: bool) -> dict[str, Any] | None:
     """What the SDK's own message model says of a well-formed line (it would drop a refusal silently)."""
     adapter = _message_adapter()
     if adapter is None:
@@ -241,7 +241,7 @@ def serve_stdio(server: Any) -> None:
 
     wires: list[JsonRpcWire] = []
 
-    async def run(reader: Any, writer: Any) -> None:
+    async def run(reader: object, writer: object) -> None:
         wire = JsonRpcWire(reader, writer)
         wires.append(wire)
         async with anyio.create_task_group() as group:

@@ -114,7 +114,7 @@ class handle_errors:
     def __enter__(self) -> handle_errors:
         return self
 
-    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> Literal[False]:
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> Literal[False]:
         if exc is None or not isinstance(exc, Exception):
             return False
         info = classify(exc)
@@ -130,5 +130,5 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code=code)
 
 
-def print_json(data: Any) -> None:
+def print_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")

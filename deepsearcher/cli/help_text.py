@@ -49,7 +49,7 @@ def install() -> None:
     if original is None or getattr(original, "_deepsearcher_plain", False):
         return
 
-    def display_type(self: Any, ctx: Any) -> str | None:
+    def display_type(self: object, ctx: object) -> str | None:
         if isinstance(self, TyperOption) and getattr(self, "is_bool_flag", False):
             return None
         return plain_type(original(self, ctx))

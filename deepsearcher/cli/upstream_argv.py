@@ -64,7 +64,7 @@ def _split_global(argv: list[str]) -> tuple[list[str], list[str], list[str]]:
     return before, config, argv[index:]
 
 
-def _command_path(rest: list[str], group: Any) -> tuple[list[str], Any, list[str]]:
+def _command_path(rest: list[str], group: object) -> tuple[list[str], Any, list[str]]:
     """(the subcommand names, the command they reach, its arguments); walks nested groups."""
     path: list[str] = []
     command: Any = group
@@ -91,7 +91,7 @@ def _options(command: Any) -> tuple[dict[str, Any], set[str]]:
     return by_name, flags
 
 
-def _rewrite(args: list[str], command: Any) -> list[str]:
+def _rewrite(args: list[str], command: object) -> list[str]:
     known, flags = _options(command)
     out: list[str] = []
     index = 0
@@ -129,7 +129,7 @@ def _rewrite(args: list[str], command: Any) -> list[str]:
     return out
 
 
-def normalize(argv: list[str], group: Any) -> list[str]:
+def normalize(argv: list[str], group: object) -> list[str]:
     """`argv` (without the program name) in our form; see the module docstring."""
     if "--query" in argv or "--load" in argv:
         raise UpstreamArgvError(DEPRECATION_HINT, 1)
@@ -145,7 +145,7 @@ class CompatTyper(typer.Typer):
     """A Typer whose console entry point accepts DeepSearcher's forms too (tests calling
     `CliRunner().invoke(app, args)` bypass this and see our forms only)."""
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> Any:
         if not args and "args" not in kwargs:
             kwargs["args"] = normalize(sys.argv[1:], typer.main.get_command(self))
             kwargs.setdefault("prog_name", "deepsearcher")

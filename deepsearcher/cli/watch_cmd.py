@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -32,7 +32,7 @@ def watch(
     components = setup(config)
     stop = threading.Event()
 
-    def request_stop(signum: int, frame: Any) -> None:
+    def request_stop(signum: int, frame: object) -> None:
         if stop.is_set():  # asked twice (e.g. during a long first catch-up): stop now
             raise KeyboardInterrupt
         stop.set()

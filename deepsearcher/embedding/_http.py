@@ -78,7 +78,7 @@ def batched(texts: list[str], max_items: int, max_chars: int | None = None) -> I
         yield batch
 
 
-def openai_vectors(data: Any, count: int) -> list[list[float]]:
+def openai_vectors(data: object, count: int) -> list[list[float]]:
     """Vectors of an OpenAI-shaped reply `{"data": [{"embedding": [...], "index": i}, ...]}`, in input order."""
     items = data.get("data") if isinstance(data, dict) else None
     if not isinstance(items, list) or len(items) != count:
@@ -88,7 +88,7 @@ def openai_vectors(data: Any, count: int) -> list[list[float]]:
     return [vector_of(item.get("embedding") if isinstance(item, dict) else None) for item in ordered]
 
 
-def vector_of(value: Any) -> list[float]:
+def vector_of(value: object) -> list[float]:
     if not isinstance(value, list) or not value:
         raise BadResponse("an embedding is missing or empty")
     return [float(x) for x in value]
@@ -142,7 +142,7 @@ class RemoteEmbedding(BaseEmbedding):
         document_prefix: str = "",
         headers: dict[str, str] | None = None,
         model_name: str | None = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         if model and model_name and model != model_name:
             raise ConfigurationError(
@@ -222,7 +222,7 @@ class RemoteEmbedding(BaseEmbedding):
         """(URL, JSON body) of the request embedding `texts` as `kind` (QUERY or DOCUMENT)."""
         raise NotImplementedError
 
-    def _vectors(self, data: Any, count: int) -> list[list[float]]:
+    def _vectors(self, data: object, count: int) -> list[list[float]]:
         """The `count` vectors of a reply, in input order (raise BadResponse when absent)."""
         return openai_vectors(data, count)
 

@@ -49,7 +49,7 @@ class GeminiEmbedding(RemoteEmbedding):
             requests.append(request)
         return f"{self.base_url}/models/{self.model}:batchEmbedContents", {"requests": requests}
 
-    def _vectors(self, data: Any, count: int) -> list[list[float]]:
+    def _vectors(self, data: object, count: int) -> list[list[float]]:
         embeddings = data.get("embeddings") if isinstance(data, dict) else None
         if not isinstance(embeddings, list) or len(embeddings) != count:
             raise BadResponse(f"expected {count} items in 'embeddings'")

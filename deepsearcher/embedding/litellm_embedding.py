@@ -33,7 +33,7 @@ def _classify(exc: BaseException) -> Failure:
     return classify_http(exc)
 
 
-def _item_vector(item: Any) -> list[float]:
+def _item_vector(item: object) -> list[float]:
     value = item.get("embedding") if isinstance(item, dict) else getattr(item, "embedding", None)
     return vector_of(value)
 

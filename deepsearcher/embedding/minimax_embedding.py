@@ -28,7 +28,7 @@ class MiniMaxEmbedding(RemoteEmbedding):
         body.update(self.options)
         return f"{self.base_url}/embeddings", body
 
-    def _vectors(self, data: Any, count: int) -> list[list[float]]:
+    def _vectors(self, data: object, count: int) -> list[list[float]]:
         status = data.get("base_resp") if isinstance(data, dict) else None
         if isinstance(status, dict) and status.get("status_code") not in (None, 0):
             # MiniMax answers 200 with its own error code (e.g. 1004: wrong key, 1002: rate limit)

@@ -79,7 +79,7 @@ class SentenceTransformerEmbedding(PrefixedEmbedding):
         document_prefix: str = "",
         allow_download: bool = False,
         lazy: bool = True,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         self.model_name = model
         self.device = device or "cpu"

@@ -54,7 +54,7 @@ class WatsonXEmbedding(RemoteEmbedding):
         }
         return self.account.endpoint("text/embeddings"), body
 
-    def _vectors(self, data: Any, count: int) -> list[list[float]]:
+    def _vectors(self, data: object, count: int) -> list[list[float]]:
         results = data.get("results") if isinstance(data, dict) else None
         if not isinstance(results, list) or len(results) != count:
             raise BadResponse(f"expected {count} results, got {len(results) if isinstance(results, list) else 'none'}")

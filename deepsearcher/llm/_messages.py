@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 
-def text_of(content: Any) -> str:
+def text_of(content: object) -> str:
     """The text of a message's content: a string, or the text parts of a block list."""
     if content is None:
         return ""

@@ -68,7 +68,7 @@ class Anthropic(BaseLLM):
             request["system"] = system
         return request
 
-    async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
+    async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: object) -> ChatResponse:
         reply = await self.client.messages.create(**self._request(messages, kwargs))
         text = "".join(
             getattr(block, "text", "") or "" for block in reply.content if getattr(block, "type", "") == "text"
@@ -84,7 +84,7 @@ class Anthropic(BaseLLM):
             finish_reason=getattr(reply, "stop_reason", None),
         )
 
-    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
+    async def _astream_once(self, messages: list[Message], **kwargs: object) -> AsyncIterator[str | Usage]:
         stream = await self.client.messages.create(**self._request(messages, kwargs), stream=True)
         input_tokens = output_tokens = 0
         try:

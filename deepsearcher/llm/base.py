@@ -231,7 +231,7 @@ class BaseLLM(ABC):
         supports_json_mode: bool | None = None,
         call_timeout: float | None = None,
         stream_timeout: float = DEFAULT_STREAM_TIMEOUT,
-        **request_params: Any,
+        **request_params: object,
     ) -> None:
         model = getattr(self, "model", "") if model is None else model  # DeepSearcher's BaseLLM() took no model
         limits = {
@@ -316,7 +316,7 @@ class BaseLLM(ABC):
             parser = shape.widen_parser(self, parser)
         return parser
 
-    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
+    async def _astream_once(self, messages: list[Message], **kwargs: object) -> AsyncIterator[str | Usage]:
         """One streaming request: yield text deltas, and a `Usage` when the API reports it.
 
         The default makes one non-streaming call (for providers without streaming).

@@ -110,7 +110,7 @@ class Bedrock(BaseLLM):
             request["inferenceConfig"] = inference
         return request
 
-    async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
+    async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: object) -> ChatResponse:
         reply = await asyncio.to_thread(self._client.converse, **self._request(messages, dict(kwargs)))
         blocks = ((reply.get("output") or {}).get("message") or {}).get("content") or []
         text = "".join(block.get("text", "") for block in blocks if isinstance(block, dict))
@@ -121,7 +121,7 @@ class Bedrock(BaseLLM):
             finish_reason=reply.get("stopReason"),
         )
 
-    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
+    async def _astream_once(self, messages: list[Message], **kwargs: object) -> AsyncIterator[str | Usage]:
         request = self._request(messages, dict(kwargs))
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()

@@ -23,7 +23,7 @@ def to_gemini(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]
     return system, contents
 
 
-def _usage_of(metadata: Any) -> Usage:
+def _usage_of(metadata: object) -> Usage:
     if metadata is None:
         return Usage()
     return Usage(
@@ -73,7 +73,7 @@ class Gemini(BaseLLM):
             options["response_mime_type"] = "application/json"
         return self._types.GenerateContentConfig(**options)
 
-    async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
+    async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: object) -> ChatResponse:
         system, contents = to_gemini(messages)
         reply = await self._client.aio.models.generate_content(
             model=self.model,
@@ -86,7 +86,7 @@ class Gemini(BaseLLM):
             model=self.model,
         )
 
-    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
+    async def _astream_once(self, messages: list[Message], **kwargs: object) -> AsyncIterator[str | Usage]:
         system, contents = to_gemini(messages)
         kwargs.pop("json_mode", None)
         stream = await self._client.aio.models.generate_content_stream(

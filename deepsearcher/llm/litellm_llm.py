@@ -61,13 +61,13 @@ class LiteLLM(BaseLLM):
             request["api_base"] = self.base_url
         return request
 
-    async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
+    async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: object) -> ChatResponse:
         request = self._request(messages, kwargs)
         if json_mode:
             request["response_format"] = {"type": "json_object"}
         return chat_response(self, await self._litellm.acompletion(**request))
 
-    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
+    async def _astream_once(self, messages: list[Message], **kwargs: object) -> AsyncIterator[str | Usage]:
         request = self._request(messages, kwargs)
         request["stream"] = True
         request.setdefault("stream_options", {"include_usage": True})

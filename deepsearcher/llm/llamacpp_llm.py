@@ -129,7 +129,7 @@ class LlamaCpp(BaseLLM):
         text = "".join(str(message.get("content") or "") for message in messages)
         return len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)) + 5 * len(messages) + 3
 
-    def _budget(self, llama: Any, messages: list[Message], params: dict[str, Any]) -> int:
+    def _budget(self, llama: object, messages: list[Message], params: dict[str, Any]) -> int:
         """Prompt tokens; the reply's max_tokens shrunk to what n_ctx leaves, or _ContextOverflow."""
         prompt = self._prompt_tokens(llama, messages)
         room = self.n_ctx - prompt
@@ -180,10 +180,10 @@ class LlamaCpp(BaseLLM):
 
     # ------------------------------------------------------------------ provider hooks
 
-    async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
+    async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: object) -> ChatResponse:
         return await asyncio.to_thread(self._complete, messages, self._params(kwargs, json_mode))
 
-    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
+    async def _astream_once(self, messages: list[Message], **kwargs: object) -> AsyncIterator[str | Usage]:
         items = self._stream(messages, self._params(kwargs))
         try:
             while (item := await asyncio.to_thread(next, items, _END)) is not _END:

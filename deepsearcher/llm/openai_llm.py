@@ -23,7 +23,7 @@ LOCAL_SERVER_HINT = (
 CLIENT_OPTIONS = frozenset({"organization", "project", "default_headers", "default_query", "http_client"})
 
 
-def usage_of(usage: Any) -> Usage:
+def usage_of(usage: object) -> Usage:
     """The `usage` of an OpenAI-shaped reply or chunk (an object or a dict)."""
     if usage is None:
         return Usage()
@@ -40,7 +40,7 @@ def usage_of(usage: Any) -> Usage:
     )
 
 
-def chat_response(llm: BaseLLM, completion: Any) -> ChatResponse:
+def chat_response(llm: BaseLLM, completion: object) -> ChatResponse:
     """The ChatResponse of an OpenAI-shaped chat completion (the openai SDK's, LiteLLM's)."""
     choices = getattr(completion, "choices", None)
     if not choices:
@@ -178,14 +178,14 @@ class OpenAI(BaseLLM):
         params.update(kwargs)
         return params
 
-    async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
+    async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: object) -> ChatResponse:
         params = self._params(kwargs)
         if json_mode:
             params["response_format"] = {"type": "json_object"}
         completion = await self.client.chat.completions.create(model=self.model, messages=messages, **params)
         return chat_response(self, completion)
 
-    async def _astream_once(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[str | Usage]:
+    async def _astream_once(self, messages: list[Message], **kwargs: object) -> AsyncIterator[str | Usage]:
         params = self._params(kwargs)
         params.pop("json_mode", None)
         params["stream"] = True

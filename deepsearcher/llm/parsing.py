@@ -259,7 +259,7 @@ _LIST_KEYS = (
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+?)\s*$")
 
 
-def _as_string_list(value: Any) -> list[str] | None:
+def _as_string_list(value: object) -> list[str] | None:
     if isinstance(value, dict):
         for key in _LIST_KEYS:
             if isinstance(value.get(key), list):
@@ -287,11 +287,11 @@ def _as_string_list(value: Any) -> list[str] | None:
     return items
 
 
-def _is_scalar(value: Any) -> bool:
+def _is_scalar(value: object) -> bool:
     return isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
-def _has_strings(value: Any) -> bool:
+def _has_strings(value: object) -> bool:
     if isinstance(value, dict):
         if value and all(isinstance(v, str) for v in value.values()):
             return True

@@ -43,7 +43,7 @@ async def structured_call(
     *,
     json_mode: bool = False,
     format_hint: str | None = None,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> StructuredResult:
     """Ask, parse; if parsing fails, show the model its reply and ask once more for the
     exact format; if that fails too, raise LLMOutputError naming `step`.

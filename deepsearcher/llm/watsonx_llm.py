@@ -33,7 +33,7 @@ class WatsonX(BaseLLM):
         if client is not None:
             await client.aclose()
 
-    async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: Any) -> ChatResponse:
+    async def _achat_once(self, messages: list[Message], *, json_mode: bool = False, **kwargs: object) -> ChatResponse:
         token = await asyncio.to_thread(iam_token, self.account, self.timeout)
         body = {
             "model_id": self.model,

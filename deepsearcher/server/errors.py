@@ -38,11 +38,11 @@ class APIError(DeepSearcherError):
 class JSONSafeResponse(JSONResponse):
     """JSON whose odd values (paths, dates in metadata) become strings instead of a 500."""
 
-    def render(self, content: Any) -> bytes:
+    def render(self, content: object) -> bytes:
         return json.dumps(content, ensure_ascii=False, default=str, separators=(",", ":")).encode("utf-8")
 
 
-def error_response(status: int, error: str, headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
+def error_response(status: int, error: str, headers: dict[str, str] | None = None, **extra: object) -> JSONResponse:
     """`{"error": error, **extra}` with `status`."""
     return JSONSafeResponse({"error": error, **extra}, status_code=status, headers=headers)
 

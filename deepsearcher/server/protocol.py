@@ -111,7 +111,7 @@ class GuardedH11Protocol(H11Protocol):
         super().eof_received()
 
 
-def uvicorn_options(app: Any = None) -> dict[str, Any]:
+def uvicorn_options(app: object = None) -> dict[str, Any]:
     """What every DeepSearcher server runs uvicorn with (`deepsearcher serve`, ServerThread); the
     header deadline is the app's `server.header_timeout` when it has one."""
     state = getattr(getattr(app, "state", None), "deepsearcher", None)

@@ -93,7 +93,7 @@ class ProviderConfigRequest(BaseModel):
     )
 
 
-def redacted(value: Any) -> Any:
+def redacted(value: object) -> Any:
     """`value` with every credential-like entry replaced, for echoing settings back: keys named like
     secrets, and in URLs a password (`http://user:pass@host`) or a secret-named query parameter."""
     if isinstance(value, dict):

@@ -76,5 +76,5 @@ class ServerThread:
     def __enter__(self) -> ServerThread:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()

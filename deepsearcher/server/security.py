@@ -167,7 +167,7 @@ _SECRET_NAME = re.compile(
 )
 
 
-def configured_secrets(config: Any, settings: ServerSettings) -> Iterator[str]:
+def configured_secrets(config: object, settings: ServerSettings) -> Iterator[str]:
     """Every secret the server's config holds: its API keys, and each provider setting whose name
     says it is one (api_key, aws_secret_access_key, token...), for the log redaction to mask."""
     yield from (api_key.key for api_key in settings.api_keys)

@@ -136,7 +136,7 @@ class ServerSettings:
         return settings
 
     @classmethod
-    def from_config(cls, config: Any) -> ServerSettings:
+    def from_config(cls, config: object) -> ServerSettings:
         return cls.from_mapping(getattr(config, "server_settings", None) or {})
 
 
@@ -171,7 +171,7 @@ def _positive_int(values: dict[str, Any], key: str, default: int) -> int:
     return value
 
 
-def _api_keys(entries: Any) -> list[ApiKey]:
+def _api_keys(entries: object) -> list[ApiKey]:
     if entries is None:
         return []
     if not isinstance(entries, list):
@@ -221,7 +221,7 @@ def _api_keys(entries: Any) -> list[ApiKey]:
     return keys
 
 
-def _roots(entries: Any) -> list[Path]:
+def _roots(entries: object) -> list[Path]:
     if entries is None:
         return []
     if isinstance(entries, str):

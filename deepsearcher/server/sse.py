@@ -33,7 +33,7 @@ SSE_HEADERS = {
 _DONE = object()
 
 
-def format_event(event: str, data: Any) -> str:
+def format_event(event: str, data: object) -> str:
     """One SSE frame; the JSON is on one line, so one `data:` field suffices."""
     payload = json.dumps(data, ensure_ascii=False, default=str)
     return f"event: {event}\ndata: {payload}\n\n"

@@ -123,7 +123,7 @@ class StandInEmbeddingServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def log_message(self, *args: Any) -> None:  # keep test output clean
+            def log_message(self, *args: object) -> None:  # keep test output clean
                 return
 
         return Handler
@@ -132,7 +132,7 @@ class StandInEmbeddingServer:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)

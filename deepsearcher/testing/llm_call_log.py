@@ -38,20 +38,20 @@ class CallLog:
         """Wrap `llm.achat` and `llm.astream` on this instance; returns the llm."""
         achat, astream = llm.achat, llm.astream
 
-        async def logged_achat(messages: Any, **kwargs: Any) -> Any:
+        async def logged_achat(messages: object, **kwargs: object) -> Any:
             kind = self._kind(messages)
             response = await achat(messages, **kwargs)
             self.replies.append((kind, response.content))
             return response
 
-        def logged_astream(messages: Any, **kwargs: Any) -> Any:
+        def logged_astream(messages: object, **kwargs: object) -> Any:
             self._kind(messages)
             return astream(messages, **kwargs)
 
         llm.achat, llm.astream = logged_achat, logged_astream
         return llm
 
-    def _kind(self, messages: Any) -> str:
+    def _kind(self, messages: object) -> str:
         texts = [m.get("content", "") for m in messages] if isinstance(messages, list) else [str(messages)]
         kind = prompt_kind(str(texts[0]))
         self.calls[kind] += 1

@@ -428,7 +428,7 @@ class ScriptedLLMServer:
     def __enter__(self) -> ScriptedLLMServer:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     # ------------------------------------------------------------------ clients
@@ -439,7 +439,7 @@ class ScriptedLLMServer:
         settings.update(config)
         return {"provider": "OpenAI", "config": settings}
 
-    def llm(self, **config: Any) -> Any:
+    def llm(self, **config: object) -> Any:
         """A real `deepsearcher.llm.OpenAI` provider pointed at this server."""
         from deepsearcher.llm.openai_llm import OpenAI
 

@@ -83,7 +83,7 @@ class WebSearchStandIn:
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:  # quiet
+            def log_message(self, *args: object) -> None:  # quiet
                 return None
 
             def _send(self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None):  # type: ignore[no-untyped-def]

@@ -355,7 +355,7 @@ class ConcurrencyLimit:
         await self.acquire()
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         self.release()
 
 

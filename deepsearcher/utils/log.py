@@ -12,12 +12,11 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import Any
 
 _ANSI = {"DEBUG": "36", "INFO": "32", "WARNING": "33", "ERROR": "31", "CRITICAL": "35"}
 
 
-def _use_color(stream: Any) -> bool:
+def _use_color(stream: object) -> bool:
     return not os.environ.get("NO_COLOR") and bool(getattr(stream, "isatty", lambda: False)())
 
 
@@ -73,33 +72,33 @@ def set_level(level: int | str) -> None:
     dev_logger.setLevel(level)
 
 
-def debug(message: Any) -> None:
+def debug(message: object) -> None:
     if dev_mode:
         dev_logger.debug(message)
 
 
-def info(message: Any) -> None:
+def info(message: object) -> None:
     if dev_mode:
         dev_logger.info(message)
 
 
-def warning(message: Any) -> None:
+def warning(message: object) -> None:
     if dev_mode:
         dev_logger.warning(message)
 
 
-def error(message: Any) -> None:
+def error(message: object) -> None:
     if dev_mode:
         dev_logger.error(message)
 
 
-def critical(message: Any) -> None:
+def critical(message: object) -> None:
     """Log `message` (always) and raise RuntimeError(message)."""
     dev_logger.critical(message)
     raise RuntimeError(message)
 
 
-def color_print(message: Any, **kwargs: Any) -> None:
+def color_print(message: object, **kwargs: object) -> None:
     """Print a progress line (always shown); extra keyword arguments are accepted and ignored
     as in DeepSearcher."""
     progress_logger.info(message)

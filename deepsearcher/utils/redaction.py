@@ -96,7 +96,7 @@ def install() -> None:
         _installed = True
         make_record = logging.getLogRecordFactory()
 
-        def redacting_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        def redacting_factory(*args: object, **kwargs: object) -> logging.LogRecord:
             record = make_record(*args, **kwargs)
             _redact_record(record)
             return record

@@ -15,7 +15,11 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pymilvus import CollectionSchema, MilvusClient
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +103,7 @@ def from_version(version: str) -> Capabilities | None:
     )
 
 
-def detect(client: Any, pymilvus: Any) -> Capabilities:
+def detect(client: MilvusClient, pymilvus: ModuleType) -> Capabilities:
     """Ask the server; probe with a throw-away collection when it does not report a version."""
     version: str | None = None
     with muted_rpc_errors():
@@ -114,7 +118,7 @@ def detect(client: Any, pymilvus: Any) -> Capabilities:
     return _probe(client, pymilvus, version)
 
 
-def _probe_schema(pymilvus: Any) -> Any:
+def _probe_schema(pymilvus: ModuleType) -> CollectionSchema:
     schema = pymilvus.MilvusClient.create_schema(auto_id=True, enable_dynamic_field=False)
     schema.add_field("id", pymilvus.DataType.INT64, is_primary=True)
     schema.add_field("v", pymilvus.DataType.FLOAT_VECTOR, dim=2)
@@ -131,7 +135,7 @@ def _probe_schema(pymilvus: Any) -> Any:
     return schema
 
 
-def _probe(client: Any, pymilvus: Any, version: str | None) -> Capabilities:
+def _probe(client: MilvusClient, pymilvus: ModuleType, version: str | None) -> Capabilities:
     """Create a collection with a BM25 function, index it, run a BM25 and a weighted hybrid
     search, drop it. A refusal at any step is the answer."""
     name = PROBE_PREFIX + uuid.uuid4().hex[:12]
@@ -185,7 +189,7 @@ def _probe(client: Any, pymilvus: Any, version: str | None) -> Capabilities:
             _drop_quietly(client, name)
 
 
-def _drop_quietly(client: Any, name: str) -> None:
+def _drop_quietly(client: MilvusClient, name: str) -> None:
     try:
         if client.has_collection(name):
             client.drop_collection(name)

@@ -13,7 +13,6 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Any
 
 from deepsearcher.types.errors import cause_chain
 
@@ -52,7 +51,7 @@ class StartupCapture(logging.Filter):
         logging.getLogger(_SERVER_MANAGER_LOGGER).addFilter(self)
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         logging.getLogger(_SERVER_MANAGER_LOGGER).removeFilter(self)
 
 

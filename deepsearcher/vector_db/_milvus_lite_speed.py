@@ -137,7 +137,7 @@ class LiveRows:
         #: How many times masks were computed (not found cached): what the tests watch.
         self.computed = 0
 
-    def masks(self, state: State, all_partitions: Any) -> _Entry | None:
+    def masks(self, state: State, all_partitions: object) -> _Entry | None:
         """The entry for this state (computed now if not cached), or None when the keys are not integers."""
         key = _collection_key(state.segments)
         with self._lock:
@@ -162,7 +162,7 @@ class LiveRows:
             self._entries.clear()
 
     @staticmethod
-    def _compute(state: State, known_keys: dict[int, tuple[Any, np.ndarray]], all_partitions: Any) -> _Entry | None:
+    def _compute(state: State, known_keys: dict[int, tuple[Any, np.ndarray]], all_partitions: object) -> _Entry | None:
         segments, delta, mt_pks, mt_seqs, mt_deletes = (
             state.segments,
             state.delta,
@@ -368,7 +368,7 @@ def search_with_index(
 _posting_cache_lock = threading.Lock()
 
 
-def _postings(index: Any, term: Any) -> tuple[np.ndarray, np.ndarray] | None:
+def _postings(index: Any, term: object) -> tuple[np.ndarray, np.ndarray] | None:
     """One term's posting list as (row ids, tfs) arrays, converted once per index (int32 ids,
     float32 tfs when that holds them exactly)."""
     cache = index.__dict__.get("_deepsearcher_postings")
@@ -436,7 +436,7 @@ def _array_index_class() -> Any:
             index.tfs = tfs[order]
             return index
 
-        def postings(self, term: Any) -> tuple[np.ndarray, np.ndarray] | None:
+        def postings(self, term: object) -> tuple[np.ndarray, np.ndarray] | None:
             if not isinstance(term, int) or not self.terms.size:
                 return None
             at = int(np.searchsorted(self.terms, term))
@@ -448,7 +448,7 @@ def _array_index_class() -> Any:
         def search(self, query_sparse_vectors: Any, top_k: int, valid_mask: Any = None) -> Any:
             return bm25_search(self, query_sparse_vectors, top_k, valid_mask=valid_mask)
 
-        def build(self, *args: Any, **kwargs: Any) -> None:
+        def build(self, *args: object, **kwargs: object) -> None:
             raise TypeError("an ArrayBM25Index is made by from_column")
 
     ArrayBM25Index = _ArrayBM25Index
@@ -560,7 +560,7 @@ def search_sparse(
     if entry is None:
         return original(self, *arguments)
 
-    def search(index: Any, mask: np.ndarray | None) -> Any:
+    def search(index: object, mask: np.ndarray | None) -> Any:
         if isinstance(index, SparseInvertedIndex) and type(index).search is _originals["bm25"]:
             return bm25_search(index, query_sparse, top_k, valid_mask=mask)
         return _search_prepared_sparse_index(index, query_sparse, top_k, valid_mask=mask)

@@ -13,9 +13,13 @@ import json
 import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from deepsearcher.types.errors import VectorStoreError
+
+if TYPE_CHECKING:
+    from pymilvus import CollectionSchema, DataType, MilvusClient
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +39,7 @@ Op = Callable[[str, str | None], AbstractContextManager[None]]
 class SideTable:
     """A collection DeepSearcher keeps for itself on one connection: found (or made) on first use."""
 
-    def __init__(self, client: Any, pymilvus: Any, op: Op) -> None:
+    def __init__(self, client: MilvusClient, pymilvus: ModuleType, op: Op) -> None:
         self._client = client
         self._pm = pymilvus
         self._op = op
@@ -45,7 +49,7 @@ class SideTable:
 class MetaTable(SideTable):
     """Rows of (collection name → description, embedding model, dim) in META_COLLECTION."""
 
-    def __init__(self, client: Any, pymilvus: Any, op: Op) -> None:
+    def __init__(self, client: MilvusClient, pymilvus: ModuleType, op: Op) -> None:
         super().__init__(client, pymilvus, op)
         self._damaged = False
 
@@ -76,7 +80,7 @@ class MetaTable(SideTable):
         return True
 
     def _create(self) -> None:
-        def fields(schema: Any, data_type: Any) -> None:
+        def fields(schema: CollectionSchema, data_type: type[DataType]) -> None:
             schema.add_field(DESCRIPTION, data_type.VARCHAR, max_length=65535)
             schema.add_field(MODEL, data_type.VARCHAR, max_length=1024)
             schema.add_field(DIM, data_type.INT64)
@@ -127,7 +131,11 @@ class MetaTable(SideTable):
 
 
 def create_side_collection(
-    client: Any, pymilvus: Any, op: Op, name: str, add_fields: Callable[[Any, Any], None]
+    client: MilvusClient,
+    pymilvus: ModuleType,
+    op: Op,
+    name: str,
+    add_fields: Callable[[CollectionSchema, type[DataType]], None],
 ) -> None:
     """A small Strong collection DeepSearcher keeps for itself: a VARCHAR key `name`, the fields
     `add_fields(schema, DataType)` adds, and the 2-float vector Milvus requires of every collection."""

@@ -22,10 +22,14 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from deepsearcher.types import VectorStoreError
 from deepsearcher.vector_db._milvus_meta import NAME, STRONG, VECTOR, Op, SideTable, create_side_collection
+
+if TYPE_CHECKING:
+    from pymilvus import CollectionSchema, DataType, MilvusClient
 
 MARKER_COLLECTION = "_deepsearcher_versions"
 HIDDEN, EPOCH = "hidden", "epoch"
@@ -38,7 +42,7 @@ RETRIES = 5
 class VersionMarker(SideTable):
     """Rows of (collection name → hidden source versions, epoch) in MARKER_COLLECTION."""
 
-    def __init__(self, client: Any, pymilvus: Any, op: Op) -> None:
+    def __init__(self, client: MilvusClient, pymilvus: ModuleType, op: Op) -> None:
         super().__init__(client, pymilvus, op)
         self._lock = threading.Lock()
 
@@ -59,7 +63,7 @@ class VersionMarker(SideTable):
         return True
 
     def _create(self) -> None:
-        def fields(schema: Any, data_type: Any) -> None:
+        def fields(schema: CollectionSchema, data_type: type[DataType]) -> None:
             schema.add_field(HIDDEN, data_type.VARCHAR, max_length=65535)
             schema.add_field(EPOCH, data_type.INT64)
 

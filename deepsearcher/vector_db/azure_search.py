@@ -175,7 +175,7 @@ class AzureSearch(BaseVectorDB):
         )
         return response.json() if response.status_code == 200 else {}
 
-    def _write_meta(self, name: str, **values: Any) -> None:
+    def _write_meta(self, name: str, **values: object) -> None:
         if self._call("GET", f"/indexes/{META_INDEX}", "describe index").status_code == 404:
             fields = [{"name": "id", "type": "Edm.String", "key": True}] + [
                 {"name": key, "type": "Edm.String"} for key in ("collection", "description", "embedding_model")
@@ -227,7 +227,7 @@ class AzureSearch(BaseVectorDB):
         dim: int,
         description: str,
         embedding_model: str | None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         fields = [
             {"name": "id", "type": "Edm.String", "key": True, "filterable": True},
@@ -310,7 +310,7 @@ class AzureSearch(BaseVectorDB):
             common.SOURCE_CHUNKS: source_chunks,
         }
 
-    def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: Any) -> int:
+    def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: object) -> int:
         dim = self._read_info(name).dim
         fields = self._fields(name)
         inserted = 0
@@ -368,9 +368,9 @@ class AzureSearch(BaseVectorDB):
         vector: list[float],
         top_k: int,
         text: str,
-        filter: Any,
+        filter: object,
         mode: str | None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> list[RetrievalResult]:
         """`filter` is an OData expression (e.g. "reference eq 'a.txt'")."""
         if not getattr(self._pin, "on", False):  # between two reads of the version marker
@@ -543,7 +543,7 @@ class AzureSearch(BaseVectorDB):
         marker = response.json()
         return int(marker.get("versions_epoch") or 0), frozenset(json.loads(marker.get("hidden_versions") or "[]"))
 
-    def _visible(self, name: str, fields: dict[str, Any], filter: Any) -> str | None:
+    def _visible(self, name: str, fields: dict[str, Any], filter: object) -> str | None:
         """The OData `filter` narrowed to the source versions not hidden."""
         hidden = self._pin.hidden if getattr(self._pin, "on", False) else self._marker(name)[1]
         if not hidden or common.SOURCE_HASH not in fields:

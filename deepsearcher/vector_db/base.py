@@ -195,7 +195,7 @@ class BaseVectorDB(metaclass=ContractMeta):
                 missing.update(hook for hook in hooks if not overrides(cls, cls._contract_base, hook))
         return missing
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         shaped = _shape_of(cls)
         if shaped is not None:
@@ -208,7 +208,7 @@ class BaseVectorDB(metaclass=ContractMeta):
         description: str = "",
         force_new_collection: bool = False,
         embedding_model: str | None = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         """Create the collection if missing (or drop and recreate with force_new_collection).
 
@@ -230,7 +230,7 @@ class BaseVectorDB(metaclass=ContractMeta):
         collection: str | None,
         chunks: list[Chunk],
         batch_size: int = 256,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> int:
         """Insert chunks that already carry embeddings; returns how many were inserted.
 
@@ -248,9 +248,9 @@ class BaseVectorDB(metaclass=ContractMeta):
         vector: list[float],
         top_k: int = 5,
         query_text: str | None = None,
-        filter: Any = None,
+        filter: object = None,
         mode: str | None = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> list[RetrievalResult]:
         """Best `top_k` chunks for `vector`.
 
@@ -348,7 +348,7 @@ class BaseVectorDB(metaclass=ContractMeta):
     def __enter__(self: _Store) -> _Store:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _collection(self, collection: str | None) -> str:
@@ -374,7 +374,7 @@ class BaseVectorDB(metaclass=ContractMeta):
         dim: int,
         description: str,
         embedding_model: str | None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         """Create the missing collection `name`, recording its description, dimension and model."""
         raise _not_implemented(self, "_create_collection", _TEMPLATE_USE)
@@ -384,7 +384,7 @@ class BaseVectorDB(metaclass=ContractMeta):
         and record a new description."""
         raise _not_implemented(self, "_open_existing", _TEMPLATE_USE)
 
-    def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: Any) -> int:
+    def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: object) -> int:
         """`insert_data` into the existing collection `name`, `batch_size` chunks per call."""
         raise _not_implemented(self, "_insert", _TEMPLATE_USE)
 
@@ -396,7 +396,7 @@ class BaseVectorDB(metaclass=ContractMeta):
         text: str,
         filter: Any,
         mode: str | None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> list[RetrievalResult]:
         """`search_data` on the existing collection `name`, `text` being the stripped query text."""
         raise _not_implemented(self, "_search", _TEMPLATE_USE)

@@ -705,7 +705,7 @@ class Milvus(BaseVectorDB):
         dim: int,
         description: str,
         embedding_model: str | None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         schema, index = self._build_schema(dim, description)
         properties = {
@@ -809,7 +809,7 @@ class Milvus(BaseVectorDB):
             row[TITLE_KEY] = fit_bytes(title_key(chunk.title or ""), TITLE_KEY_MAX)
         return row
 
-    def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: Any) -> int:
+    def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: object) -> int:
         schema = self._schema(name)
         dim = self._read_info(name).dim
         inserted = 0
@@ -1363,7 +1363,7 @@ def _int_or_none(value: Any) -> int | None:
         return None
 
 
-def _as_bool(value: Any) -> bool:
+def _as_bool(value: object) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in ("1", "true", "yes", "on")
     return bool(value)

@@ -96,7 +96,7 @@ class OracleDB(BaseVectorDB):
         except oracledb.Error as exc:
             raise common.operation_failed("OracleDB", "connect", None, dsn, str(exc)) from exc
 
-    def _run(self, sql: str, params: Any = None, many: bool = False, fetch: bool = False) -> list[tuple[Any, ...]]:
+    def _run(self, sql: str, params: object = None, many: bool = False, fetch: bool = False) -> list[tuple[Any, ...]]:
         with self.pool.acquire() as connection, connection.cursor() as cursor:
             if many:
                 cursor.executemany(sql, params)
@@ -181,7 +181,7 @@ class OracleDB(BaseVectorDB):
         dim: int,
         description: str,
         embedding_model: str | None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         self._run(
             f"INSERT INTO {INFO} (collection, description) VALUES (:c, :d)",
@@ -216,7 +216,7 @@ class OracleDB(BaseVectorDB):
         self._run(f"DELETE FROM {MODEL} WHERE collection = :c", {"c": name})
         self._run(f"DELETE FROM {HIDDEN} WHERE collection = :c", {"c": name})
 
-    def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: Any) -> int:
+    def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: object) -> int:
         dim = self._read_info(name).dim
         sql = f"INSERT INTO {ITEM} (collection, embedding, text, reference, metadata) VALUES (:1, :2, :3, :4, :5)"
         for batch in common.batches(chunks, batch_size):
@@ -239,9 +239,9 @@ class OracleDB(BaseVectorDB):
         vector: list[float],
         top_k: int,
         text: str,
-        filter: Any,
+        filter: object,
         mode: str | None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> list[RetrievalResult]:
         """Dense (COSINE) only: `filter` and BM25 are not supported by this store ("hybrid" is dense)."""
         if mode == "sparse":

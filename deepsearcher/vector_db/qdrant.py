@@ -146,7 +146,7 @@ class Qdrant(BaseVectorDB):
         hybrid: bool = True,
         bm25_avgdl: float = DEFAULT_AVGDL,
         candidates_per_side: int | None = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         super().__init__(default_collection)
         if normalize_collection_name(default_collection) == META_COLLECTION:
@@ -363,7 +363,7 @@ class Qdrant(BaseVectorDB):
         dim: int,
         description: str,
         embedding_model: str | None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         models = self._models
         with self._op("create_collection", name) as client:
@@ -440,7 +440,7 @@ class Qdrant(BaseVectorDB):
             self._hidden[name] = self._marker(name)[1]
         return self._hidden[name]
 
-    def _visible(self, name: str, query_filter: Any) -> Any:
+    def _visible(self, name: str, query_filter: object) -> Any:
         """`query_filter` narrowed to the source versions not hidden."""
         hidden = self._hidden_versions(name)
         if not hidden:
@@ -514,7 +514,7 @@ class Qdrant(BaseVectorDB):
         }
         return self._models.PointStruct(id=str(uuid.uuid4()), vector=vectors, payload=payload)
 
-    def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: Any) -> int:
+    def _insert(self, name: str, chunks: list[Chunk], batch_size: int, **kwargs: object) -> int:
         dim = self._dense_size(name)
         avgdl = self._collection_avgdl(name)
         with self._lock:
@@ -534,7 +534,7 @@ class Qdrant(BaseVectorDB):
     def has_documents(self, collection: str | None) -> bool:
         return self.count(collection) > 0
 
-    def count(self, collection: str | None = None, filter: Any = None) -> int:
+    def count(self, collection: str | None = None, filter: object = None) -> int:
         """Number of chunks in a collection (matching a Qdrant `Filter` or {field: value} when given)."""
         name = self._collection(collection)
         self._require(name, "count")
@@ -583,7 +583,7 @@ class Qdrant(BaseVectorDB):
 
     # ------------------------------------------------------------------ search
 
-    def _filter(self, value: Any) -> Any:
+    def _filter(self, value: object) -> Any:
         """A Qdrant `Filter` as given, or {field: value, ...} as exact matches on payload fields."""
         if value is None or value == "" or value == {}:
             return None
@@ -609,9 +609,9 @@ class Qdrant(BaseVectorDB):
         vector: list[float],
         top_k: int,
         text: str,
-        filter: Any,
+        filter: object,
         mode: str | None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> list[RetrievalResult]:
         """Dense, BM25 or hybrid (fused by RRF) search; `filter`: a Qdrant Filter or {field: value}."""
         if not self.is_local and not getattr(self._pin, "on", False):

@@ -63,7 +63,7 @@ def check_json_reply(response: httpx.Response) -> Any:
         raise BadResponse(f"not JSON: {' '.join(response.text.split())[:80]!r}") from None
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return " ".join(str(value).split()) if value is not None else ""
 
 
@@ -124,7 +124,7 @@ class BaseWebSearch:
         """One attempt: the API's parsed reply (raise HTTPStatusError / BadResponse / httpx errors)."""
 
     @abstractmethod
-    def _normalise(self, payload: Any) -> list[WebResult]:
+    def _normalise(self, payload: object) -> list[WebResult]:
         """The API's reply → WebResults (a KeyError or TypeError here means garbage)."""
 
     async def _get_json(self, url: str, params: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> Any:
@@ -136,5 +136,5 @@ class BaseWebSearch:
             return check_json_reply(await client.post(url, json=dict(body), headers=dict(headers or {})))
 
     @staticmethod
-    def _result(title: Any, url: Any, snippet: Any = "", date: Any = None) -> WebResult:
+    def _result(title: object, url: object, snippet: object = "", date: object = None) -> WebResult:
         return WebResult(title=_text(title), url=_text(url), snippet=_text(snippet), date=_text(date) or None)

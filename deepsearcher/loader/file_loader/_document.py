@@ -16,7 +16,7 @@ def extension(file_path: str | os.PathLike[str]) -> str:
     return Path(file_path).suffix.lower().lstrip(".")
 
 
-def make_document(path: str, text: str, file_type: str, title: str | None = None, **extra: Any) -> Document:
+def make_document(path: str, text: str, file_type: str, title: str | None = None, **extra: object) -> Document:
     """A Document whose metadata carries reference, file_type and (when known) title.
 
     `extra` comes first so the loader's own keys always win; content_hash is set by Document.

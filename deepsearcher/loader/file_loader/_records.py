@@ -81,7 +81,7 @@ def build_document(
 
 
 def record_document(
-    path: str, record: Any, text_key: str, file_type: str, record_index: int, where: str
+    path: str, record: object, text_key: str, file_type: str, record_index: int, where: str
 ) -> Document | None:
     """The Document of one JSON-like record (an object with a `text_key` field)."""
     if not isinstance(record, Mapping):

@@ -6,7 +6,6 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from deepsearcher.types import Document
 
@@ -24,7 +23,7 @@ def iter_files(directory: str | os.PathLike[str]) -> Iterator[Path]:
 class BaseLoader(ABC):
     """Loads one file type. `supported_file_types` lists extensions without the dot."""
 
-    def __init__(self, **kwargs: Any) -> None:  # noqa: B027 - a loader without settings keeps it
+    def __init__(self, **kwargs: object) -> None:  # noqa: B027 - a loader without settings keeps it
         """Upstream's base took (and ignored) keywords: subclasses call `super().__init__(**kwargs)`."""
 
     @property

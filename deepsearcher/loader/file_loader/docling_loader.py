@@ -65,7 +65,7 @@ def first_title(markdown: str) -> str | None:
     return headings[0][1] if headings else None
 
 
-def _export(document: Any, **kwargs: Any) -> str:
+def _export(document: Any, **kwargs: object) -> str:
     """Markdown without backslash-escaped underscores (they would end up in every chunk)."""
     try:
         return document.export_to_markdown(escape_underscores=False, **kwargs)
@@ -91,7 +91,7 @@ class DoclingLoader(BaseLoader):
         "md",
     ]
 
-    def __init__(self, artifacts_path: str | None = None, **converter_options: Any) -> None:
+    def __init__(self, artifacts_path: str | None = None, **converter_options: object) -> None:
         require("docling", extra="docling", feature="DoclingLoader")
         self.artifacts_path = artifacts_path
         self.converter_options = converter_options
@@ -128,7 +128,7 @@ class DoclingLoader(BaseLoader):
         return documents
 
 
-def docling_documents(path: str, document: Any, file_type: str) -> list[Document]:
+def docling_documents(path: str, document: object, file_type: str) -> list[Document]:
     """Documents of a converted DoclingDocument: per page when it has pages, per section always."""
     pages = sorted(getattr(document, "pages", None) or {})
     if pages:

@@ -50,7 +50,7 @@ class FileLoader(BaseLoader):
     name: `{"csv": {"delimiter": ";"}}`. An option no loader accepts is a configuration error.
     """
 
-    def __init__(self, loader_options: dict[str, dict[str, Any]] | None = None, **options: Any) -> None:
+    def __init__(self, loader_options: dict[str, dict[str, Any]] | None = None, **options: object) -> None:
         self._given = (dict(loader_options or {}), dict(options))  # for with_options
         per_loader = dict(loader_options or {})
         self._by_type: dict[str, BaseLoader] = {}
@@ -87,7 +87,7 @@ class FileLoader(BaseLoader):
     def supported_file_types(self) -> list[str]:
         return sorted(self._by_type)
 
-    def with_options(self, **options: Any) -> FileLoader:
+    def with_options(self, **options: object) -> FileLoader:
         """A FileLoader like this one with `options` set too (`text_key="body"` for one load)."""
         loader_options, given = self._given
         return FileLoader(loader_options, **{**given, **options})

@@ -45,7 +45,7 @@ class _TableRows(HTMLParser):
         self.rows: list[list[str]] = []
         self._cell: list[str] | None = None
 
-    def handle_starttag(self, tag: str, attrs: Any) -> None:
+    def handle_starttag(self, tag: str, attrs: object) -> None:
         if tag == "tr":
             self.rows.append([])
         elif tag in ("td", "th"):
@@ -177,7 +177,7 @@ class UnstructuredLoader(BaseLoader):
         timeout: float = 300.0,
         max_retries: int = 3,
         retry_base_delay: float = 1.0,
-        **options: Any,
+        **options: object,
     ) -> None:
         if mode not in MODES:
             raise ConfigurationError(
@@ -282,7 +282,7 @@ class UnstructuredLoader(BaseLoader):
             raise LoaderError(path, f"Unstructured API at {self.api_url}: {exc.reason}{hint}") from None
 
 
-def _form_value(value: Any) -> Any:
+def _form_value(value: object) -> Any:
     """Form fields are strings; lists (e.g. languages) are sent as repeated fields."""
     if isinstance(value, bool):
         return "true" if value else "false"

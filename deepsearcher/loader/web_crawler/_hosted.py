@@ -139,7 +139,7 @@ class HostedCrawler(BaseCrawler):
     ) -> None:
         """Get `url`'s documents from the service into `sink` (raise ServiceError when it fails)."""
 
-    async def _run(self, urls: list[str], sink: CrawlSink, **kwargs: Any) -> None:
+    async def _run(self, urls: list[str], sink: CrawlSink, **kwargs: object) -> None:
         options = self._options(kwargs)
         async with httpx.AsyncClient(headers=self._headers(), timeout=self.timeout, trust_env=True) as client:
 

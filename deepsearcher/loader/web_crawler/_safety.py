@@ -165,7 +165,7 @@ class AddressPolicy:
         return addresses
 
 
-def guard_transport(transport: Any, policy: AddressPolicy) -> bool:
+def guard_transport(transport: object, policy: AddressPolicy) -> bool:
     """Make `transport` (an httpx.AsyncHTTPTransport) connect only to addresses `policy` vetted.
 
     Returns False when this httpx version does not expose its connection pool's network

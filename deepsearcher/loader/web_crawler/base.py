@@ -154,7 +154,7 @@ class BaseCrawler(metaclass=ContractMeta):
     #: Also a class attribute: upstream-shaped crawlers may skip `super().__init__()`.
     last_report: CrawlReport | None = None
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: object) -> None:
         self.last_report = None
 
     @classmethod
@@ -165,7 +165,7 @@ class BaseCrawler(metaclass=ContractMeta):
 
     # -- what a crawler implements ------------------------------------------------------
 
-    async def _run(self, urls: list[str], sink: CrawlSink, **kwargs: Any) -> None:
+    async def _run(self, urls: list[str], sink: CrawlSink, **kwargs: object) -> None:
         """Crawl the (valid, de-duplicated, normalised) start `urls`, reporting into `sink`.
 
         The default runs an upstream-shaped crawler's own `crawl_url` for each URL."""
@@ -181,7 +181,7 @@ class BaseCrawler(metaclass=ContractMeta):
     # -- async API ------------------------------------------------------------------------
 
     async def astream(
-        self, urls: str | Iterable[str], *, keep_documents: bool = False, **kwargs: Any
+        self, urls: str | Iterable[str], *, keep_documents: bool = False, **kwargs: object
     ) -> AsyncIterator[CrawlEvent]:
         """Documents, failures and skips as they happen; `self.last_report` is set at the end.
 
@@ -215,7 +215,7 @@ class BaseCrawler(metaclass=ContractMeta):
                     )
             self.last_report = report
 
-    async def acrawl(self, urls: str | Iterable[str], **kwargs: Any) -> CrawlReport:
+    async def acrawl(self, urls: str | Iterable[str], **kwargs: object) -> CrawlReport:
         """Crawl and return the full report (documents, failures, skipped, stats)."""
         report = CrawlReport()
         try:
@@ -226,17 +226,19 @@ class BaseCrawler(metaclass=ContractMeta):
 
     # -- sync API -------------------------------------------------------------------------
 
-    def crawl(self, urls: str | Iterable[str], **kwargs: Any) -> CrawlReport:
+    def crawl(self, urls: str | Iterable[str], **kwargs: object) -> CrawlReport:
         """Sync `acrawl`: the full report. Works inside a running event loop too."""
         report = run_isolated(lambda: self.acrawl(urls, **kwargs))
         self.last_report = report
         return report
 
-    def stream(self, urls: str | Iterable[str], *, keep_documents: bool = False, **kwargs: Any) -> Iterator[CrawlEvent]:
+    def stream(
+        self, urls: str | Iterable[str], *, keep_documents: bool = False, **kwargs: object
+    ) -> Iterator[CrawlEvent]:
         """Sync `astream`: items as they are crawled (the crawl runs on a private loop thread)."""
         yield from iterate_isolated(lambda: self.astream(urls, keep_documents=keep_documents, **kwargs))
 
-    def crawl_urls(self, urls: list[str], **crawl_kwargs: Any) -> list[Document]:
+    def crawl_urls(self, urls: list[str], **crawl_kwargs: object) -> list[Document]:
         """Documents of every URL; failures are logged one warning each and kept in `last_report`."""
         report = self.crawl(urls, **crawl_kwargs)
         for failure in report.failures:
@@ -245,7 +247,7 @@ class BaseCrawler(metaclass=ContractMeta):
             logger.warning("%s: %s", type(self).__name__, report.summary())
         return report.documents
 
-    def crawl_url(self, url: str, **crawl_kwargs: Any) -> list[Document]:
+    def crawl_url(self, url: str, **crawl_kwargs: object) -> list[Document]:
         """Documents of one URL (more than one when following links or for a multi-page PDF)."""
         return self.crawl_urls([url], **crawl_kwargs)
 

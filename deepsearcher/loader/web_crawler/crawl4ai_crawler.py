@@ -43,7 +43,7 @@ class Crawl4AICrawler(BaseCrawler):
         self.run_config = dict(run_config or {})
         self.max_connections = int(max_connections)
 
-    async def _run(self, urls: list[str], sink: CrawlSink, **kwargs: Any) -> None:
+    async def _run(self, urls: list[str], sink: CrawlSink, **kwargs: object) -> None:
         options = check_crawl_kwargs("Crawl4AICrawler", kwargs)
         c4a = self._crawl4ai
         run_options = dict(self.run_config)
@@ -84,7 +84,7 @@ class Crawl4AICrawler(BaseCrawler):
             max_pages=int(options.get("max_pages") or 100),
         )
 
-    async def _emit(self, result: Any, url: str, sink: CrawlSink) -> None:
+    async def _emit(self, result: object, url: str, sink: CrawlSink) -> None:
         source = getattr(result, "url", None) or url
         if not getattr(result, "success", False):
             reason = getattr(result, "error_message", None) or "crawl failed"

@@ -24,7 +24,7 @@ class DoclingCrawler(BaseCrawler):
     """Config: max_connections (URLs converted at once, default 2: Docling is CPU-bound);
     other keyword options go to Docling's DocumentConverter."""
 
-    def __init__(self, max_connections: int = 2, **converter_options: Any) -> None:
+    def __init__(self, max_connections: int = 2, **converter_options: object) -> None:
         super().__init__()
         require("docling", extra="docling", feature="DoclingCrawler")
         self.max_connections = int(max_connections)
@@ -43,7 +43,7 @@ class DoclingCrawler(BaseCrawler):
         file_type = "pdf" if url.lower().split("?", 1)[0].endswith(".pdf") else "html"
         return docling_documents(url, result.document, file_type)
 
-    async def _run(self, urls: list[str], sink: CrawlSink, **kwargs: Any) -> None:
+    async def _run(self, urls: list[str], sink: CrawlSink, **kwargs: object) -> None:
         check_crawl_kwargs(type(self).__name__, kwargs)
 
         async def one(url: str) -> None:

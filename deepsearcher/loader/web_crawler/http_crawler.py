@@ -130,7 +130,7 @@ class HttpCrawlerOptions:
     validators: dict[str, dict[str, str]] | None = None
 
     def validated(self) -> HttpCrawlerOptions:
-        def positive(name: str, value: Any, kind: type, minimum: float) -> None:
+        def positive(name: str, value: object, kind: type, minimum: float) -> None:
             if isinstance(value, bool) or not isinstance(value, kind) or cast(float, value) < minimum:
                 raise ConfigurationError(
                     f"web_crawler option {name} must be {'an integer' if kind is int else 'a number'} "
@@ -197,12 +197,12 @@ class HttpCrawler(BaseCrawler):
     HttpCrawlerOptions.
     """
 
-    def __init__(self, **config: Any) -> None:
+    def __init__(self, **config: object) -> None:
         super().__init__()
         self.options = _options(HttpCrawlerOptions(), config)
         self._loader: Any = None
 
-    async def _run(self, urls: list[str], sink: CrawlSink, **kwargs: Any) -> None:
+    async def _run(self, urls: list[str], sink: CrawlSink, **kwargs: object) -> None:
         options = _options(self.options, kwargs)
         await _CrawlRun(self, options, sink).run(urls)
 
