@@ -33,6 +33,7 @@ from deepsearcher.app.querying import QueryRequest, ask, plan_query
 from deepsearcher.app.searching import SearchRequest
 from deepsearcher.mcp_wire import serve_stdio
 from deepsearcher.types.errors import MissingDependencyError, report
+from deepsearcher.types.json import JSONObject
 from deepsearcher.utils.sync_bridge import run_sync
 
 logger = logging.getLogger(__name__)
@@ -158,7 +159,7 @@ class DeepSearcherTools:
         max_pages: int | None = None,
         sync: bool = False,
         refresh: bool = False,
-    ) -> dict[str, Any]:
+    ) -> JSONObject:
         """Load files, folders (recursively) and http(s) URLs into `collection` (created when missing,
         with `description` for the router). Local paths must lie inside the server's allowed roots.
         Unchanged sources are skipped; every failed input is listed with its reason.
@@ -209,9 +210,9 @@ def build_server(tools: DeepSearcherTools) -> Any:
     MCPServer, ToolError = _sdk()
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
 
-    def expose(method: Callable[..., dict[str, Any]]) -> None:
+    def expose(method: Callable[..., JSONObject]) -> None:
         @functools.wraps(method)
-        async def tool(*args: object, **kwargs: object) -> dict[str, Any]:
+        async def tool(*args: object, **kwargs: object) -> JSONObject:
             # Embedding, the store and the agents block: run them off the protocol's loop. When the client
             # goes away (stdin closed) the call is abandoned, not waited for (see mcp_wire.serve_stdio).
             try:

@@ -28,6 +28,7 @@ from typing import Any
 
 import anyio
 
+from deepsearcher.types.json import JSONObject
 from deepsearcher.utils.bounded_json import STRUCTURE_TOKENS, InputLimitError, check_depth
 
 __all__ = ["MAX_MESSAGE_BYTES", "JsonRpcWire", "screen", "serve_stdio"]
@@ -40,19 +41,19 @@ PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 #: Seconds the server keeps going once stdin has closed, for replies being written.
 GRACE_SECONDS = 0.5
 #: `screen`'s verdict for a malformed notification: nothing to answer, nothing to pass on.
-DROP: dict[str, Any] = {}
+DROP: JSONObject = {}
 
 
 def _error(ident: object, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
 
 
-def _valid_id(message: dict[str, Any]) -> bool:
+def _valid_id(message: JSONObject) -> bool:
     ident = message.get("id")
     return isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool))
 
 
-def screen(line: str) -> dict[str, Any] | None:
+def screen(line: str) -> JSONObject | None:
     """The error reply `line` deserves (`DROP`: none, but do not pass it on), or None to pass it on."""
     if len(line) > MAX_MESSAGE_BYTES:
         return _error(None, INVALID_REQUEST, f"Invalid Request: a message is at most {MAX_MESSAGE_BYTES} bytes.")
@@ -108,7 +109,7 @@ def _top_level_id(line: str) -> Any:
     return None
 
 
-def _sdk_verdict(line: str, ident: object, has_id: bool) -> dict[str, Any] | None:
+def _sdk_verdict(line: str, ident: object, has_id: bool) -> JSONObject | None:
     """What the SDK's own message model says of a well-formed line (it would drop a refusal silently)."""
     adapter = _message_adapter()
     if adapter is None:

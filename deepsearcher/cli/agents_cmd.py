@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.table import Table
 
 from deepsearcher.cli.common import ConfigOption, JsonOption, console, handle_errors, print_json
+from deepsearcher.types.json import JSONObject
 
 
-def _bounds(schema: dict[str, Any]) -> str:
+def _bounds(schema: JSONObject) -> str:
     parts = []
     for key, sign in (("minimum", "≥"), ("exclusiveMinimum", ">"), ("maximum", "≤"), ("exclusiveMaximum", "<")):
         if key in schema:

@@ -23,6 +23,7 @@ from deepsearcher.cli.common import (
     fail,
     handle_errors,
 )
+from deepsearcher.types.json import JSONObject
 
 AGENT_HELP = "naive (retrieval only, no LLM) | deep | chain | all, or a comma list such as naive,chain."
 
@@ -319,7 +320,7 @@ class _EvalProgress:
         self.progress.update(self.task, advance=1, recall=" · ".join(parts))
 
 
-def _print_summary(summary: dict[str, Any]) -> None:
+def _print_summary(summary: JSONObject) -> None:
     """The summary as a Markdown table: wide tables stay readable and paste as they are."""
     from deepsearcher.evaluation.report import markdown_table
 

@@ -19,6 +19,7 @@ from deepsearcher.cli.common import (
     setup,
 )
 from deepsearcher.cli.warm_up import warm_up_in_background
+from deepsearcher.types.json import JSONObject
 
 
 class AnswerFormat(str, Enum):
@@ -44,14 +45,14 @@ def describe_step(event: Any) -> str | None:
     return describe(event).line()
 
 
-def parse_options(pairs: list[str]) -> dict[str, Any]:
+def parse_options(pairs: list[str]) -> JSONObject:
     """`NAME=VALUE` pairs; a VALUE that reads as JSON (20, true, 0.5, "x") is that value, else the text
     itself. The agent's schema checks them afterwards, as it checks REST's and MCP's `options`."""
     import json
 
     from deepsearcher.types.errors import BadInputError
 
-    options: dict[str, Any] = {}
+    options: JSONObject = {}
     for pair in pairs:
         name, sep, text = pair.partition("=")
         if not sep or not name.strip():

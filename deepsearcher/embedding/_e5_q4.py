@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from deepsearcher.types.json import JSONObject
+
 MAGIC = b"E5S1"
 BLOCK = 32  # weights per Q4_0 block
 BLOCK_BYTES = 2 + BLOCK // 2
@@ -37,7 +39,7 @@ _SPACE_RUNS = re.compile(" {2,}")
 class E5Model:
     """What a runtime needs from the file, in the shapes `_bert_onnx` expects."""
 
-    config: dict[str, Any]
+    config: JSONObject
     weights: dict[str, np.ndarray]  # HF BERT names, fp32, except the word table below
     word_nibbles: np.ndarray  # [vocab, hidden] int8 in -8..7
     word_scales: np.ndarray  # [vocab, hidden / 32] float32

@@ -17,7 +17,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 import httpx
 
@@ -26,6 +26,7 @@ from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.transport.http import BadResponse, HTTPStatusError, call_sync, classify_http, error_detail
 from deepsearcher.transport.retry import DEFAULT_CALL_TIMEOUT, DEFAULT_TIMEOUT, Failure, GiveUp, RetryPolicy
 from deepsearcher.types.errors import ConfigurationError, ProviderError, failure_message
+from deepsearcher.types.json import JSONObject
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -218,7 +219,7 @@ class RemoteEmbedding(BaseEmbedding):
 
     # ------------------------------------------------------------------ one request
 
-    def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, Any]]:
+    def _request(self, texts: list[str], kind: str) -> tuple[str, JSONObject]:
         """(URL, JSON body) of the request embedding `texts` as `kind` (QUERY or DOCUMENT)."""
         raise NotImplementedError
 

@@ -16,6 +16,7 @@ from deepsearcher.embedding._http import (
 )
 from deepsearcher.transport.aws import botocore_failure, runtime_client
 from deepsearcher.transport.retry import Failure
+from deepsearcher.types.json import JSONObject
 
 
 def _classify(exc: BaseException) -> Failure:
@@ -87,7 +88,7 @@ class BedrockEmbedding(RemoteEmbedding):
         self.max_concurrency = max(1, int(max_concurrency))
         self._is_cohere = "cohere." in self.model
 
-    def _invoke(self, body: dict[str, Any]) -> Any:
+    def _invoke(self, body: JSONObject) -> Any:
         def attempt() -> Any:
             response = self._runtime.invoke_model(
                 modelId=self.model,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from deepsearcher.types.json import JSONObject
 
 
 def text_of(content: object) -> str:
@@ -24,7 +24,7 @@ def text_of(content: object) -> str:
 
 
 def split_system(
-    messages: list[dict[str, Any]],
+    messages: list[JSONObject],
 ) -> tuple[str | None, list[tuple[str, str]]]:
     """(system text or None, [(role, text)]) with roles 'user'/'assistant' alternating,
     starting with 'user': system messages are joined, consecutive same-role turns merged,

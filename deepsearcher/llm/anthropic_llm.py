@@ -12,11 +12,12 @@ from deepsearcher.config.registry import register_provider
 from deepsearcher.llm._messages import split_system
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
 from deepsearcher.transport.retry import Failure
+from deepsearcher.types.json import JSONObject
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 
 
-def to_anthropic(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+def to_anthropic(messages: list[Message]) -> tuple[str | None, list[JSONObject]]:
     """(system, messages) for the Messages API: system messages become the `system`
     parameter, turns alternate user/assistant starting with a user turn."""
     system, turns = split_system(messages)

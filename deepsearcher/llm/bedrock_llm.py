@@ -13,6 +13,7 @@ from deepsearcher.llm._messages import split_system
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
 from deepsearcher.transport.aws import botocore_failure, runtime_client
 from deepsearcher.transport.retry import Failure
+from deepsearcher.types.json import JSONObject
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +30,7 @@ def _usage_of(reply: dict[str, Any]) -> Usage:
 
 def to_converse(
     messages: list[Message],
-) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+) -> tuple[list[dict[str, str]], list[JSONObject]]:
     """(system blocks, messages) for `converse`: text blocks, alternating roles."""
     system, turns = split_system(messages)
     blocks = [{"text": system}] if system else []

@@ -12,6 +12,7 @@ from deepsearcher.llm._messages import split_system
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
 from deepsearcher.transport.retry import Failure
 from deepsearcher.types.errors import MissingDependencyError
+from deepsearcher.types.json import JSONObject
 
 GEMINI_URL = "https://generativelanguage.googleapis.com"
 
@@ -57,7 +58,7 @@ class Gemini(BaseLLM):
         self._genai = genai
         self._types = require("google.genai.types", extra="gemini", feature="the Gemini LLM")
         self._errors = require("google.genai.errors", extra="gemini", feature="the Gemini LLM")
-        http_options: dict[str, Any] = {"timeout": int((self.timeout + 5) * 1000)}
+        http_options: JSONObject = {"timeout": int((self.timeout + 5) * 1000)}
         if base_url:
             http_options["base_url"] = base_url
         self._client = genai.Client(api_key=api_key, http_options=self._types.HttpOptions(**http_options))

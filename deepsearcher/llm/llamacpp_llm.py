@@ -33,6 +33,7 @@ from deepsearcher.config.registry import register_provider
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
 from deepsearcher.llm.local_servers import LOCAL_LIMITS, LOCAL_QUERY_TIMEOUT
 from deepsearcher.transport.retry import Failure
+from deepsearcher.types.json import JSONObject
 
 __all__ = ["LlamaCpp", "default_threads"]
 
@@ -151,7 +152,7 @@ class LlamaCpp(BaseLLM):
             params["response_format"] = {"type": "json_object"}
         return params
 
-    def _complete(self, messages: list[Message], params: dict[str, Any]) -> ChatResponse:
+    def _complete(self, messages: list[Message], params: JSONObject) -> ChatResponse:
         with self._lock:
             llama = self._llama()
             prompt = self._budget(llama, messages, params)
@@ -165,7 +166,7 @@ class LlamaCpp(BaseLLM):
             finish_reason=choice.get("finish_reason"),
         )
 
-    def _stream(self, messages: list[Message], params: dict[str, Any]) -> Generator[str | Usage, None, None]:
+    def _stream(self, messages: list[Message], params: JSONObject) -> Generator[str | Usage, None, None]:
         with self._lock:
             llama = self._llama()
             prompt = self._budget(llama, messages, params)

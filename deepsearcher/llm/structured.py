@@ -11,6 +11,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from deepsearcher.llm.base import BaseLLM, Usage
 from deepsearcher.llm.errors import LLMOutputError
+from deepsearcher.types.json import JSONObject
 
 T = TypeVar("T")
 
@@ -37,7 +38,7 @@ _PARSE_ERRORS = (
 
 async def structured_call(
     llm: BaseLLM,
-    messages: list[dict[str, Any]],
+    messages: list[JSONObject],
     parser: Callable[[str], T],
     step: str,
     *,

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+
+from deepsearcher.types.json import JSONObject
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 #: The chat template's tokens around each message (role markers, separators).
@@ -25,7 +26,7 @@ def estimate_tokens(text: str) -> int:
     return cjk + math.ceil((len(text) - cjk) / 4)
 
 
-def estimate_counts(messages: list[dict[str, Any]], completion: str) -> tuple[int, int]:
+def estimate_counts(messages: list[JSONObject], completion: str) -> tuple[int, int]:
     """(prompt tokens, completion tokens) of one call, estimated: its messages, then `completion`."""
     from deepsearcher.llm._messages import text_of
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from deepsearcher.types.errors import ConfigurationError
+from deepsearcher.types.json import JSONObject
 from deepsearcher.vector_db.base import normalize_collection_name
 
 SERVER_KEYS = (
@@ -100,7 +101,7 @@ class ServerSettings:
         return Path(platformdirs.user_data_dir("deepsearcher")) / "server"
 
     @classmethod
-    def from_mapping(cls, values: dict[str, Any] | None) -> ServerSettings:
+    def from_mapping(cls, values: JSONObject | None) -> ServerSettings:
         """Validate the `server:` mapping; every error names the offending key."""
         values = values or {}
         if not isinstance(values, dict):
@@ -149,7 +150,7 @@ def _strings(values: dict[str, Any], key: str) -> list[str]:
     return [entry.strip() for entry in entries]
 
 
-def _networks(values: dict[str, Any], key: str) -> list[str]:
+def _networks(values: JSONObject, key: str) -> list[str]:
     """IP addresses or networks (CIDR), each checked, so a typo fails at start instead of trusting nobody."""
     import ipaddress
 
@@ -164,7 +165,7 @@ def _networks(values: dict[str, Any], key: str) -> list[str]:
     return networks
 
 
-def _positive_int(values: dict[str, Any], key: str, default: int) -> int:
+def _positive_int(values: JSONObject, key: str, default: int) -> int:
     value = values.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigurationError(f"'server.{key}' must be a positive integer, got {value!r}.")

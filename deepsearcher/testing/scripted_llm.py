@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from deepsearcher.llm._messages import text_of
+from deepsearcher.types.json import JSONObject
 
 __all__ = [
     "Fail",
@@ -658,14 +659,14 @@ class ScriptedLLMServer:
         }
 
     @staticmethod
-    def _gemini_payload(text: str, usage: dict[str, int] | None, finish_reason: str | None) -> dict[str, Any]:
-        candidate: dict[str, Any] = {
+    def _gemini_payload(text: str, usage: dict[str, int] | None, finish_reason: str | None) -> JSONObject:
+        candidate: JSONObject = {
             "content": {"role": "model", "parts": [{"text": text}]},
             "index": 0,
         }
         if finish_reason:
             candidate["finishReason"] = "STOP" if finish_reason == "stop" else finish_reason.upper()
-        payload: dict[str, Any] = {"candidates": [candidate]}
+        payload: JSONObject = {"candidates": [candidate]}
         if usage is not None:
             payload["usageMetadata"] = {
                 "promptTokenCount": usage["prompt_tokens"],
@@ -688,7 +689,7 @@ class ScriptedLLMServer:
                 400: "invalid_request_error",
                 401: "authentication_error",
             }.get(status, "api_error")
-            payload: dict[str, Any] = {
+            payload: JSONObject = {
                 "type": "error",
                 "error": {"type": kind, "message": message},
             }

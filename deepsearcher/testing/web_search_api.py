@@ -18,8 +18,9 @@ import json
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from deepsearcher.types.json import JSONObject
 
 __all__ = ["WebSearchStandIn"]
 
@@ -57,7 +58,7 @@ class WebSearchStandIn:
     def page_url(self, slug: str) -> str:
         return f"{self.base_url}/page/{slug}"
 
-    def ranked(self, query: str, limit: int = 5) -> list[dict[str, Any]]:
+    def ranked(self, query: str, limit: int = 5) -> list[JSONObject]:
         """The pages sharing words with `query`, most shared first."""
         asked = _words(query)
         scored = [(len(asked & _words(f"{title} {text}")), slug) for slug, (title, text) in self.pages.items()]

@@ -9,6 +9,7 @@ from typing import Any
 from deepsearcher.config.optional import require
 from deepsearcher.transport.retry import Failure
 from deepsearcher.types.errors import MissingAPIKeyError
+from deepsearcher.types.json import JSONObject
 
 #: Error codes that mean "slow down" (answered like a 429) or "try again" (retryable).
 THROTTLED = frozenset({"ThrottlingException", "TooManyRequestsException", "ServiceQuotaExceededException"})
@@ -70,7 +71,7 @@ def runtime_client(
         or session.region_name
         or "us-east-1"
     )
-    options: dict[str, Any] = {
+    options: JSONObject = {
         "retries": {"total_max_attempts": 1, "mode": "standard"},
         "read_timeout": read_timeout,
         "connect_timeout": connect_timeout,

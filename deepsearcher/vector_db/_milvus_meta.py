@@ -14,9 +14,10 @@ import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from deepsearcher.types.errors import VectorStoreError
+from deepsearcher.types.json import JSONObject
 
 if TYPE_CHECKING:
     from pymilvus import CollectionSchema, DataType, MilvusClient
@@ -88,7 +89,7 @@ class MetaTable(SideTable):
         create_side_collection(self._client, self._pm, self._op, META_COLLECTION, fields)
         self._ready = True
 
-    def read(self, names: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    def read(self, names: list[str] | None = None) -> dict[str, JSONObject]:
         """Stored rows keyed by collection name (only `names` when given)."""
         if not self._exists() or names == []:
             return {}

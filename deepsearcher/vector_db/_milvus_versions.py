@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import threading
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from deepsearcher.types import VectorStoreError
 from deepsearcher.vector_db._milvus_meta import NAME, STRONG, VECTOR, Op, SideTable, create_side_collection
@@ -70,7 +70,7 @@ class VersionMarker(SideTable):
         create_side_collection(self._client, self._pm, self._op, MARKER_COLLECTION, fields)
         self._ready = True
 
-    def read(self, name: str, level: dict[str, Any] | None = None) -> tuple[int, frozenset[str]]:
+    def read(self, name: str, level: dict[str, str] | None = None) -> tuple[int, frozenset[str]]:
         """(epoch, hidden versions) of collection `name`; (0, nothing) when it has no marker.
         `level`: the consistency of the read (Strong when left out)."""
         if not self._exists():

@@ -39,6 +39,7 @@ from deepsearcher.types import (
     RetrievalResult,
     VectorStoreError,
 )
+from deepsearcher.types.json import JSONObject
 from deepsearcher.vector_db import _common as common
 from deepsearcher.vector_db.base import (
     BaseVectorDB,
@@ -440,7 +441,7 @@ class AzureSearch(BaseVectorDB):
             self._wait_searchable(name, f"search.in(id, {_quote(values)}, ',')", lambda count, _: count == 0)
         return len(ids)
 
-    def _wait_searchable(self, name: str, filter: str, ready: Callable[[int, dict[str, Any]], bool]) -> None:
+    def _wait_searchable(self, name: str, filter: str, ready: Callable[[int, JSONObject], bool]) -> None:
         """Poll until `ready(count, one hit)` holds for the documents matching `filter` as searches see
         them (Azure indexes in near real time), at most SEARCHABLE_WAIT_S: a marker moved earlier
         could show a version whose rows are not searchable yet (a gap) or deleted rows again."""

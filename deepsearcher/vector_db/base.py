@@ -18,6 +18,7 @@ from deepsearcher.types import (
     RetrievalResult,
     deduplicate_results,
 )
+from deepsearcher.types.json import JSONObject
 from deepsearcher.utils.contracts import ContractMeta, overrides
 
 __all__ = [
@@ -314,7 +315,7 @@ class BaseVectorDB(metaclass=ContractMeta):
         a renamed file keeps its vectors. None when the store cannot: the file is embedded again."""
         return None
 
-    def source_metadata(self, collection: str | None, reference: str) -> dict[str, Any] | None:
+    def source_metadata(self, collection: str | None, reference: str) -> JSONObject | None:
         """The metadata of one stored chunk of `reference` (a web page's ETag, ...), or None when
         the store cannot read it back or holds no such source."""
         return None

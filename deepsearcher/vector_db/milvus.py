@@ -51,6 +51,7 @@ from deepsearcher.types import (
     VectorStoreError,
 )
 from deepsearcher.types.errors import CollectionNotFoundError, cause_chain
+from deepsearcher.types.json import JSONObject
 from deepsearcher.vector_db import _common as common
 from deepsearcher.vector_db import _milvus_lite as lite
 from deepsearcher.vector_db._common import (
@@ -109,7 +110,7 @@ SEGMENTED_BY = "deepsearcher.segmented_by"
 #: New Milvus Lite collections: the same tokens as DEFAULT_ANALYZER for Chinese and English
 #: (jieba's cut, done in `word_segmentation.py`, then the regex tokenizer), without running
 #: Milvus Lite's Python jieba tokenizer on every English word (see that module's docstring).
-LITE_DEFAULT_ANALYZER: dict[str, Any] = {"tokenizer": "standard", SEGMENTED_BY: "jieba"}
+LITE_DEFAULT_ANALYZER: JSONObject = {"tokenizer": "standard", SEGMENTED_BY: "jieba"}
 STRONG = "Strong"  # consistency for reads that must see our own writes
 SESSION = "Session"  # searches: this client's writes are visible, nothing else is waited for
 #: search_consistency value that keeps the collection's own level (as created).
@@ -192,7 +193,7 @@ def fit_bytes(text: str, limit: int = VARCHAR_MAX) -> str:
     return data[:limit].decode("utf-8", errors="ignore")
 
 
-def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
+def _json_safe(metadata: JSONObject) -> JSONObject:
     """Metadata as plain JSON (paths, dates, ... become strings), kept under JSON_MAX bytes."""
     safe = common.plain_json(metadata)
     size = len(json.dumps(safe, ensure_ascii=False).encode("utf-8"))
@@ -238,7 +239,7 @@ def quote(value: str) -> str:
     return f'"{escaped}"'
 
 
-def analyzer_params(analyzer: str | dict[str, Any]) -> dict[str, Any]:
+def analyzer_params(analyzer: str | JSONObject) -> JSONObject:
     """Milvus analyzer_params for a name ("default", "standard", "english", "jieba", ...) or a dict."""
     if isinstance(analyzer, dict):
         return analyzer
@@ -313,13 +314,13 @@ class Milvus(BaseVectorDB):
         password: str = "",
         db: str = "default",
         hybrid: bool = True,
-        analyzer: str | dict[str, Any] = "default",
+        analyzer: str | JSONObject = "default",
         rrf_k: int = 10,
         candidates_per_side: int | None = 100,
         index_type: str = lite.AUTO_INDEX,
         ranker: str = "weighted",
         weights: tuple[float, float] | list[float] = (0.6, 0.4),
-        index_params: dict[str, Any] | None = None,
+        index_params: JSONObject | None = None,
         return_embedding: bool = False,
         search_consistency: str | None = SESSION,
         index_switch_rows: int = lite.HNSW_SWITCH_ROWS,
@@ -379,14 +380,14 @@ class Milvus(BaseVectorDB):
         self._meta: MetaTable | None = None
         self._connection: Any = None
         #: How to open a Lite database that does not exist yet, until something needs it.
-        self._deferred: dict[str, Any] | None = None
+        self._deferred: JSONObject | None = None
 
         given = bool(uri)
         uri = uri or lite.default_lite_path()
         uri = str(uri)
         if lite.is_server_uri(uri):
             self.uri = uri
-            connect: dict[str, Any] = {"uri": uri, "db_name": db}
+            connect: JSONObject = {"uri": uri, "db_name": db}
             if user:
                 connect.update(user=user, password=password)
             else:
@@ -437,7 +438,7 @@ class Milvus(BaseVectorDB):
     def is_lite(self) -> bool:
         return not lite.is_server_uri(self.uri)
 
-    def _connect(self, connect: dict[str, Any]) -> Any:
+    def _connect(self, connect: JSONObject) -> Any:
         MilvusClient = self._pymilvus.MilvusClient
         from deepsearcher.utils.logfile import adopt_library_loggers
 
@@ -640,7 +641,7 @@ class Milvus(BaseVectorDB):
                 desc = dict(desc, properties={**(desc.get("properties") or {}), **stored})
         return self._info_from_description(name, desc)
 
-    def _analyzer_params(self) -> dict[str, Any]:
+    def _analyzer_params(self) -> JSONObject:
         if self.is_lite and self.analyzer == "default":
             return LITE_DEFAULT_ANALYZER
         params = analyzer_params(self.analyzer)
@@ -930,7 +931,7 @@ class Milvus(BaseVectorDB):
             finally:
                 iterator.close()
 
-    def source_metadata(self, collection: str | None, reference: str) -> dict[str, Any] | None:
+    def source_metadata(self, collection: str | None, reference: str) -> JSONObject | None:
         name = self._collection(collection)
         self._require(name, "read a source")
         with self._op("query", name):

@@ -44,6 +44,7 @@ from deepsearcher.types import (
     StoreInUseError,
     VectorStoreError,
 )
+from deepsearcher.types.json import JSONObject
 from deepsearcher.vector_db import _common as common
 from deepsearcher.vector_db._common import (
     INDEX_TEXT,
@@ -199,7 +200,7 @@ class Qdrant(BaseVectorDB):
 
     # ------------------------------------------------------------------ connection
 
-    def _connect(self, connect: dict[str, Any]) -> Any:
+    def _connect(self, connect: JSONObject) -> Any:
         try:
             client = self._qdrant.QdrantClient(**{k: v for k, v in connect.items() if v is not None})
         except RuntimeError as exc:
@@ -307,7 +308,7 @@ class Qdrant(BaseVectorDB):
             )
         return {str(p.payload.get("collection")): dict(p.payload or {}) for p in points if p.payload}
 
-    def _write_meta(self, name: str, payload: dict[str, Any]) -> None:
+    def _write_meta(self, name: str, payload: JSONObject) -> None:
         self._ensure_meta_collection()
         point = self._models.PointStruct(id=_meta_id(name), vector=[1.0], payload={"collection": name, **payload})
         with self._op("write collection metadata", name) as client:

@@ -21,6 +21,7 @@ import httpx
 from deepsearcher.transport.http import BadResponse, HTTPStatusError, classify_http, error_detail
 from deepsearcher.transport.retry import GiveUp, RetryPolicy, call_with_retries
 from deepsearcher.types.errors import MissingAPIKeyError, ProviderError
+from deepsearcher.types.json import JSONObject
 
 __all__ = ["BaseWebSearch", "WebResult", "WebSearchError", "check_json_reply"]
 
@@ -37,7 +38,7 @@ class WebResult:
     snippet: str = ""
     date: str | None = None  # as the API gives it (ISO 8601 or its own words); None when it gives none
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
 

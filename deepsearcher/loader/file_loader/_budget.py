@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from deepsearcher.types import LoaderError
+from deepsearcher.types.json import JSONObject
 
 MB = 1024 * 1024
 
@@ -50,7 +51,7 @@ class ParseBudget:
         """The budget of a `load_settings` mapping (keys not given keep their defaults)."""
         return cls(**{key: settings[key] for key in cls.keys() if settings.get(key) is not None})
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
 
@@ -87,7 +88,7 @@ class ReadNotes:
     sha256: str | None = None
     #: Why the file is named as changed: it changed while it was being read.
     changed: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JSONObject = field(default_factory=dict)
 
 
 _notes = threading.local()

@@ -12,6 +12,7 @@ from typing import Any
 
 from deepsearcher.loader.file_loader._document import make_document
 from deepsearcher.types import Document, LoaderError
+from deepsearcher.types.json import JSONObject
 
 logger = logging.getLogger(__name__)
 
@@ -43,9 +44,9 @@ def record_text(path: str, record: Mapping[str, Any], text_key: str, where: str)
     return value
 
 
-def field_metadata(record: Mapping[str, Any], skip: str | None = None) -> dict[str, Any]:
+def field_metadata(record: Mapping[str, Any], skip: str | None = None) -> JSONObject:
     """The record's fields as metadata, renaming those that clash with loader-set keys."""
-    metadata: dict[str, Any] = {}
+    metadata: JSONObject = {}
     for key, value in record.items():
         if key == skip:
             continue

@@ -21,6 +21,7 @@ from deepsearcher.config.registry import register_provider
 from deepsearcher.loader.file_loader._document import checked_file, make_document
 from deepsearcher.loader.file_loader.base import BaseLoader
 from deepsearcher.types import Document, LoaderError
+from deepsearcher.types.json import JSONObject
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -141,7 +142,7 @@ def docling_documents(path: str, document: object, file_type: str) -> list[Docum
     for page, markdown in exports:
         for heading, text in markdown_sections(markdown, carried=section):
             section = heading
-            extra: dict[str, Any] = {"format": "markdown"}
+            extra: JSONObject = {"format": "markdown"}
             if page is not None:
                 extra["page"] = page
                 extra["page_count"] = len(pages)

@@ -26,6 +26,7 @@ from deepsearcher.types import (
     LoaderError,
     MissingDependencyError,
 )
+from deepsearcher.types.json import JSONObject
 
 API_KEY_ENV = "UNSTRUCTURED_API_KEY"
 API_URL_ENV = "UNSTRUCTURED_API_URL"
@@ -221,7 +222,7 @@ class UnstructuredLoader(BaseLoader):
             raise LoaderError(path, "Unstructured found no text in the file")
         return documents
 
-    def _partition_local(self, path: str) -> list[dict[str, Any]]:
+    def _partition_local(self, path: str) -> list[JSONObject]:
         partition = require(
             "unstructured.partition.auto",
             extra="unstructured",
@@ -237,7 +238,7 @@ class UnstructuredLoader(BaseLoader):
             raise LoaderError(path, f"Unstructured failed: {type(exc).__name__}: {exc}") from exc
         return [element.to_dict() for element in elements]
 
-    def _partition_api(self, path: str) -> list[dict[str, Any]]:
+    def _partition_api(self, path: str) -> list[JSONObject]:
         import httpx
 
         from deepsearcher.transport.http import HTTPStatusError, call_sync, classify_http, error_detail
@@ -247,7 +248,7 @@ class UnstructuredLoader(BaseLoader):
             content = handle.read()
         name = os.path.basename(path)
         mime = mimetypes.guess_type(name)[0] or "application/octet-stream"
-        fields: dict[str, Any] = {
+        fields: JSONObject = {
             "strategy": self.strategy,
             **{k: _form_value(v) for k, v in self.options.items()},
         }
@@ -255,7 +256,7 @@ class UnstructuredLoader(BaseLoader):
         if self.api_key:
             headers["unstructured-api-key"] = self.api_key
 
-        def attempt() -> list[dict[str, Any]]:
+        def attempt() -> list[JSONObject]:
             response = httpx.post(
                 self.api_url,
                 files={"files": (name, content, mime)},

@@ -9,6 +9,7 @@ from typing import Any
 
 from deepsearcher.loader.noise import strip_permalinks
 from deepsearcher.loader.web_crawler._urls import join_url
+from deepsearcher.types.json import JSONObject
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
@@ -51,7 +52,7 @@ class HTMLPage:
     links: list[str] = field(default_factory=list)
     noindex: bool = False
     nofollow: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JSONObject = field(default_factory=dict)
 
 
 def extract_html(body: bytes, url: str, want_links: bool) -> HTMLPage:
@@ -73,7 +74,7 @@ def extract_html(body: bytes, url: str, want_links: bool) -> HTMLPage:
             if link and link not in seen:
                 seen.add(link)
                 links.append(link)
-    extra: dict[str, Any] = {}
+    extra: JSONObject = {}
     title = None
     try:
         # no extensive date search: it dates pages by their "Copyright 2024" footer

@@ -15,6 +15,7 @@ from deepsearcher import __version__
 from deepsearcher.config.api_keys import resolve_api_key as _resolve
 from deepsearcher.loader.web_crawler.base import BaseCrawler, CrawlSink
 from deepsearcher.types import ConfigurationError
+from deepsearcher.types.json import JSONObject
 
 # Keyword arguments any crawler accepts per call (the pipeline and CLI pass them generically).
 CRAWL_KWARGS = frozenset(
@@ -134,7 +135,7 @@ class HostedCrawler(BaseCrawler):
         self,
         client: httpx.AsyncClient,
         url: str,
-        options: dict[str, Any],
+        options: JSONObject,
         sink: CrawlSink,
     ) -> None:
         """Get `url`'s documents from the service into `sink` (raise ServiceError when it fails)."""

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 from deepsearcher.loader.web_crawler._errors import URLRefusedError
 from deepsearcher.loader.web_crawler._urls import normalize_url, url_key
 from deepsearcher.types import Document
+from deepsearcher.types.json import JSONObject
 from deepsearcher.utils.contracts import ContractMeta, overrides
 from deepsearcher.utils.sync_bridge import iterate_isolated, run_isolated
 
@@ -61,7 +62,7 @@ class CrawlStats:
     bytes_received: int = 0
     elapsed_s: float = 0.0
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         return asdict(self)
 
 

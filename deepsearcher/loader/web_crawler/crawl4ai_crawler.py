@@ -18,6 +18,7 @@ from deepsearcher.loader.web_crawler._hosted import (
 )
 from deepsearcher.loader.web_crawler.base import BaseCrawler, CrawlSink
 from deepsearcher.types import Document
+from deepsearcher.types.json import JSONObject
 
 logger = logging.getLogger(__name__)
 
@@ -33,8 +34,8 @@ class Crawl4AICrawler(BaseCrawler):
 
     def __init__(
         self,
-        browser_config: dict[str, Any] | None = None,
-        run_config: dict[str, Any] | None = None,
+        browser_config: JSONObject | None = None,
+        run_config: JSONObject | None = None,
         max_connections: int = 4,
     ) -> None:
         super().__init__()
@@ -102,7 +103,7 @@ class Crawl4AICrawler(BaseCrawler):
             return
         meta = getattr(result, "metadata", None) or {}
         final = getattr(result, "redirected_url", None) or source
-        metadata: dict[str, Any] = {
+        metadata: JSONObject = {
             "reference": final,
             "title": meta.get("title") or final,
             "fetched_at": now_iso(),

@@ -25,6 +25,7 @@ from deepsearcher.loader.web_crawler._hosted import (
 )
 from deepsearcher.loader.web_crawler.base import CrawlSink
 from deepsearcher.types import Document
+from deepsearcher.types.json import JSONObject
 
 logger = logging.getLogger(__name__)
 
@@ -179,7 +180,7 @@ class FireCrawlCrawler(HostedCrawler):
         url: str,
         sink: CrawlSink,
         **kwargs: Any,
-    ) -> dict[str, Any]:
+    ) -> JSONObject:
         sink.stats.requests += 1
         response = await client.request(method, url, **kwargs)
         if response.status_code >= 400:

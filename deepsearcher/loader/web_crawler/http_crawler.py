@@ -79,6 +79,7 @@ from deepsearcher.loader.web_crawler._urls import (
 from deepsearcher.loader.web_crawler.base import BaseCrawler, CrawlSink
 from deepsearcher.types import ConfigurationError, Document, LoaderError
 from deepsearcher.types.errors import cause_chain
+from deepsearcher.types.json import JSONObject
 
 logger = logging.getLogger(__name__)
 
@@ -458,8 +459,8 @@ class _CrawlRun:
             result.append(Document(page_content=document.page_content, metadata=metadata))
         return result
 
-    def _metadata(self, response: _Response, item: _Item, title: str) -> dict[str, Any]:
-        metadata: dict[str, Any] = {
+    def _metadata(self, response: _Response, item: _Item, title: str) -> JSONObject:
+        metadata: JSONObject = {
             "reference": response.url,
             "title": title,
             "fetched_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),

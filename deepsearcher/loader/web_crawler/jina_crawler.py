@@ -22,6 +22,7 @@ from deepsearcher.loader.web_crawler._hosted import (
 )
 from deepsearcher.loader.web_crawler.base import CrawlSink
 from deepsearcher.types import ConfigurationError, Document
+from deepsearcher.types.json import JSONObject
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ class JinaCrawler(HostedCrawler):
         self,
         client: httpx.AsyncClient,
         url: str,
-        options: dict[str, Any],
+        options: JSONObject,
         sink: CrawlSink,
     ) -> None:
         sink.stats.requests += 1
@@ -115,7 +116,7 @@ class JinaCrawler(HostedCrawler):
             )
         if not text:
             return f"{SERVICE}: no text returned" + (f" ({warning.strip()})" if warning else ""), None
-        metadata: dict[str, Any] = {
+        metadata: JSONObject = {
             "reference": final,
             "title": title or final,
             "fetched_at": now_iso(),
