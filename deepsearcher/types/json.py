@@ -5,11 +5,14 @@ value must be narrowed with isinstance before it is used as a str, a number or a
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TypeAlias
 
 #: A JSON scalar.
 JSONScalar: TypeAlias = str | int | float | bool | None
-#: Any JSON value: a scalar, a list of values or an object.
-JSONValue: TypeAlias = JSONScalar | list["JSONValue"] | dict[str, "JSONValue"]
+#: Any JSON value: a scalar, an array or an object. Arrays and objects are the read-only
+#: (covariant) views, so a `list[float]` or a `dict[str, int]` is a JSONValue as it is;
+#: narrow with isinstance(value, list) / isinstance(value, dict) before changing one.
+JSONValue: TypeAlias = JSONScalar | Sequence["JSONValue"] | Mapping[str, "JSONValue"]
 #: A JSON object, as `json.loads` returns it for `{...}`.
 JSONObject: TypeAlias = dict[str, JSONValue]

@@ -25,7 +25,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import httpx
@@ -432,7 +432,7 @@ class AzureSearch(BaseVectorDB):
         self._delete(name, ids)
         return len(ids)
 
-    def delete_ids(self, collection: str | None, ids: list[Any]) -> int:
+    def delete_ids(self, collection: str | None, ids: Sequence[int | str]) -> int:
         name = self._collection(collection)
         self._require(name, "delete")
         self._delete(name, [str(doc_id) for doc_id in ids])

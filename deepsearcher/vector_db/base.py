@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from abc import abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -88,7 +88,7 @@ class StoredChunk:
     """One stored row of a source, as the ingestion pipeline audits it after a crash:
     the store's id, and the `chunk_key` / `chunk_index` the pipeline gave the chunk."""
 
-    id: Any
+    id: int | str
     chunk_key: str
     chunk_index: int | None
     #: The version (source hash) the row belongs to, when the store keeps it.
@@ -306,7 +306,7 @@ class BaseVectorDB(metaclass=ContractMeta):
         new version while it is being written, then swaps it for the old one). A store that cannot
         filter by version keeps showing every row: the default does nothing."""
 
-    def delete_ids(self, collection: str | None, ids: list[Any]) -> int:
+    def delete_ids(self, collection: str | None, ids: Sequence[int | str]) -> int:
         """Remove rows by store id (every copy of a duplicated id); returns how many ids were given."""
         raise NotImplementedError(f"{type(self).__name__} cannot delete rows by id")
 
@@ -402,7 +402,7 @@ class BaseVectorDB(metaclass=ContractMeta):
         """`search_data` on the existing collection `name`, `text` being the stripped query text."""
         raise _not_implemented(self, "_search", _TEMPLATE_USE)
 
-    def _collection_lock(self) -> AbstractContextManager[Any]:
+    def _collection_lock(self) -> AbstractContextManager[object]:
         """Held while init_collection checks for and creates a collection (none by default)."""
         return nullcontext()
 

@@ -35,10 +35,11 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.graph import LinkSettings, SpreadSettings, follow_links, normalise, spread, title_key
@@ -71,6 +72,11 @@ from deepsearcher.vector_db._milvus_meta import META_COLLECTION, MetaTable
 from deepsearcher.vector_db._milvus_versions import MARKER_COLLECTION, RETRIES, VersionMarker
 from deepsearcher.vector_db.base import BaseVectorDB, SourceRecord, StoredChunk
 from deepsearcher.vector_db.word_segmentation import segment_chinese
+
+if TYPE_CHECKING:
+    from pymilvus import CollectionSchema, MilvusClient
+    from pymilvus.client.abstract import BaseRanker
+    from pymilvus.milvus_client.index import IndexParams
 
 logger = logging.getLogger(__name__)
 
@@ -130,13 +136,16 @@ STALE_SEQ = "current_seq is monotonic"
 NEVER_AN_ID = -1
 
 
+_T = TypeVar("_T")
+
+
 def _mentions(exc: BaseException, text: str) -> bool:
     """Whether `text` appears in `exc` or in any exception it was raised from (gRPC details
     sit in the chain under pymilvus' generic "Fail connecting to server")."""
     return any(text in str(seen) for seen in cause_chain(exc))
 
 
-def _with_ping_retries(connect: Any) -> Any:
+def _with_ping_retries(connect: Callable[[], _T]) -> _T:
     """Connect, retrying a few times (3.5 s in all) only when the server refused the channel
     for pinging too often: the milvus-lite 2.5 engine does that to a client's first channel
     right after it starts. Any other failure (server down, bad token) is raised at once."""
@@ -378,7 +387,7 @@ class Milvus(BaseVectorDB):
         self._lite_path: str | None = None
         self._capabilities: Capabilities | None = None
         self._meta: MetaTable | None = None
-        self._connection: Any = None
+        self._connection: MilvusClient | None = None
         #: How to open a Lite database that does not exist yet, until something needs it.
         self._deferred: JSONObject | None = None
 
@@ -421,14 +430,14 @@ class Milvus(BaseVectorDB):
             self._connection = self._connect(connect)
 
     @property
-    def _pymilvus(self) -> Any:
+    def _pymilvus(self) -> ModuleType:
         """pymilvus, imported on first use so provider discovery and empty stores stay fast."""
         import pymilvus
 
         return pymilvus
 
     @property
-    def client(self) -> Any:
+    def client(self) -> MilvusClient:
         """The pymilvus `MilvusClient` (DeepSearcher's attribute); a deferred Lite database opens here."""
         return self._client()
 
@@ -438,7 +447,7 @@ class Milvus(BaseVectorDB):
     def is_lite(self) -> bool:
         return not lite.is_server_uri(self.uri)
 
-    def _connect(self, connect: JSONObject) -> Any:
+    def _connect(self, connect: JSONObject) -> MilvusClient:
         MilvusClient = self._pymilvus.MilvusClient
         from deepsearcher.utils.logfile import adopt_library_loggers
 
@@ -512,7 +521,7 @@ class Milvus(BaseVectorDB):
         self._metrics.clear()
         self._meta = None
 
-    def _client(self) -> Any:
+    def _client(self) -> MilvusClient:
         if self._connection is None:
             if self._deferred is None:
                 raise VectorStoreError(f"The Milvus store at {self.uri} is closed.")
@@ -656,7 +665,7 @@ class Milvus(BaseVectorDB):
                 )
         return params
 
-    def _build_schema(self, dim: int, description: str) -> tuple[Any, Any]:
+    def _build_schema(self, dim: int, description: str) -> tuple[CollectionSchema, IndexParams]:
         """The collection schema and indexes; without BM25 on the server, dense only."""
         pm = self._pymilvus
         bm25 = self.capabilities.bm25
@@ -789,10 +798,10 @@ class Milvus(BaseVectorDB):
 
     # ------------------------------------------------------------------ data
 
-    def _row(self, chunk: Chunk, schema: _Schema, dim: int | None) -> dict[str, Any]:
+    def _row(self, chunk: Chunk, schema: _Schema, dim: int | None) -> JSONObject:
         fields = schema.names
         metadata = chunk.metadata or {}
-        row: dict[str, Any] = {
+        row: JSONObject = {
             EMBEDDING: common.checked_vector(chunk, dim),
             TEXT: fit_bytes(chunk.text),
             REFERENCE: fit_bytes(chunk.reference),
@@ -944,7 +953,7 @@ class Milvus(BaseVectorDB):
             )
         return dict(rows[0].get(METADATA) or {}) if rows else None
 
-    def delete_ids(self, collection: str | None, ids: list[Any]) -> int:
+    def delete_ids(self, collection: str | None, ids: Sequence[int | str]) -> int:
         name = self._collection(collection)
         if not ids:
             return 0
@@ -1113,14 +1122,14 @@ class Milvus(BaseVectorDB):
             self._metrics[name] = str(described.get("metric_type") or "COSINE").upper()
         return self._metrics[name]
 
-    def _dense_params(self, limit: int, metric: str = "COSINE") -> dict[str, Any]:
-        params: dict[str, Any] = {"metric_type": metric}
+    def _dense_params(self, limit: int, metric: str = "COSINE") -> JSONObject:
+        params: JSONObject = {"metric_type": metric}
         hnsw = lite.hnsw_search_params(self.index_type, self.is_lite, limit)
         if hnsw is not None:
             params["params"] = hnsw
         return params
 
-    def _ranker(self) -> Any:
+    def _ranker(self) -> BaseRanker:
         if self.ranker == "weighted":
             return self._pymilvus.WeightedRanker(*self.weights)
         return self._pymilvus.RRFRanker(self.rrf_k)

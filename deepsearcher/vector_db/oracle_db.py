@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import array
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from deepsearcher.config.optional import require
@@ -294,7 +294,7 @@ class OracleDB(BaseVectorDB):
             rows.append(StoredChunk(row_id, key, index if isinstance(index, int) else None, version))
         return rows
 
-    def delete_ids(self, collection: str | None, ids: list[Any]) -> int:
+    def delete_ids(self, collection: str | None, ids: Sequence[int | str]) -> int:
         """Soft-deletes the rows (status = 0), as DeepSearcher deleted."""
         name = self._collection(collection)
         self._require(name, "delete")

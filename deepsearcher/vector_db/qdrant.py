@@ -29,10 +29,10 @@ import sqlite3
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
@@ -60,6 +60,9 @@ from deepsearcher.vector_db.base import (
     StoredChunk,
     normalize_collection_name,
 )
+
+if TYPE_CHECKING:
+    from qdrant_client import QdrantClient, models
 
 logger = logging.getLogger(__name__)
 
@@ -232,7 +235,7 @@ class Qdrant(BaseVectorDB):
             self._tuned.clear()
 
     @contextmanager
-    def _op(self, operation: str, collection: str | None = None) -> Iterator[Any]:
+    def _op(self, operation: str, collection: str | None = None) -> Iterator[QdrantClient]:
         """Hold the lock and turn client failures into a VectorStoreError naming the operation."""
         with self._lock:
             if self.client is None:
@@ -355,7 +358,7 @@ class Qdrant(BaseVectorDB):
     def _read_info(self, name: str) -> CollectionInfo:
         return self._info(name, self._read_meta([name]).get(name))
 
-    def _collection_lock(self) -> AbstractContextManager[Any]:
+    def _collection_lock(self) -> AbstractContextManager[object]:
         return self._lock
 
     def _create_collection(
@@ -441,7 +444,7 @@ class Qdrant(BaseVectorDB):
             self._hidden[name] = self._marker(name)[1]
         return self._hidden[name]
 
-    def _visible(self, name: str, query_filter: object) -> Any:
+    def _visible(self, name: str, query_filter: models.Filter | None) -> models.Filter | None:
         """`query_filter` narrowed to the source versions not hidden."""
         hidden = self._hidden_versions(name)
         if not hidden:
@@ -474,11 +477,12 @@ class Qdrant(BaseVectorDB):
                 index = metadata.get("chunk_index")
                 index = index if isinstance(index, int) else None
                 key = str(metadata.get("chunk_key") or "")
-                rows.append(StoredChunk(point.id, key, index, payload.get(SOURCE_HASH)))
+                point_id = str(point.id) if isinstance(point.id, uuid.UUID) else point.id  # we store str uuids
+                rows.append(StoredChunk(point_id, key, index, payload.get(SOURCE_HASH)))
             if offset is None:
                 return rows
 
-    def delete_ids(self, collection: str | None, ids: list[Any]) -> int:
+    def delete_ids(self, collection: str | None, ids: Sequence[int | str]) -> int:
         name = self._collection(collection)
         self._require(name, "delete")
         if ids:
@@ -494,7 +498,7 @@ class Qdrant(BaseVectorDB):
             self._avgdl[name] = float(meta.get("bm25_avgdl") or self.bm25_avgdl)
         return self._avgdl[name]
 
-    def _point(self, chunk: Chunk, dim: int | None, avgdl: float) -> Any:
+    def _point(self, chunk: Chunk, dim: int | None, avgdl: float) -> models.PointStruct:
         vector = common.checked_vector(chunk, dim)
         metadata = common.plain_json(chunk.metadata or {})
         source_hash, source_chunks = common.source_fields(metadata)
@@ -528,7 +532,7 @@ class Qdrant(BaseVectorDB):
             inserted += len(points)
         return inserted
 
-    def _reference_filter(self, reference: str) -> Any:
+    def _reference_filter(self, reference: str) -> models.Filter:
         models = self._models
         return models.Filter(must=[models.FieldCondition(key=REFERENCE, match=models.MatchValue(value=reference))])
 
@@ -584,7 +588,7 @@ class Qdrant(BaseVectorDB):
 
     # ------------------------------------------------------------------ search
 
-    def _filter(self, value: object) -> Any:
+    def _filter(self, value: object) -> models.Filter | None:
         """A Qdrant `Filter` as given, or {field: value, ...} as exact matches on payload fields."""
         if value is None or value == "" or value == {}:
             return None
