@@ -188,7 +188,7 @@ class DeepSearcherTools:
         }
 
 
-def _agent_choices(tool: Callable[..., Any]) -> None:
+def _agent_choices(tool: Callable[..., object]) -> None:
     """Let the tool's input schema list the registered agents (the registry, not a copy of it)."""
     from deepsearcher.agent.catalog import agent_names
 

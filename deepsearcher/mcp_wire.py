@@ -24,11 +24,11 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from io import TextIOWrapper
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 
-from deepsearcher.types.json import JSONObject
+from deepsearcher.types.json import JSONObject, JSONValue
 from deepsearcher.utils.bounded_json import STRUCTURE_TOKENS, InputLimitError, check_depth
 
 __all__ = ["MAX_MESSAGE_BYTES", "JsonRpcWire", "screen", "serve_stdio"]
@@ -44,7 +44,7 @@ GRACE_SECONDS = 0.5
 DROP: JSONObject = {}
 
 
-def _error(ident: object, code: int, message: str) -> dict[str, Any]:
+def _error(ident: JSONValue, code: int, message: str) -> JSONObject:
     return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
 
 
@@ -94,7 +94,7 @@ def screen(line: str) -> JSONObject | None:
 _ID_VALUE = re.compile(r'\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 
 
-def _top_level_id(line: str) -> Any:
+def _top_level_id(line: str) -> JSONValue:
     """The request id of a line refused unparsed (too deep), found by a scan, so the client that
     sent it gets its reply instead of waiting forever; None when there is none to find."""
     depth = 0
@@ -109,7 +109,7 @@ def _top_level_id(line: str) -> Any:
     return None
 
 
-def _sdk_verdict(line: str, ident: object, has_id: bool) -> JSONObject | None:
+def _sdk_verdict(line: str, ident: JSONValue, has_id: bool) -> JSONObject | None:
     """What the SDK's own message model says of a well-formed line (it would drop a refusal silently)."""
     adapter = _message_adapter()
     if adapter is None:
@@ -144,14 +144,14 @@ def _message_adapter() -> Any:
 class JsonRpcWire:
     """stdin lines in (screened), stdout lines out, one writer at a time."""
 
-    def __init__(self, reader: Any, writer: Any) -> None:
+    def __init__(self, reader: BinaryIO, writer: BinaryIO) -> None:
         self._in = anyio.wrap_file(TextIOWrapper(reader, encoding="utf-8", errors="replace"))
         self._out = anyio.wrap_file(TextIOWrapper(writer, encoding="utf-8"))
         self._lock = anyio.Lock()
         #: set at the end of stdin: the client is gone, and nobody reads what is still being worked on
         self.closed = anyio.Event()
         #: ids of the tools/call requests passed on and not yet answered: what a closed stdin abandons
-        self.unanswered_calls: set[Any] = set()
+        self.unanswered_calls: set[object] = set()
 
     async def write(self, text: str) -> None:
         if self.unanswered_calls:
@@ -198,7 +198,7 @@ class JsonRpcWire:
 CONNECTION_CLOSED = -32000
 
 
-def _reply_id(text: str) -> Any:
+def _reply_id(text: str) -> object:
     """The id of the call a line the server writes answers (None for notifications, requests, and
     the SDK's "Connection closed" for a call it abandons)."""
     try:
@@ -214,7 +214,7 @@ def _reply_id(text: str) -> Any:
 
 
 @contextmanager
-def _protocol_streams() -> Iterator[tuple[Any, Any]]:
+def _protocol_streams() -> Iterator[tuple[BinaryIO, BinaryIO]]:
     """Private duplicates of fd 0 and 1 for the protocol; fd 0 reads nothing and fd 1 goes to stderr
     meanwhile, so nothing else in the process reads requests or writes into the stream."""
     sys.stdout.flush()
@@ -242,7 +242,7 @@ def serve_stdio(server: Any) -> None:
 
     wires: list[JsonRpcWire] = []
 
-    async def run(reader: object, writer: object) -> None:
+    async def run(reader: BinaryIO, writer: BinaryIO) -> None:
         wire = JsonRpcWire(reader, writer)
         wires.append(wire)
         async with anyio.create_task_group() as group:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -24,6 +24,9 @@ from deepsearcher.cli.common import (
     handle_errors,
 )
 from deepsearcher.types.json import JSONObject
+
+if TYPE_CHECKING:
+    from deepsearcher.app.components import Components
 
 AGENT_HELP = "naive (retrieval only, no LLM) | deep | chain | all, or a comma list such as naive,chain."
 
@@ -228,7 +231,7 @@ def eval_command(
         )
 
 
-def _default_max_iter(components: Any, agents: list[str]) -> int:
+def _default_max_iter(components: Components, agents: list[str]) -> int:
     """query_settings.max_iter, else the default of the first iterative agent asked for (its options schema)."""
     from deepsearcher.agent.catalog import option_schema
 
@@ -242,7 +245,7 @@ def _default_max_iter(components: Any, agents: list[str]) -> int:
     return 1  # only naive retrieval: max_iter means nothing to it
 
 
-def _load(components: Any, dataset: Any, collection: str, passages: int) -> None:
+def _load(components: Components, dataset: Any, collection: str, passages: int) -> None:
     from deepsearcher.evaluation import load_corpus
 
     progress = Progress(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from enum import Enum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,6 +21,9 @@ from deepsearcher.cli.common import (
 from deepsearcher.cli.warm_up import warm_up_in_background
 from deepsearcher.types.json import JSONObject
 
+if TYPE_CHECKING:
+    from deepsearcher.agent.events import StepEvent
+
 
 class AnswerFormat(str, Enum):
     """What `query` prints: the short answer and the cited explanation, or the short answer alone."""
@@ -36,7 +39,7 @@ NO_LLM_HINT = (
 )
 
 
-def describe_step(event: Any) -> str | None:
+def describe_step(event: StepEvent) -> str | None:
     """One human line per step event (the words the web page shows too); None for answer tokens."""
     from deepsearcher.agent.events import EventKind, describe
 

@@ -17,14 +17,17 @@ import logging
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from deepsearcher.vector_db.word_segmentation import has_chinese, load_dictionary
+
+if TYPE_CHECKING:
+    from deepsearcher.app.components import Components
 
 logger = logging.getLogger(__name__)
 
 
-def warm_up_in_background(components: Any, question: str = "") -> list[threading.Thread]:
+def warm_up_in_background(components: Components, question: str = "") -> list[threading.Thread]:
     """Start the loads `components` will need for searching `question`; returns the threads started."""
     jobs: list[tuple[str, Callable[[], object]]] = []
     model = components.embedding_model

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.config.optional import require
@@ -13,6 +13,9 @@ from deepsearcher.llm._messages import split_system
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
 from deepsearcher.transport.retry import Failure
 from deepsearcher.types.json import JSONObject
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 
@@ -47,7 +50,7 @@ class Anthropic(BaseLLM):
         super().__init__(model, base_url=base_url.rstrip("/"), **kwargs)
         self.max_tokens = max_tokens
 
-    def _make_client(self) -> Any:
+    def _make_client(self) -> AsyncAnthropic:
         return self._sdk.AsyncAnthropic(
             api_key=self._api_key,
             base_url=self.base_url,

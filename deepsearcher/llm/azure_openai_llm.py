@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.llm.openai_llm import OpenAI
 from deepsearcher.types.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from openai import AsyncAzureOpenAI
 
 DEFAULT_API_VERSION = "2024-10-21"
 
@@ -47,7 +50,7 @@ class AzureOpenAI(OpenAI):
         self.api_version = api_version or os.environ.get("OPENAI_API_VERSION") or DEFAULT_API_VERSION
         super().__init__(deployment or model, api_key, endpoint, **kwargs)
 
-    def _make_client(self) -> Any:
+    def _make_client(self) -> AsyncAzureOpenAI:
         return self._sdk.AsyncAzureOpenAI(
             api_key=self._api_key,
             azure_endpoint=self.base_url,

@@ -28,6 +28,7 @@ import weakref
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, ClassVar, Protocol, TypeVar, cast
 
 from deepsearcher.llm.errors import LLMError, request_id_of
@@ -408,7 +409,7 @@ class BaseLLM(ABC):
             False,
         )
 
-    def _classify_stainless(self, sdk: Any, exc: BaseException) -> Failure | None:
+    def _classify_stainless(self, sdk: ModuleType, exc: BaseException) -> Failure | None:
         """Errors of the openai and anthropic SDKs (same generator, same exception tree)."""
         if isinstance(exc, sdk.APITimeoutError):
             return self._timeout_failure()

@@ -26,7 +26,7 @@ import logging
 import os
 import threading
 from collections.abc import AsyncIterator, Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
@@ -34,6 +34,9 @@ from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
 from deepsearcher.llm.local_servers import LOCAL_LIMITS, LOCAL_QUERY_TIMEOUT
 from deepsearcher.transport.retry import Failure
 from deepsearcher.types.json import JSONObject
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
 
 __all__ = ["LlamaCpp", "default_threads"]
 
@@ -125,12 +128,12 @@ class LlamaCpp(BaseLLM):
         with self._lock:
             return len(self._llama().tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
-    def _prompt_tokens(self, llama: Any, messages: list[Message]) -> int:
+    def _prompt_tokens(self, llama: Llama, messages: list[Message]) -> int:
         """The prompt's tokens with the chat template's markers (about 5 per message)."""
         text = "".join(str(message.get("content") or "") for message in messages)
         return len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)) + 5 * len(messages) + 3
 
-    def _budget(self, llama: object, messages: list[Message], params: dict[str, Any]) -> int:
+    def _budget(self, llama: Llama, messages: list[Message], params: dict[str, Any]) -> int:
         """Prompt tokens; the reply's max_tokens shrunk to what n_ctx leaves, or _ContextOverflow."""
         prompt = self._prompt_tokens(llama, messages)
         room = self.n_ctx - prompt

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.config.registry import register_provider
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
 from deepsearcher.llm.local_servers import LOCAL_LIMITS, LOCAL_QUERY_TIMEOUT, detect_local_server
 from deepsearcher.transport.retry import Failure, RetryableFailure
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 OPENAI_URL = "https://api.openai.com/v1"
 LOCAL_SERVER_HINT = (
@@ -162,7 +165,7 @@ class OpenAI(BaseLLM):
     def _missing_key_hint(self) -> str:
         return LOCAL_SERVER_HINT if type(self) is OpenAI else ""
 
-    def _make_client(self) -> Any:
+    def _make_client(self) -> AsyncOpenAI:
         return self._sdk.AsyncOpenAI(
             api_key=self._api_key,
             base_url=self.base_url,

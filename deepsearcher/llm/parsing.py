@@ -184,7 +184,7 @@ def _pythonize(text: str) -> str:
     return "".join(out)
 
 
-def _loads(text: str) -> Any:
+def _loads(text: str) -> object:
     """json.loads, else a Python literal (single quotes, trailing commas, True/None)."""
     try:
         return json.loads(text)
@@ -192,7 +192,7 @@ def _loads(text: str) -> Any:
         return _python_literal(text)
 
 
-def _python_literal(text: str) -> Any:
+def _python_literal(text: str) -> object:
     try:
         return ast.literal_eval(_pythonize(text))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
@@ -203,7 +203,7 @@ def _python_literal(text: str) -> Any:
 _UNREADABLE = object()
 
 
-def _read(text: str) -> Any:
+def _read(text: str) -> object:
     """`_loads(text)`, or _UNREADABLE."""
     try:
         return _loads(text)
@@ -211,9 +211,9 @@ def _read(text: str) -> Any:
         return _UNREADABLE
 
 
-def _structures(text: str, openers: str = "[{", limit: int = 20) -> list[tuple[Any, bool]]:
+def _structures(text: str, openers: str = "[{", limit: int = 20) -> list[tuple[object, bool]]:
     """Every list/dict that can be read from `text`: (value, was_repaired_with_a_drop)."""
-    found: list[tuple[Any, bool]] = []
+    found: list[tuple[object, bool]] = []
     starts = [i for i, ch in enumerate(text) if ch in openers][:limit]
     for start in starts:
         end = _scan_balanced(text, start)

@@ -25,7 +25,7 @@ class WatsonX(BaseLLM):
         self.account = watsonx_account("llm", kwargs)
         super().__init__(model, base_url=self.account.url, **kwargs)
 
-    def _make_client(self) -> Any:
+    def _make_client(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(timeout=httpx.Timeout(self.timeout + 5, connect=min(10.0, self.timeout)))
 
     async def aclose(self) -> None:

@@ -12,7 +12,8 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI
 from fastapi.responses import FileResponse, JSONResponse
@@ -27,6 +28,9 @@ from deepsearcher.server.security import OriginGuard, SecurityHeaders, configure
 from deepsearcher.server.settings import ServerSettings
 from deepsearcher.server.state import ServerState
 from deepsearcher.utils import redaction
+
+if TYPE_CHECKING:
+    from deepsearcher.server.watching import ServerWatches
 
 logger = logging.getLogger("deepsearcher.server")
 
@@ -73,7 +77,7 @@ def _stop_jobs_on_sigterm(jobs: JobManager) -> None:
         return  # ServerThread (tests): uvicorn installs no handlers there
     previous = signal.getsignal(signal.SIGTERM)
 
-    def handler(signum: int, frame: Any) -> None:
+    def handler(signum: int, frame: FrameType | None) -> None:
         jobs.begin_shutdown()
         if callable(previous):
             previous(signum, frame)
@@ -81,7 +85,7 @@ def _stop_jobs_on_sigterm(jobs: JobManager) -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
-def _start_watches(state: ServerState) -> Any:
+def _start_watches(state: ServerState) -> ServerWatches | None:
     """Follow the folders of `load_settings.watch`, if any (each batch of changes runs as a job)."""
     from deepsearcher.server.watching import ServerWatches, watch_entries
 

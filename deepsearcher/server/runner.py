@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 
 class ServerThread:
@@ -16,7 +19,7 @@ class ServerThread:
 
     def __init__(
         self,
-        app: Any,
+        app: FastAPI,
         host: str = "127.0.0.1",
         port: int = 0,
         log_level: str = "warning",

@@ -32,10 +32,13 @@ import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from deepsearcher.llm._messages import text_of
 from deepsearcher.types.json import JSONObject
+
+if TYPE_CHECKING:
+    from deepsearcher.llm.openai_llm import OpenAI
 
 __all__ = [
     "Fail",
@@ -440,7 +443,7 @@ class ScriptedLLMServer:
         settings.update(config)
         return {"provider": "OpenAI", "config": settings}
 
-    def llm(self, **config: object) -> Any:
+    def llm(self, **config: object) -> OpenAI:
         """A real `deepsearcher.llm.OpenAI` provider pointed at this server."""
         from deepsearcher.llm.openai_llm import OpenAI
 
@@ -613,7 +616,7 @@ class ScriptedLLMServer:
         usage.update(reply.usage or {})
         return usage
 
-    def _payload(self, reply: Reply, record: RecordedRequest, api: str) -> dict[str, Any]:
+    def _payload(self, reply: Reply, record: RecordedRequest, api: str) -> JSONObject:
         usage = self._usage(reply, record)
         model = record.model or self.model
         if api == "gemini":
@@ -776,7 +779,7 @@ class ScriptedLLMServer:
         usage = self._usage(reply, record)
         sent = 0
 
-        async def event(data: dict[str, Any] | str, name: str | None = None) -> None:
+        async def event(data: JSONObject | str, name: str | None = None) -> None:
             text = data if isinstance(data, str) else json.dumps(data)
             frame = (f"event: {name}\n" if name else "") + f"data: {text}\n\n"
             raw = frame.encode()
@@ -784,12 +787,12 @@ class ScriptedLLMServer:
             await writer.drain()
 
         model = record.model or self.model
-        base: dict[str, Any] = {}
+        base: JSONObject = {}
         if api == "gemini":
             pass
         elif api == "anthropic":
             message_id = f"msg_{next(self._ids)}"
-            start: dict[str, Any] = {
+            start: JSONObject = {
                 "id": message_id,
                 "type": "message",
                 "role": "assistant",

@@ -36,11 +36,21 @@ import logging
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from milvus_lite.engine.collection import Collection
+    from milvus_lite.index.brute_force import BruteForceIndex
+    from milvus_lite.index.scalar import IndexedFilterPlan
+    from milvus_lite.index.sparse_inverted import SparseInvertedIndex
+    from milvus_lite.search.filter.semantic import CompiledExpr
+    from milvus_lite.storage.delta_index import DeltaIndex
+    from milvus_lite.storage.memtable import MemTable
+    from milvus_lite.storage.segment import Segment
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +66,7 @@ _originals: dict[str, Any] = {}
 # ------------------------------------------------------------------ live rows, vectorised and cached
 
 
-def _int_keys(values: Any) -> np.ndarray | None:
+def _int_keys(values: Sequence[object] | np.ndarray) -> np.ndarray | None:
     """`values` (primary keys) as int64, or None when they are not all plain integers."""
     if len(values) == 0:
         return np.zeros(0, dtype=np.int64)
@@ -78,7 +88,7 @@ def _lookup(keys: np.ndarray, table_keys: np.ndarray, table_values: np.ndarray) 
     return found, np.where(found, table_values[at], 0)
 
 
-def _sorted_map(entries: dict[Any, int]) -> tuple[np.ndarray, np.ndarray] | None:
+def _sorted_map(entries: dict[int | str, int]) -> tuple[np.ndarray, np.ndarray] | None:
     """A {pk: seq} dict as sorted key / value arrays, or None for non-integer keys."""
     keys = _int_keys(list(entries.keys()))
     if keys is None:
@@ -94,10 +104,10 @@ class State:
     memtable's keys, their seqs and its pending deletes (pk -> (seq, partition))."""
 
     segments: tuple
-    delta: dict[Any, int]
+    delta: dict[int | str, int]
     mt_pks: list
     mt_seqs: list
-    mt_deletes: dict[Any, tuple[int, Any]]
+    mt_deletes: dict[int | str, tuple[int, str]]
 
     def same_as(self, other: State) -> bool:
         """Identical segment objects and equal everything else (compared whole, never hashed)."""
@@ -117,7 +127,7 @@ class _Entry:
 
     state: State
     #: id(segment) -> (segment, its primary keys as int64), reused while the segment lives.
-    segment_keys: dict[int, tuple[Any, np.ndarray]]
+    segment_keys: dict[int, tuple[Segment, np.ndarray]]
     #: Per segment, the dense path's mask (a pending delete of any partition hides a row).
     masks: list[np.ndarray]
     mt_mask: np.ndarray
@@ -162,7 +172,9 @@ class LiveRows:
             self._entries.clear()
 
     @staticmethod
-    def _compute(state: State, known_keys: dict[int, tuple[Any, np.ndarray]], all_partitions: object) -> _Entry | None:
+    def _compute(
+        state: State, known_keys: dict[int, tuple[Segment, np.ndarray]], all_partitions: object
+    ) -> _Entry | None:
         segments, delta, mt_pks, mt_seqs, mt_deletes = (
             state.segments,
             state.delta,
@@ -170,7 +182,7 @@ class LiveRows:
             state.mt_seqs,
             state.mt_deletes,
         )
-        segment_keys: dict[int, tuple[Any, np.ndarray]] = {}
+        segment_keys: dict[int, tuple[Segment, np.ndarray]] = {}
         keys_per_segment: list[np.ndarray] = []
         for seg in segments:
             known = known_keys.get(id(seg))
@@ -266,18 +278,18 @@ def _found(local_ids: np.ndarray, dists: np.ndarray) -> Iterator[tuple[int, int,
 
 def search_with_index(
     query_vectors: np.ndarray,
-    segments: Any,
-    memtable: Any,
-    delta_index: Any,
+    segments: Iterable[Segment],
+    memtable: MemTable,
+    delta_index: DeltaIndex,
     top_k: int,
     metric_type: str,
     pk_field: str,
     vector_field: str,
     partition_names: list[str] | None = None,
-    compiled_filter: Any = None,
+    compiled_filter: CompiledExpr | None = None,
     output_fields: list[str] | None = None,
-    indexed_filter_plan: Any = None,
-    project_record_fn: Any = None,
+    indexed_filter_plan: IndexedFilterPlan | None = None,
+    project_record_fn: Callable[[dict], dict] | None = None,
     search_params: dict[str, Any] | None = None,
 ) -> list[list[dict]]:
     """milvus_lite.search.executor_indexed.execute_search_with_index with cached live-row masks."""
@@ -308,7 +320,7 @@ def search_with_index(
 
     candidates: list[list[tuple[float, int, int]]] = [[] for _ in range(nq)]
 
-    def recall(source: int, mask: np.ndarray, vectors: np.ndarray, index: Any) -> None:
+    def recall(source: int, mask: np.ndarray, vectors: np.ndarray, index: BruteForceIndex | None) -> None:
         if not mask.any():
             return
         if index is None:
@@ -368,7 +380,7 @@ def search_with_index(
 _posting_cache_lock = threading.Lock()
 
 
-def _postings(index: Any, term: object) -> tuple[np.ndarray, np.ndarray] | None:
+def _postings(index: SparseInvertedIndex, term: object) -> tuple[np.ndarray, np.ndarray] | None:
     """One term's posting list as (row ids, tfs) arrays, converted once per index (int32 ids,
     float32 tfs when that holds them exactly)."""
     cache = index.__dict__.get("_deepsearcher_postings")
@@ -409,7 +421,7 @@ def _array_index_class() -> Any:
         tfs: np.ndarray
 
         @classmethod
-        def from_column(cls, column: Any, k1: float, b: float) -> Any:
+        def from_column(cls, column: Any, k1: float, b: float) -> _ArrayBM25Index | None:
             raw = column.to_pylist()
             sizes = np.fromiter((len(r) if isinstance(r, bytes) else -1 for r in raw), np.int64, len(raw))
             if (sizes < 0).any() and not all(r is None for r, size in zip(raw, sizes, strict=True) if size < 0):
@@ -458,7 +470,9 @@ def _array_index_class() -> Any:
 ArrayBM25Index: Any = None
 
 
-def bm25_search(index: Any, queries: list[dict], top_k: int, valid_mask: np.ndarray | None = None) -> Any:
+def bm25_search(
+    index: SparseInvertedIndex, queries: list[dict], top_k: int, valid_mask: np.ndarray | None = None
+) -> Any:
     """SparseInvertedIndex.search over numpy arrays: the same scores bit for bit and the same order.
 
     The scalar code computes `(tf*(k1+1)) / (tf + k1*(1-b+b*dl/avgdl))` with `dl` a numpy
@@ -517,7 +531,7 @@ def bm25_search(index: Any, queries: list[dict], top_k: int, valid_mask: np.ndar
 
 
 def search_sparse(
-    self: Any,
+    self: Collection,
     query_vectors: list,
     vector_field: str,
     top_k: int,
@@ -644,7 +658,7 @@ def search_sparse(
     return results
 
 
-def _all_partitions() -> Any:
+def _all_partitions() -> str:
     from milvus_lite.constants import ALL_PARTITIONS
 
     return ALL_PARTITIONS

@@ -13,15 +13,15 @@ import os
 from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 import httpx
 
 from deepsearcher.transport.http import BadResponse, HTTPStatusError, classify_http, error_detail
-from deepsearcher.transport.retry import GiveUp, RetryPolicy, call_with_retries
+from deepsearcher.transport.retry import Failure, GiveUp, RetryPolicy, call_with_retries
 from deepsearcher.types.errors import MissingAPIKeyError, ProviderError
-from deepsearcher.types.json import JSONObject
+from deepsearcher.types.json import JSONObject, JSONScalar, JSONValue
 
 __all__ = ["BaseWebSearch", "WebResult", "WebSearchError", "check_json_reply"]
 
@@ -54,7 +54,7 @@ class WebSearchError(ProviderError):
         self.reason = reason
 
 
-def check_json_reply(response: httpx.Response) -> Any:
+def check_json_reply(response: httpx.Response) -> JSONValue:
     """The parsed JSON of a 2xx reply; HTTPStatusError (with its Retry-After) or BadResponse otherwise."""
     if response.status_code >= 400:
         raise HTTPStatusError(response.status_code, error_detail(response), response.headers)
@@ -117,22 +117,26 @@ class BaseWebSearch:
         kept = [result for result in results if urlsplit(result.url).scheme in ("http", "https")]
         return kept[:limit]
 
-    def _classify(self, exc: BaseException) -> Any:
+    def _classify(self, exc: BaseException) -> Failure:
         return classify_http(exc)
 
     @abstractmethod
-    async def _request(self, query: str, max_results: int) -> Any:
+    async def _request(self, query: str, max_results: int) -> JSONValue:
         """One attempt: the API's parsed reply (raise HTTPStatusError / BadResponse / httpx errors)."""
 
     @abstractmethod
     def _normalise(self, payload: object) -> list[WebResult]:
         """The API's reply → WebResults (a KeyError or TypeError here means garbage)."""
 
-    async def _get_json(self, url: str, params: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> Any:
+    async def _get_json(
+        self, url: str, params: Mapping[str, JSONScalar], headers: Mapping[str, str] | None = None
+    ) -> JSONValue:
         async with httpx.AsyncClient(timeout=self.policy.timeout, follow_redirects=False) as client:
             return check_json_reply(await client.get(url, params=dict(params), headers=dict(headers or {})))
 
-    async def _post_json(self, url: str, body: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> Any:
+    async def _post_json(
+        self, url: str, body: Mapping[str, JSONValue], headers: Mapping[str, str] | None = None
+    ) -> JSONValue:
         async with httpx.AsyncClient(timeout=self.policy.timeout, follow_redirects=False) as client:
             return check_json_reply(await client.post(url, json=dict(body), headers=dict(headers or {})))
 

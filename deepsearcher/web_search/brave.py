@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from deepsearcher.config.registry import register_provider
+from deepsearcher.types.json import JSONValue
 from deepsearcher.web_search.base import BaseWebSearch, WebResult
 
 
@@ -19,7 +20,7 @@ class Brave(BaseWebSearch):
         self.api_key = self._setting(api_key)
         self.base_url = base_url.rstrip("/")
 
-    async def _request(self, query: str, max_results: int) -> Any:
+    async def _request(self, query: str, max_results: int) -> JSONValue:
         headers = {"X-Subscription-Token": self.api_key, "Accept": "application/json"}
         return await self._get_json(f"{self.base_url}/web/search", {"q": query, "count": max_results}, headers)
 

@@ -9,7 +9,7 @@ from typing import Any
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
 from deepsearcher.transport.retry import Failure
-from deepsearcher.types.json import JSONObject
+from deepsearcher.types.json import JSONObject, JSONValue
 from deepsearcher.web_search.base import BaseWebSearch, WebResult
 
 
@@ -21,7 +21,7 @@ class DuckDuckGo(BaseWebSearch):
         self.backend = backend
         self._ddgs = require("ddgs", "web", "the DuckDuckGo web search provider")
 
-    async def _request(self, query: str, max_results: int) -> Any:
+    async def _request(self, query: str, max_results: int) -> JSONValue:
         def search() -> list[JSONObject]:
             client = self._ddgs.DDGS(timeout=int(self.policy.timeout))
             return list(client.text(query, region=self.region, backend=self.backend, max_results=max_results))

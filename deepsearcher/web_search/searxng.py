@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from deepsearcher.config.registry import register_provider
+from deepsearcher.types.json import JSONValue
 from deepsearcher.web_search.base import BaseWebSearch, WebResult
 
 
@@ -20,7 +21,7 @@ class SearXNG(BaseWebSearch):
         self.categories = categories
         self.language = language
 
-    async def _request(self, query: str, max_results: int) -> Any:
+    async def _request(self, query: str, max_results: int) -> JSONValue:
         params = {"q": query, "format": "json", "categories": self.categories, "language": self.language}
         return await self._get_json(f"{self.base_url}/search", params)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from deepsearcher.config.registry import register_provider
+from deepsearcher.types.json import JSONValue
 from deepsearcher.web_search.base import BaseWebSearch, WebResult
 
 
@@ -17,7 +18,7 @@ class Serper(BaseWebSearch):
         self.api_key = self._setting(api_key)
         self.base_url = base_url.rstrip("/")
 
-    async def _request(self, query: str, max_results: int) -> Any:
+    async def _request(self, query: str, max_results: int) -> JSONValue:
         headers = {"X-API-KEY": self.api_key}
         return await self._post_json(f"{self.base_url}/search", {"q": query, "num": max_results}, headers)
 

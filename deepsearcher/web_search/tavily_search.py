@@ -11,6 +11,7 @@ from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
 from deepsearcher.transport.http import HTTPStatusError, classify_http
 from deepsearcher.transport.retry import Failure
+from deepsearcher.types.json import JSONValue
 from deepsearcher.web_search.base import BaseWebSearch, WebResult
 
 
@@ -27,7 +28,7 @@ class Tavily(BaseWebSearch):
         self.search_depth = search_depth
         self._sdk = require("tavily", "web", "the Tavily web search provider")
 
-    async def _request(self, query: str, max_results: int) -> Any:
+    async def _request(self, query: str, max_results: int) -> JSONValue:
         """The SDK turns a 429 into UsageLimitExceededError without the response: our own client's hook
         keeps the last response's headers, so the retry loop still waits as long as Retry-After says."""
         last: dict[str, httpx.Headers] = {}

@@ -10,7 +10,6 @@ from deepsearcher.config.registry import register_provider
 from deepsearcher.loader.file_loader._document import extension, unsupported
 from deepsearcher.loader.file_loader.base import BaseLoader
 from deepsearcher.types import ConfigurationError, Document
-from deepsearcher.types.json import JSONObject
 
 
 def dispatch_classes() -> list[type[BaseLoader]]:
@@ -51,7 +50,7 @@ class FileLoader(BaseLoader):
     name: `{"csv": {"delimiter": ";"}}`. An option no loader accepts is a configuration error.
     """
 
-    def __init__(self, loader_options: dict[str, JSONObject] | None = None, **options: object) -> None:
+    def __init__(self, loader_options: dict[str, dict[str, Any]] | None = None, **options: object) -> None:
         self._given = (dict(loader_options or {}), dict(options))  # for with_options
         per_loader = dict(loader_options or {})
         self._by_type: dict[str, BaseLoader] = {}

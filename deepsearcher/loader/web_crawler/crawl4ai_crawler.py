@@ -34,8 +34,8 @@ class Crawl4AICrawler(BaseCrawler):
 
     def __init__(
         self,
-        browser_config: JSONObject | None = None,
-        run_config: JSONObject | None = None,
+        browser_config: dict[str, Any] | None = None,
+        run_config: dict[str, Any] | None = None,
         max_connections: int = 4,
     ) -> None:
         super().__init__()
