@@ -17,6 +17,7 @@ from deepsearcher.cli.common import (
     print_json,
 )
 from deepsearcher.config.registry import ProviderInfo, ProviderRegistry
+from deepsearcher.types.json import JSONObject
 
 FEATURES = ("llm", "embedding", "file_loader", "web_crawler", "vector_db", "web_search")
 
@@ -36,7 +37,7 @@ def _importable(module: str) -> bool:
         return False
 
 
-def describe(feature: str, info: ProviderInfo, configured: str | None) -> dict[str, Any]:
+def describe(feature: str, info: ProviderInfo, configured: str | None) -> JSONObject:
     """What the command shows about one provider."""
     missing = [module for module in info.requires if not _importable(module)]
     env_var = info.env_var

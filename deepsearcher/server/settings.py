@@ -24,7 +24,6 @@ import ipaddress
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from deepsearcher.types.errors import ConfigurationError
 from deepsearcher.types.json import JSONObject
@@ -141,7 +140,7 @@ class ServerSettings:
         return cls.from_mapping(getattr(config, "server_settings", None) or {})
 
 
-def _strings(values: dict[str, Any], key: str) -> list[str]:
+def _strings(values: JSONObject, key: str) -> list[str]:
     entries = values.get(key) or []
     if isinstance(entries, str):
         entries = [entries]

@@ -108,7 +108,7 @@ class AzureSearch(BaseVectorDB):
             timeout=timeout,
             headers={"api-key": key or "", "Content-Type": "application/json"},
         )
-        self._indexes: dict[str, dict[str, Any]] = {}
+        self._indexes: dict[str, JSONObject] = {}
         self._lock = threading.Lock()
         self._pin = threading.local()  # a search's hidden versions (`_common.search_pinned`)
         self._written: dict[str, tuple[int, frozenset[str]]] = {}  # the last marker written, per collection
@@ -297,7 +297,7 @@ class AzureSearch(BaseVectorDB):
 
     # ------------------------------------------------------------------ data
 
-    def _document(self, chunk: Chunk, dim: int | None) -> dict[str, Any]:
+    def _document(self, chunk: Chunk, dim: int | None) -> JSONObject:
         source_hash, source_chunks = common.source_fields(chunk.metadata or {})
         return {
             "@search.action": "upload",

@@ -106,7 +106,7 @@ _PUNCTUATION = (
 #: (a Milvus server needs the filter, Milvus Lite always lowercases) and punctuation dropped.
 #: English BM25 recall measured equal to `standard` (benchmarks/retrieval.py). Existing
 #: collections keep the analyzer their schema was created with.
-DEFAULT_ANALYZER: dict[str, Any] = {
+DEFAULT_ANALYZER: JSONObject = {
     "tokenizer": "jieba",
     "filter": ["lowercase", {"type": "stop", "stop_words": _PUNCTUATION}],
 }
