@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import click
 import typer
@@ -17,6 +17,8 @@ from rich.markup import escape
 from deepsearcher.types.errors import classify
 
 if TYPE_CHECKING:
+    from rich.status import Status
+
     from deepsearcher.app.components import Components
 
 console = Console()
@@ -35,7 +37,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable
 
 
 #: The spinner of the command's current activity, if one is live (a model load reuses it).
-_activity: list[Any] = []
+_activity: list[Status] = []
 
 
 @contextmanager

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -31,6 +31,8 @@ from deepsearcher.cli.common import (
 from deepsearcher.utils.names import shown
 
 if TYPE_CHECKING:  # the loading pipeline (and its model stack) is imported only when `load` runs
+    from rich.progress import Task
+
     from deepsearcher.offline_loading.summary import LoadSummary
 
 
@@ -145,7 +147,7 @@ class _SourcesEta(TimeRemainingColumn):
     """The one ETA shown: of the sources bar, whose total is counted before the load starts
     (the chunk total grows as files are parsed, so an ETA from it would only jump about)."""
 
-    def render(self, task: Any) -> Any:
+    def render(self, task: Task) -> Text:
         if not task.fields.get("eta", False):
             return Text("")
         return super().render(task)

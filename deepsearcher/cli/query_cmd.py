@@ -23,6 +23,7 @@ from deepsearcher.types.json import JSONObject
 
 if TYPE_CHECKING:
     from deepsearcher.agent.events import StepEvent
+    from deepsearcher.app.querying import QueryPlan
 
 
 class AnswerFormat(str, Enum):
@@ -168,7 +169,7 @@ def query(
     )
 
 
-async def _run(plan: Any, live: bool) -> Any:
+async def _run(plan: QueryPlan, live: bool) -> Any:
     from deepsearcher.app.querying import ask_events
 
     result = None

@@ -69,7 +69,7 @@ def internal_error(exc: BaseException, request: Request | None = None) -> JSONRe
     )
 
 
-def _field(loc: tuple[Any, ...]) -> str:
+def _field(loc: tuple[int | str, ...]) -> str:
     parts = [str(part) for part in loc if part not in ("body", "query", "path", "header")]
     return ".".join(parts) or "request body"
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -40,6 +40,9 @@ from deepsearcher.server.limits import MAX_INPUTS, Description, Name, PathText, 
 from deepsearcher.server.paths import check_url
 from deepsearcher.server.settings import is_loopback
 from deepsearcher.types.errors import DeepSearcherError
+
+if TYPE_CHECKING:
+    from deepsearcher.server.state import ServerState
 
 SECRET_MARKERS = ("key", "token", "secret", "password", "credential")
 _switching = asyncio.Lock()
@@ -138,7 +141,7 @@ def _require_admin(request: Request, principal: Principal) -> None:
         )
 
 
-def _busy(state: Any) -> bool:
+def _busy(state: ServerState) -> bool:
     return any(job["status"] in ("queued", "running") for job in state.job_manager().list())
 
 

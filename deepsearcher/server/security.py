@@ -20,7 +20,6 @@ import ipaddress
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -171,7 +170,7 @@ def configured_secrets(config: object, settings: ServerSettings) -> Iterator[str
     """Every secret the server's config holds: its API keys, and each provider setting whose name
     says it is one (api_key, aws_secret_access_key, token...), for the log redaction to mask."""
     yield from (api_key.key for api_key in settings.api_keys)
-    stack: list[Any] = [getattr(config, "provide_settings", None) or {}]
+    stack: list[object] = [getattr(config, "provide_settings", None) or {}]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):

@@ -12,12 +12,15 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deepsearcher.app import loading
 from deepsearcher.app.watching import FolderWatcher
 from deepsearcher.server.state import ServerState
 from deepsearcher.types.errors import DeepSearcherError
+
+if TYPE_CHECKING:
+    from deepsearcher.offline_loading.summary import LoadSummary
 
 logger = logging.getLogger("deepsearcher.server")
 
@@ -64,7 +67,7 @@ class ServerWatches:
         self._thread.start()
 
     def _submit(self, plan: loading.LoadPlan, removed: list[str] | None) -> None:
-        def work(on_progress: Callable[[str, dict], None]) -> Any:
+        def work(on_progress: Callable[[str, dict], None]) -> LoadSummary:
             return loading.run_load(self.state.current(), plan, on_progress, removed=removed)
 
         inputs = plan.inputs + (removed or [])

@@ -303,7 +303,7 @@ class ScriptedLLMServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: asyncio.base_events.Server | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
 
     # ------------------------------------------------------------------ script

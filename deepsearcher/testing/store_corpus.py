@@ -8,10 +8,13 @@ and constants (no pytest), so the project's own tests import them too.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deepsearcher.embedding.base import BaseEmbedding, DelegatingEmbedding
 from deepsearcher.types import Chunk
+
+if TYPE_CHECKING:
+    from deepsearcher.vector_db.base import BaseVectorDB
 
 MODEL = "all-MiniLM-L6-v2"
 TARGET = "Internal memo: ticket QZ-8841 was closed after the vendor shipped a firmware patch."
@@ -62,7 +65,7 @@ def make_chunks(embedding: BaseEmbedding, texts: list[str], reference: str = "do
 
 
 def loaded(
-    store: Any,
+    store: BaseVectorDB,
     embedding: BaseEmbedding,
     collection: str = "docs",
     texts: list[str] | None = None,

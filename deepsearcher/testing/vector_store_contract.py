@@ -28,7 +28,7 @@ import logging
 import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import pytest
 
@@ -47,7 +47,14 @@ from deepsearcher.testing.store_corpus import (
     make_chunks,
     make_docs,
 )
-from deepsearcher.types import Chunk, CollectionInfo, ConfigurationError, EmbeddingMismatchError, VectorStoreError
+from deepsearcher.types import (
+    Chunk,
+    CollectionInfo,
+    ConfigurationError,
+    EmbeddingMismatchError,
+    RetrievalResult,
+    VectorStoreError,
+)
 from deepsearcher.vector_db.base import SourceRecord
 
 
@@ -61,7 +68,7 @@ class VectorStore(Protocol):
     def insert_data(self, collection: str | None, chunks: list[Chunk], *args: object, **kwargs: object) -> int: ...
     def search_data(
         self, collection: str | None, vector: list[float], *args: object, **kwargs: object
-    ) -> list[Any]: ...
+    ) -> list[RetrievalResult]: ...
     def list_collections(self, dim: int | None = None) -> list[CollectionInfo]: ...
     def get_collection_info(self, collection: str | None) -> CollectionInfo | None: ...
     def has_collection(self, collection: str | None) -> bool: ...

@@ -16,7 +16,6 @@ import logging
 import re
 import threading
 from collections.abc import Iterable
-from typing import Any
 
 __all__ = ["MASK", "install", "redact", "register_secrets"]
 
@@ -50,7 +49,7 @@ _known: re.Pattern[str] | None = None
 _installed = False
 
 
-def register_secrets(values: Iterable[Any]) -> None:
+def register_secrets(values: Iterable[object]) -> None:
     """Mask these values (the strings among them, long enough to be secrets) wherever they appear."""
     global _known
     with _lock:

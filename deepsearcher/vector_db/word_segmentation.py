@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from typing import Any
+from types import ModuleType
 
 #: CJK unified ideographs (jieba's own range for Chinese words) and extension A.
 _HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
@@ -44,7 +44,7 @@ def _jieba_cut() -> Callable[[str], list[str]]:
     return _jieba().lcut_for_search  # type: ignore[no-any-return]
 
 
-def _jieba() -> Any:
+def _jieba() -> ModuleType:
     import jieba
 
     jieba.setLogLevel(logging.WARNING)  # it logs its dictionary loading to stderr at DEBUG
