@@ -13,7 +13,7 @@ import os
 from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 from urllib.parse import urlsplit
 
 import httpx
@@ -23,10 +23,19 @@ from deepsearcher.transport.retry import Failure, GiveUp, RetryPolicy, call_with
 from deepsearcher.types.errors import MissingAPIKeyError, ProviderError
 from deepsearcher.types.json import JSONObject, JSONScalar, JSONValue
 
-__all__ = ["BaseWebSearch", "WebResult", "WebSearchError", "check_json_reply"]
+__all__ = ["BaseWebSearch", "WebResult", "WebSearchError", "WebSearchOptions", "check_json_reply"]
 
 #: Results asked of the API per query when the caller does not say.
 DEFAULT_MAX_RESULTS = 5
+
+
+class WebSearchOptions(TypedDict, total=False):
+    """BaseWebSearch's own options: what a provider's `**kwargs` passes on to it (typed with Unpack)."""
+
+    max_results: int
+    timeout: float
+    call_timeout: float
+    max_retries: int
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from typing_extensions import Unpack
+
 from deepsearcher.config.registry import register_provider
 from deepsearcher.types.json import JSONValue
-from deepsearcher.web_search.base import BaseWebSearch, WebResult
+from deepsearcher.web_search.base import BaseWebSearch, WebResult, WebSearchOptions
 
 
 @register_provider("web_search", "Brave", env_var="BRAVE_API_KEY")
@@ -14,7 +16,10 @@ class Brave(BaseWebSearch):
     env_var = "BRAVE_API_KEY"
 
     def __init__(
-        self, api_key: str | None = None, base_url: str = "https://api.search.brave.com/res/v1", **kwargs: Any
+        self,
+        api_key: str | None = None,
+        base_url: str = "https://api.search.brave.com/res/v1",
+        **kwargs: Unpack[WebSearchOptions],
     ) -> None:
         super().__init__(**kwargs)
         self.api_key = self._setting(api_key)

@@ -6,16 +6,18 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from typing_extensions import Unpack
+
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
 from deepsearcher.transport.retry import Failure
 from deepsearcher.types.json import JSONObject, JSONValue
-from deepsearcher.web_search.base import BaseWebSearch, WebResult
+from deepsearcher.web_search.base import BaseWebSearch, WebResult, WebSearchOptions
 
 
 @register_provider("web_search", "DuckDuckGo", extra="web", requires=("ddgs",))
 class DuckDuckGo(BaseWebSearch):
-    def __init__(self, region: str = "wt-wt", backend: str = "auto", **kwargs: Any) -> None:
+    def __init__(self, region: str = "wt-wt", backend: str = "auto", **kwargs: Unpack[WebSearchOptions]) -> None:
         super().__init__(**kwargs)
         self.region = region
         self.backend = backend

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from typing_extensions import Unpack
+
 from deepsearcher.config.registry import register_provider
 from deepsearcher.types.json import JSONValue
-from deepsearcher.web_search.base import BaseWebSearch, WebResult
+from deepsearcher.web_search.base import BaseWebSearch, WebResult, WebSearchOptions
 
 
 @register_provider("web_search", "SearXNG", env_var="SEARXNG_URL")
@@ -15,7 +17,13 @@ class SearXNG(BaseWebSearch):
 
     env_var = "SEARXNG_URL"
 
-    def __init__(self, base_url: str | None = None, categories: str = "general", language: str = "auto", **kwargs: Any):
+    def __init__(
+        self,
+        base_url: str | None = None,
+        categories: str = "general",
+        language: str = "auto",
+        **kwargs: Unpack[WebSearchOptions],
+    ):
         super().__init__(**kwargs)
         self.base_url = self._setting(base_url, "base_url").rstrip("/")
         self.categories = categories

@@ -4,16 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from typing_extensions import Unpack
+
 from deepsearcher.config.registry import register_provider
 from deepsearcher.types.json import JSONValue
-from deepsearcher.web_search.base import BaseWebSearch, WebResult
+from deepsearcher.web_search.base import BaseWebSearch, WebResult, WebSearchOptions
 
 
 @register_provider("web_search", "Serper", env_var="SERPER_API_KEY")
 class Serper(BaseWebSearch):
     env_var = "SERPER_API_KEY"
 
-    def __init__(self, api_key: str | None = None, base_url: str = "https://google.serper.dev", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str = "https://google.serper.dev",
+        **kwargs: Unpack[WebSearchOptions],
+    ) -> None:
         super().__init__(**kwargs)
         self.api_key = self._setting(api_key)
         self.base_url = base_url.rstrip("/")

@@ -6,13 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+from typing_extensions import Unpack
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
 from deepsearcher.transport.http import HTTPStatusError, classify_http
 from deepsearcher.transport.retry import Failure
 from deepsearcher.types.json import JSONValue
-from deepsearcher.web_search.base import BaseWebSearch, WebResult
+from deepsearcher.web_search.base import BaseWebSearch, WebResult, WebSearchOptions
 
 
 @register_provider("web_search", "Tavily", extra="web", requires=("tavily",), env_var="TAVILY_API_KEY")
@@ -20,7 +21,11 @@ class Tavily(BaseWebSearch):
     env_var = "TAVILY_API_KEY"
 
     def __init__(
-        self, api_key: str | None = None, base_url: str | None = None, search_depth: str = "basic", **kwargs: Any
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        search_depth: str = "basic",
+        **kwargs: Unpack[WebSearchOptions],
     ) -> None:
         super().__init__(**kwargs)
         self.api_key = self._setting(api_key)
