@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from deepsearcher.loader.file_loader._text import detected_encoding
 from deepsearcher.types import Document, LoaderError
+from deepsearcher.types.json import JSONObject, JSONValue
 
 
 def extension(file_path: str | os.PathLike[str]) -> str:
@@ -16,13 +16,13 @@ def extension(file_path: str | os.PathLike[str]) -> str:
     return Path(file_path).suffix.lower().lstrip(".")
 
 
-def make_document(path: str, text: str, file_type: str, title: str | None = None, **extra: object) -> Document:
+def make_document(path: str, text: str, file_type: str, title: str | None = None, **extra: JSONValue) -> Document:
     """A Document whose metadata carries reference, file_type and (when known) title.
 
     `extra` comes first so the loader's own keys always win; content_hash is set by Document.
     A text file's detected encoding (see `_text.decode_text`) is recorded as `encoding`.
     """
-    metadata: dict[str, Any] = dict(extra)
+    metadata: JSONObject = dict(extra)
     encoding = detected_encoding(path)
     if encoding:
         metadata["encoding"] = encoding

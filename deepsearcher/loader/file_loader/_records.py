@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
 
 from deepsearcher.loader.file_loader._document import make_document
 from deepsearcher.types import Document, LoaderError
-from deepsearcher.types.json import JSONObject
+from deepsearcher.types.json import JSONObject, JSONValue
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +24,7 @@ class MissingTextKeyError(LoaderError):
     configuration, not a corpus. Inside a folder such a file is skipped, not failed."""
 
 
-def record_text(path: str, record: Mapping[str, Any], text_key: str, where: str) -> str:
+def record_text(path: str, record: Mapping[str, JSONValue], text_key: str, where: str) -> str:
     """The record's text; a missing key or a non-string value raises LoaderError."""
     if text_key not in record:
         keys = ", ".join(map(str, record)) or "none"
@@ -44,7 +43,7 @@ def record_text(path: str, record: Mapping[str, Any], text_key: str, where: str)
     return value
 
 
-def field_metadata(record: Mapping[str, Any], skip: str | None = None) -> JSONObject:
+def field_metadata(record: Mapping[str, JSONValue], skip: str | None = None) -> JSONObject:
     """The record's fields as metadata, renaming those that clash with loader-set keys."""
     metadata: JSONObject = {}
     for key, value in record.items():
@@ -55,7 +54,7 @@ def field_metadata(record: Mapping[str, Any], skip: str | None = None) -> JSONOb
     return metadata
 
 
-def title_of(record: Mapping[str, Any]) -> str | None:
+def title_of(record: Mapping[str, JSONValue]) -> str | None:
     title = record.get("title")
     if title is None:
         return None
@@ -65,7 +64,7 @@ def title_of(record: Mapping[str, Any]) -> str | None:
 def build_document(
     path: str,
     text: str,
-    record: Mapping[str, Any],
+    record: Mapping[str, JSONValue],
     file_type: str,
     record_index: int,
     where: str,

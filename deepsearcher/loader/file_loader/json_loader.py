@@ -6,7 +6,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.loader.file_loader._budget import check_records
@@ -14,6 +14,7 @@ from deepsearcher.loader.file_loader._records import record_document, require_do
 from deepsearcher.loader.file_loader._text import read_text
 from deepsearcher.loader.file_loader.base import BaseLoader
 from deepsearcher.types import Document, LoaderError
+from deepsearcher.types.json import JSONValue
 
 
 @register_provider("file_loader")
@@ -41,7 +42,7 @@ class JsonFileLoader(BaseLoader):
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 
-def iter_json_records(path: str, text: str) -> Iterator[Any]:
+def iter_json_records(path: str, text: str) -> Iterator[JSONValue]:
     """The records of a JSON file (one object, or each item of a top-level list), decoded one
     at a time: a list of a million objects is never held whole, and `max_records` stops it early."""
     decoder = json.JSONDecoder()

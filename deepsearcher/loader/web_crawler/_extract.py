@@ -5,11 +5,14 @@ from __future__ import annotations
 import io
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from deepsearcher.loader.noise import strip_permalinks
 from deepsearcher.loader.web_crawler._urls import join_url
 from deepsearcher.types.json import JSONObject
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
@@ -122,7 +125,7 @@ def extract_html(body: bytes, url: str, want_links: bool) -> HTMLPage:
     )
 
 
-def _only_link_text(text: str, tree: Any) -> bool:
+def _only_link_text(text: str, tree: HtmlElement) -> bool:
     link_texts = {" ".join(str(t).split()) for t in (a.text_content() for a in tree.xpath("//a")) if t.strip()}
     lines = [" ".join(line.strip().lstrip("#*->|").split()) for line in text.splitlines()]
     return all(not line or line in link_texts for line in lines)

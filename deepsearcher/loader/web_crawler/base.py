@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
@@ -109,7 +109,7 @@ class CrawlSink:
     def __init__(
         self,
         report: CrawlReport,
-        queue: asyncio.Queue[Any] | None = None,
+        queue: asyncio.Queue[CrawlEvent] | None = None,
         keep_documents: bool = True,
     ) -> None:
         self.report = report
@@ -118,7 +118,7 @@ class CrawlSink:
         self._keep_documents = keep_documents
         self._lock = asyncio.Lock()  # the documents of one page reach the stream together
 
-    async def _emit(self, items: list[Any]) -> None:
+    async def _emit(self, items: Sequence[CrawlEvent]) -> None:
         if self._queue is not None:
             async with self._lock:
                 for item in items:
@@ -189,7 +189,7 @@ class BaseCrawler(metaclass=ContractMeta):
         The report keeps failures, skips and stats; documents only with keep_documents=True.
         """
         report = CrawlReport()
-        queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=32)
+        queue: asyncio.Queue[CrawlEvent] = asyncio.Queue(maxsize=32)
         task = asyncio.ensure_future(
             self._crawl_into(urls, CrawlSink(report, queue, keep_documents=keep_documents), kwargs)
         )

@@ -10,13 +10,16 @@ server open to others should keep the default HttpCrawler for /load-website/.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
 from deepsearcher.loader.file_loader.docling_loader import docling_documents
 from deepsearcher.loader.web_crawler._hosted import check_crawl_kwargs, for_each
 from deepsearcher.loader.web_crawler.base import BaseCrawler, CrawlSink
+
+if TYPE_CHECKING:
+    from deepsearcher.types import Document
 
 
 @register_provider("web_crawler", extra="docling", requires=("docling",))
@@ -38,7 +41,7 @@ class DoclingCrawler(BaseCrawler):
             self._converter = DocumentConverter(**self.converter_options)
         return self._converter
 
-    def _convert(self, url: str) -> list[Any]:
+    def _convert(self, url: str) -> list[Document]:
         result = self._get_converter().convert(url)
         file_type = "pdf" if url.lower().split("?", 1)[0].endswith(".pdf") else "html"
         return docling_documents(url, result.document, file_type)

@@ -106,7 +106,7 @@ class FireCrawlCrawler(HostedCrawler):
         options: dict[str, Any],
         sink: CrawlSink,
     ) -> None:
-        body: dict[str, Any] = {
+        body: JSONObject = {
             "url": url,
             "maxDepth": depth,
             "limit": int(options.get("max_pages") or 100),
@@ -205,7 +205,7 @@ class FireCrawlCrawler(HostedCrawler):
         if not text:
             return f"{SERVICE}: no text returned for {source}", None
         final = meta.get("url") or source
-        metadata: dict[str, Any] = {
+        metadata: JSONObject = {
             "reference": final,
             "title": meta.get("title") or meta.get("ogTitle") or final,
             "fetched_at": now_iso(),

@@ -33,7 +33,7 @@ import threading
 import urllib.robotparser
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -80,6 +80,9 @@ from deepsearcher.loader.web_crawler.base import BaseCrawler, CrawlSink
 from deepsearcher.types import ConfigurationError, Document, LoaderError
 from deepsearcher.types.errors import cause_chain
 from deepsearcher.types.json import JSONObject
+
+if TYPE_CHECKING:
+    from deepsearcher.loader.file_loader.base import BaseLoader
 
 logger = logging.getLogger(__name__)
 
@@ -201,17 +204,17 @@ class HttpCrawler(BaseCrawler):
     def __init__(self, **config: object) -> None:
         super().__init__()
         self.options = _options(HttpCrawlerOptions(), config)
-        self._loader: Any = None
+        self._loader: BaseLoader | None = None
 
     async def _run(self, urls: list[str], sink: CrawlSink, **kwargs: object) -> None:
         options = _options(self.options, kwargs)
         await _CrawlRun(self, options, sink).run(urls)
 
-    def _file_loader(self) -> Any:
+    def _file_loader(self) -> BaseLoader:
         """The default FileLoader (PDF, text, Markdown), built once (loader threads share it)."""
         with _LOADER_LOCK:
             if self._loader is None:
-                loader_cls: Any
+                loader_cls: type[BaseLoader]
                 try:
                     from deepsearcher.loader.file_loader.file_loader import FileLoader
 
