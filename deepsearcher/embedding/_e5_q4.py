@@ -22,11 +22,15 @@ import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from deepsearcher.types.json import JSONObject
+
+if TYPE_CHECKING:
+    import onnx
+    from tokenizers import Encoding
 
 MAGIC = b"E5S1"
 BLOCK = 32  # weights per Q4_0 block
@@ -217,11 +221,11 @@ class E5Tokenizer:
             folded = " " + folded
         return folded.replace(" ", METASPACE)
 
-    def encode_batch(self, texts: list[str]) -> list[Any]:
+    def encode_batch(self, texts: list[str]) -> list[Encoding]:
         return self._tokenizer.encode_batch([self.normalise(text) for text in texts])
 
 
-def build_graph(model: E5Model) -> Any:
+def build_graph(model: E5Model) -> onnx.ModelProto:
     """The fp32 ONNX encoder + mean pooling, with the 250k-row word table kept 4-bit.
 
     Dequantised, the word table alone would be 384 MB; as nibbles (int8) and block scales

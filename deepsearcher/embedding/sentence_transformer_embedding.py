@@ -5,13 +5,16 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
 from deepsearcher.embedding._windows import pool_windows, token_windows
 from deepsearcher.embedding.base import PrefixedEmbedding, model_loading
 from deepsearcher.types.errors import MissingDependencyError
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 BUNDLED_MINILM = "all-MiniLM-L6-v2"
 _KNOWN_DIMENSIONS = {BUNDLED_MINILM: 384, "sentence-transformers/all-MiniLM-L6-v2": 384}
@@ -93,7 +96,7 @@ class SentenceTransformerEmbedding(PrefixedEmbedding):
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         if not _spec("sentence_transformers"):  # fail at configuration time, not at the first embed
             raise MissingDependencyError("sentence_transformers", "local", "local embeddings")
-        self._model_instance: Any = None
+        self._model_instance: SentenceTransformer | None = None
         self._dimension: int | None = _KNOWN_DIMENSIONS.get(model)
         self.window_tokens = _KNOWN_WINDOWS.get(model)
         self._lock = threading.Lock()
@@ -101,7 +104,7 @@ class SentenceTransformerEmbedding(PrefixedEmbedding):
             self._model  # noqa: B018
 
     @property
-    def _model(self) -> Any:
+    def _model(self) -> SentenceTransformer:
         """The loaded model: torch is imported on first use only (unless `lazy: false`)."""
         with self._lock:
             if self._model_instance is None:
@@ -109,7 +112,7 @@ class SentenceTransformerEmbedding(PrefixedEmbedding):
                     self._model_instance = self._load()
             return self._model_instance
 
-    def _load(self) -> Any:
+    def _load(self) -> SentenceTransformer:
         sentence_transformers = require("sentence_transformers", extra="local", feature="local embeddings")
         _quiet_transformers()
         path = _resolve_model_path(self.model_name)

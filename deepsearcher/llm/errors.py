@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from deepsearcher.types.errors import MissingAPIKeyError, ProviderError, failure_message
+
+if TYPE_CHECKING:
+    from deepsearcher.llm.base import Usage
 
 __all__ = ["LLMError", "LLMOutputError", "MissingAPIKeyError", "failure_message", "request_id_of"]
 
@@ -71,4 +74,4 @@ class LLMOutputError(ProviderError, ValueError):
         self.text = text
         self.reason = reason
         #: Token usage of the calls that produced the bad output (set by structured_call).
-        self.usage: Any = None
+        self.usage: Usage | None = None

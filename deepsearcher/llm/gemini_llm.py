@@ -17,10 +17,12 @@ from deepsearcher.types.json import JSONObject
 GEMINI_URL = "https://generativelanguage.googleapis.com"
 
 
-def to_gemini(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+def to_gemini(messages: list[Message]) -> tuple[str | None, list[JSONObject]]:
     """(system_instruction, contents): roles 'user'/'model', each with one text part."""
     system, turns = split_system(messages)
-    contents = [{"role": "model" if role == "assistant" else "user", "parts": [{"text": text}]} for role, text in turns]
+    contents: list[JSONObject] = [
+        {"role": "model" if role == "assistant" else "user", "parts": [{"text": text}]} for role, text in turns
+    ]
     return system, contents
 
 

@@ -59,7 +59,7 @@ def chat_response(llm: BaseLLM, completion: object) -> ChatResponse:
     )
 
 
-async def stream_items(stream: AsyncIterator[Any]) -> AsyncIterator[str | Usage]:
+async def stream_items(stream: AsyncIterator[object]) -> AsyncIterator[str | Usage]:
     """Text deltas and usage of an OpenAI-shaped stream of chat completion chunks."""
     async for chunk in stream:
         usage = getattr(chunk, "usage", None)
