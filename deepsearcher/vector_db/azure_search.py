@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 
@@ -59,6 +59,28 @@ META_INDEX = "deepsearcher-collections"
 VERSIONS_INDEX = "deepsearcher-versions"  # per collection: the hidden source versions and an epoch
 SIDE_INDEXES = (META_INDEX, VERSIONS_INDEX)
 PAGE = 1000
+
+
+class _Field(TypedDict, total=False):
+    """One field of an index definition, as the REST API returns it (the keys read here)."""
+
+    name: str
+    type: str
+    dimensions: int
+
+
+class _Index(TypedDict, total=False):
+    """An index definition, as GET /indexes/{name} returns it (the keys read here)."""
+
+    name: str
+    fields: list[_Field]
+
+
+class _MetaDoc(TypedDict, total=False):
+    """A collection's row in META_INDEX."""
+
+    description: str
+    embedding_model: str
 
 
 def index_name(collection: str) -> str:
@@ -108,7 +130,7 @@ class AzureSearch(BaseVectorDB):
             timeout=timeout,
             headers={"api-key": key or "", "Content-Type": "application/json"},
         )
-        self._indexes: dict[str, JSONObject] = {}
+        self._indexes: dict[str, _Index] = {}
         self._lock = threading.Lock()
         self._pin = threading.local()  # a search's hidden versions (`_common.search_pinned`)
         self._written: dict[str, tuple[int, frozenset[str]]] = {}  # the last marker written, per collection
@@ -156,7 +178,7 @@ class AzureSearch(BaseVectorDB):
             )
         return response
 
-    def _index(self, name: str) -> dict[str, Any] | None:
+    def _index(self, name: str) -> _Index | None:
         if name not in self._indexes:
             response = self._call("GET", f"/indexes/{index_name(name)}", "describe index", name)
             if response.status_code == 404:
@@ -164,10 +186,10 @@ class AzureSearch(BaseVectorDB):
             self._indexes[name] = response.json()
         return self._indexes[name]
 
-    def _fields(self, name: str) -> dict[str, dict[str, Any]]:
+    def _fields(self, name: str) -> dict[str, _Field]:
         return {field["name"]: field for field in (self._index(name) or {}).get("fields", [])}
 
-    def _meta(self, name: str) -> dict[str, Any]:
+    def _meta(self, name: str) -> _MetaDoc:
         response = self._call(
             "GET",
             f"/indexes/{META_INDEX}/docs/{index_name(name)}",
@@ -336,7 +358,7 @@ class AzureSearch(BaseVectorDB):
             inserted += len(documents)
         return inserted
 
-    def _hits(self, name: str, body: dict[str, Any], operation: str) -> list[dict[str, Any]]:
+    def _hits(self, name: str, body: JSONObject, operation: str) -> list[dict[str, Any]]:
         return (
             self._call(
                 "POST",
@@ -349,7 +371,7 @@ class AzureSearch(BaseVectorDB):
             .get("value", [])
         )
 
-    def _result(self, hit: dict[str, Any], fields: dict[str, Any]) -> RetrievalResult:
+    def _result(self, hit: dict[str, Any], fields: dict[str, _Field]) -> RetrievalResult:
         metadata: Any = hit.get(common.METADATA) or "{}"
         try:
             metadata = json.loads(metadata) if isinstance(metadata, str) else dict(metadata)
@@ -382,7 +404,7 @@ class AzureSearch(BaseVectorDB):
             )
         fields = self._fields(name)
         mode = mode or ("hybrid" if self.hybrid and text else "dense")
-        body: dict[str, Any] = {
+        body: JSONObject = {
             "top": top_k,
             "select": ",".join(f for f in ("id", "content", common.REFERENCE, common.METADATA) if f in fields),
         }
@@ -411,7 +433,7 @@ class AzureSearch(BaseVectorDB):
         fields = self._fields(name)
         skip = 0
         while True:
-            body: dict[str, Any] = {
+            body: JSONObject = {
                 "search": "*",
                 "top": PAGE,
                 "skip": skip,
@@ -544,7 +566,7 @@ class AzureSearch(BaseVectorDB):
         marker = response.json()
         return int(marker.get("versions_epoch") or 0), frozenset(json.loads(marker.get("hidden_versions") or "[]"))
 
-    def _visible(self, name: str, fields: dict[str, Any], filter: object) -> str | None:
+    def _visible(self, name: str, fields: dict[str, _Field], filter: object) -> str | None:
         """The OData `filter` narrowed to the source versions not hidden."""
         hidden = self._pin.hidden if getattr(self._pin, "on", False) else self._marker(name)[1]
         if not hidden or common.SOURCE_HASH not in fields:

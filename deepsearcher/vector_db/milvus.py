@@ -635,7 +635,7 @@ class Milvus(BaseVectorDB):
             extra={"fields": [field.get("name") for field in desc.get("fields", [])]},
         )
 
-    def _read_info(self, name: str, side_rows: dict[str, dict[str, Any]] | None = None) -> CollectionInfo:
+    def _read_info(self, name: str, side_rows: dict[str, JSONObject] | None = None) -> CollectionInfo:
         """Info from the collection's properties, or from the side collection where the
         server dropped them (`side_rows`: rows already read for a listing)."""
         desc = self._describe(name)

@@ -503,7 +503,7 @@ class Qdrant(BaseVectorDB):
         metadata = common.plain_json(chunk.metadata or {})
         source_hash, source_chunks = common.source_fields(metadata)
         index_text = chunk.index_text
-        payload: dict[str, Any] = {
+        payload: JSONObject = {
             TEXT: chunk.text,
             REFERENCE: chunk.reference,
             SOURCE_HASH: source_hash,
@@ -513,7 +513,7 @@ class Qdrant(BaseVectorDB):
         if index_text != chunk.text:
             payload[INDEX_TEXT] = index_text
         indices, values = bm25_document_vector(index_text, avgdl)
-        vectors: dict[str, Any] = {
+        vectors: dict[str, models.Vector] = {
             DENSE: vector,
             SPARSE: self._models.SparseVector(indices=indices, values=values),
         }
