@@ -73,7 +73,7 @@ class LiteLLMEmbedding(RemoteEmbedding):
             self._dimension = self.known_dimensions.get(self.model.split("/", 1)[-1])
 
     def _embed_batch(self, texts: list[str], kind: str) -> list[list[float]]:
-        kwargs: dict[str, Any] = {
+        kwargs: dict[str, object] = {
             "model": self.model,
             "input": texts,
             "timeout": self.policy.timeout,

@@ -261,7 +261,7 @@ class BaseLLM(ABC):
         if supports_json_mode is not None:
             self.supports_json_mode = bool(supports_json_mode)
         #: Sent with every request (temperature, max_tokens, ...); per-call kwargs win.
-        self.request_params: dict[str, Any] = request_params
+        self.request_params: dict[str, object] = request_params
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
         self._stats_lock = threading.Lock()
         self.calls = 0
