@@ -26,7 +26,6 @@ from deepsearcher.embedding.base import BaseEmbedding
 from deepsearcher.transport.http import BadResponse, HTTPStatusError, call_sync, classify_http, error_detail
 from deepsearcher.transport.retry import DEFAULT_CALL_TIMEOUT, DEFAULT_TIMEOUT, Failure, GiveUp, RetryPolicy
 from deepsearcher.types.errors import ConfigurationError, ProviderError, failure_message
-from deepsearcher.types.json import JSONObject
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -219,7 +218,7 @@ class RemoteEmbedding(BaseEmbedding):
 
     # ------------------------------------------------------------------ one request
 
-    def _request(self, texts: list[str], kind: str) -> tuple[str, JSONObject]:
+    def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, object]]:
         """(URL, JSON body) of the request embedding `texts` as `kind` (QUERY or DOCUMENT)."""
         raise NotImplementedError
 

@@ -34,11 +34,11 @@ class GeminiEmbedding(RemoteEmbedding):
     def _headers(self) -> dict[str, str]:
         return {"x-goog-api-key": self.api_key or "", **self.extra_headers}
 
-    def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, Any]]:
+    def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, object]]:
         task = "RETRIEVAL_QUERY" if kind == QUERY else "RETRIEVAL_DOCUMENT"
         requests = []
         for text in texts:
-            request: dict[str, Any] = {
+            request: dict[str, object] = {
                 "model": f"models/{self.model}",
                 "content": {"parts": [{"text": text}]},
                 "taskType": task,

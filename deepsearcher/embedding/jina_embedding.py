@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.embedding._http import QUERY
@@ -38,8 +38,8 @@ class JinaEmbedding(OpenAIEmbedding):
     max_batch: ClassVar[int] = 2048
     max_batch_chars: ClassVar[int | None] = 500_000
 
-    def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, Any]]:
-        body: dict[str, Any] = {
+    def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, object]]:
+        body: dict[str, object] = {
             "model": self.model,
             "input": texts,
             "embedding_type": "float",

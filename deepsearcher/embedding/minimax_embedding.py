@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.embedding._http import QUERY, BadResponse, RemoteEmbedding, vector_of
@@ -23,8 +23,8 @@ class MiniMaxEmbedding(RemoteEmbedding):
     known_dimensions: ClassVar[dict[str, int]] = {"embo-01": 1536}
     max_batch: ClassVar[int] = 32
 
-    def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, Any]]:
-        body: dict[str, Any] = {"model": self.model, "texts": texts, "type": "query" if kind == QUERY else "db"}
+    def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, object]]:
+        body: dict[str, object] = {"model": self.model, "texts": texts, "type": "query" if kind == QUERY else "db"}
         body.update(self.options)
         return f"{self.base_url}/embeddings", body
 

@@ -75,8 +75,8 @@ class OpenAIEmbedding(RemoteEmbedding):
             return {"api-key": self.api_key or "", **self.extra_headers}
         return super()._headers()
 
-    def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, Any]]:
-        body: dict[str, Any] = {
+    def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, object]]:
+        body: dict[str, object] = {
             "model": self.model,
             "input": texts,
             "encoding_format": "float",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.embedding._http import RemoteEmbedding
@@ -37,8 +37,8 @@ class VoyageEmbedding(RemoteEmbedding):
     max_batch: ClassVar[int] = 1000  # the documented maximum length of `input`
     max_batch_chars: ClassVar[int | None] = 300_000  # stays under the 120K-token cap of the large models
 
-    def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, Any]]:
-        body: dict[str, Any] = {
+    def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, object]]:
+        body: dict[str, object] = {
             "model": self.model,
             "input": texts,
             "input_type": kind,

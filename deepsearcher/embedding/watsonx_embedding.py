@@ -44,7 +44,7 @@ class WatsonXEmbedding(RemoteEmbedding):
             **self.extra_headers,
         }
 
-    def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, Any]]:
+    def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, object]]:
         body = {
             "inputs": texts,
             "model_id": self.model,

@@ -87,7 +87,7 @@ class Bedrock(BaseLLM):
             if value is not None
         }
 
-    def _request(self, messages: list[Message], kwargs: dict[str, Any]) -> dict[str, Any]:
+    def _request(self, messages: list[Message], kwargs: dict[str, Any]) -> dict[str, object]:
         system, turns = to_converse(messages)
         inference = dict(self.inference_config)
         for ours, theirs in (
@@ -99,7 +99,7 @@ class Bedrock(BaseLLM):
                 inference[theirs] = kwargs.pop(ours)
         kwargs.pop("json_mode", None)
         kwargs.pop("stream_options", None)
-        request: dict[str, Any] = {
+        request: dict[str, object] = {
             "modelId": self.model,
             "messages": turns,
             **self.request_params,

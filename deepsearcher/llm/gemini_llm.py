@@ -66,7 +66,7 @@ class Gemini(BaseLLM):
         self._client = genai.Client(api_key=api_key, http_options=self._types.HttpOptions(**http_options))
 
     def _config(self, system: str | None, json_mode: bool, kwargs: dict[str, Any]) -> Any:
-        options: dict[str, Any] = {**self.request_params, **kwargs}
+        options: dict[str, object] = {**self.request_params, **kwargs}
         options.pop("stream_options", None)
         if "max_tokens" in options:
             options["max_output_tokens"] = options.pop("max_tokens")

@@ -44,8 +44,8 @@ class LiteLLM(BaseLLM):
         """DeepSearcher's name of `base_url`."""
         return self.base_url
 
-    def _request(self, messages: list[Message], kwargs: dict[str, Any]) -> dict[str, Any]:
-        request: dict[str, Any] = {
+    def _request(self, messages: list[Message], kwargs: dict[str, Any]) -> dict[str, object]:
+        request: dict[str, object] = {
             "model": self.model,
             "messages": messages,
             "timeout": self.timeout + 5,

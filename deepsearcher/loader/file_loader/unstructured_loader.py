@@ -117,7 +117,7 @@ def elements_to_documents(path: str, elements: Iterable[dict[str, Any]], file_ty
         types.add(kind)
     flush()
     for group_page, group_section, group_parts, group_types in groups:
-        extra: dict[str, Any] = {"element_types": sorted(group_types)}
+        extra: JSONObject = {"element_types": sorted(group_types)}
         if group_page is not None:
             extra["page"] = group_page
         if group_section:
