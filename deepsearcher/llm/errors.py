@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from deepsearcher.types.errors import MissingAPIKeyError, ProviderError, failure_message
-
-if TYPE_CHECKING:
-    from deepsearcher.llm.base import Usage
 
 __all__ = ["LLMError", "LLMOutputError", "MissingAPIKeyError", "failure_message", "request_id_of"]
 
@@ -74,4 +71,4 @@ class LLMOutputError(ProviderError, ValueError):
         self.text = text
         self.reason = reason
         #: Token usage of the calls that produced the bad output (set by structured_call).
-        self.usage: Usage | None = None
+        self.usage: Any = None

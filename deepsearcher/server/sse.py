@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from deepsearcher.agent.events import StepEvent
+from deepsearcher.agent.result import QueryResult
 from deepsearcher.types.errors import report
 
 logger = logging.getLogger("deepsearcher.server")
@@ -44,7 +45,7 @@ def wants_event_stream(accept: str | None) -> bool:
 
 
 async def stream_agent_run(
-    run: Callable[[Callable[[StepEvent], None]], Awaitable[Any]],
+    run: Callable[[Callable[[StepEvent], None]], Awaitable[QueryResult]],
     keep_alive: float = KEEP_ALIVE_SECONDS,
 ) -> AsyncIterator[str]:
     """Frames for one run; `run(on_event)` is the agent's `aquery` with its arguments bound."""

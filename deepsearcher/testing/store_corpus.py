@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from deepsearcher.embedding.base import BaseEmbedding, DelegatingEmbedding
 from deepsearcher.types import Chunk
+from deepsearcher.types.json import JSONValue
 
 if TYPE_CHECKING:
     from deepsearcher.vector_db.base import BaseVectorDB
@@ -58,7 +59,9 @@ class RenamedEmbedding(DelegatingEmbedding):
         self.model_name = model_name
 
 
-def make_chunks(embedding: BaseEmbedding, texts: list[str], reference: str = "doc.txt", **metadata: Any) -> list[Chunk]:
+def make_chunks(
+    embedding: BaseEmbedding, texts: list[str], reference: str = "doc.txt", **metadata: JSONValue
+) -> list[Chunk]:
     """Embedded chunks of `texts`, all of one source."""
     chunks = [Chunk(text=text, reference=reference, metadata=dict(metadata)) for text in texts]
     return embedding.embed_chunks(chunks, show_progress=False)

@@ -98,7 +98,17 @@ class StoredChunk:
 _Store = TypeVar("_Store", bound="BaseVectorDB")
 
 
-def as_chunk(item: Any) -> Chunk:
+class _ChunkLike(Protocol):
+    """What any chunk has, ours or upstream's (metadata and vector are read when present)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def reference(self) -> str: ...
+
+
+def as_chunk(item: _ChunkLike) -> Chunk:
     """`item` as our Chunk: upstream-shaped chunks lack `index_text` (and `title`), which every
     store reads; their text, reference, metadata and vector carry over unchanged."""
     if isinstance(item, Chunk):

@@ -7,7 +7,7 @@ import io
 import os
 import re
 import zipfile
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.loader.file_loader._budget import checked_archive
@@ -20,6 +20,7 @@ from deepsearcher.types import Document, LoaderError
 if TYPE_CHECKING:
     from docx.document import Document as DocxDocument
     from docx.table import Table
+    from docx.text.paragraph import Paragraph
 
 
 def _table_lines(table: Table) -> list[str]:
@@ -36,7 +37,7 @@ def _table_lines(table: Table) -> list[str]:
     return lines
 
 
-def _heading_level(paragraph: Any) -> int:
+def _heading_level(paragraph: Paragraph) -> int:
     """1-9 for a paragraph styled "Heading N" (Word's built-in heading styles), else 0."""
     name = paragraph.style.name if paragraph.style is not None else ""
     match = _HEADING_STYLE.fullmatch(name or "")
