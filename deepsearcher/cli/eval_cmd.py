@@ -27,6 +27,7 @@ from deepsearcher.types.json import JSONObject
 
 if TYPE_CHECKING:
     from deepsearcher.app.components import Components
+    from deepsearcher.evaluation.dataset import Dataset
 
 AGENT_HELP = "naive (retrieval only, no LLM) | deep | chain | all, or a comma list such as naive,chain."
 
@@ -245,7 +246,7 @@ def _default_max_iter(components: Components, agents: list[str]) -> int:
     return 1  # only naive retrieval: max_iter means nothing to it
 
 
-def _load(components: Components, dataset: Any, collection: str, passages: int) -> None:
+def _load(components: Components, dataset: Dataset, collection: str, passages: int) -> None:
     from deepsearcher.evaluation import load_corpus
 
     progress = Progress(

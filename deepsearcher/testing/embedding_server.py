@@ -17,6 +17,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from deepsearcher.types.json import JSONObject
+
 
 def text_vector(text: str, dim: int) -> list[float]:
     """A deterministic unit vector for `text`."""
@@ -45,7 +47,7 @@ class StandInEmbeddingServer:
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._server.serve_forever, name="stand-in-embeddings", daemon=True)
 
-    def _answer(self, body: dict[str, Any]) -> tuple[int, dict[str, str], Any]:
+    def _answer(self, body: dict[str, Any]) -> tuple[int, dict[str, str], JSONObject]:
         with self._lock:
             self.requests += 1
             self.in_flight += 1

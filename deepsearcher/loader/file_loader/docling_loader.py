@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
@@ -22,6 +22,10 @@ from deepsearcher.loader.file_loader._document import checked_file, make_documen
 from deepsearcher.loader.file_loader.base import BaseLoader
 from deepsearcher.types import Document, LoaderError
 from deepsearcher.types.json import JSONObject
+
+if TYPE_CHECKING:
+    from docling.document_converter import DocumentConverter
+    from docling_core.types.doc import DoclingDocument
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -66,7 +70,7 @@ def first_title(markdown: str) -> str | None:
     return headings[0][1] if headings else None
 
 
-def _export(document: Any, **kwargs: object) -> str:
+def _export(document: DoclingDocument, **kwargs: object) -> str:
     """Markdown without backslash-escaped underscores (they would end up in every chunk)."""
     try:
         return document.export_to_markdown(escape_underscores=False, **kwargs)
@@ -96,9 +100,9 @@ class DoclingLoader(BaseLoader):
         require("docling", extra="docling", feature="DoclingLoader")
         self.artifacts_path = artifacts_path
         self.converter_options = converter_options
-        self._converter: Any = None
+        self._converter: DocumentConverter | None = None
 
-    def _get_converter(self) -> Any:
+    def _get_converter(self) -> DocumentConverter:
         if self._converter is None:
             from docling.document_converter import DocumentConverter
 

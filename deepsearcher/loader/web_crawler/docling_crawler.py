@@ -10,7 +10,7 @@ server open to others should keep the default HttpCrawler for /load-website/.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
@@ -19,6 +19,8 @@ from deepsearcher.loader.web_crawler._hosted import check_crawl_kwargs, for_each
 from deepsearcher.loader.web_crawler.base import BaseCrawler, CrawlSink
 
 if TYPE_CHECKING:
+    from docling.document_converter import DocumentConverter
+
     from deepsearcher.types import Document
 
 
@@ -32,9 +34,9 @@ class DoclingCrawler(BaseCrawler):
         require("docling", extra="docling", feature="DoclingCrawler")
         self.max_connections = int(max_connections)
         self.converter_options = converter_options
-        self._converter: Any = None
+        self._converter: DocumentConverter | None = None
 
-    def _get_converter(self) -> Any:
+    def _get_converter(self) -> DocumentConverter:
         if self._converter is None:
             from docling.document_converter import DocumentConverter
 
