@@ -330,7 +330,7 @@ class BaseLLM(ABC):
         """Map the SDK's exception to a Failure; None leaves it to the generic rules."""
         return None
 
-    def _make_client(self) -> Any:
+    def _make_client(self) -> object:
         """A new SDK client, for providers that use `self.client`."""
         raise NotImplementedError(f"{type(self).__name__} has no per-loop SDK client")
 

@@ -96,7 +96,7 @@ class ProviderConfigRequest(BaseModel):
     )
 
 
-def redacted(value: object) -> Any:
+def redacted(value: object) -> object:
     """`value` with every credential-like entry replaced, for echoing settings back: keys named like
     secrets, and in URLs a password (`http://user:pass@host`) or a secret-named query parameter."""
     if isinstance(value, dict):

@@ -30,7 +30,7 @@ import re
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -898,7 +898,7 @@ def scripted_llm_fixture(name: str = "scripted_llm", scope: str = "function", **
     import pytest
 
     @pytest.fixture(name=name, scope=cast(Any, scope))
-    def _fixture() -> Any:
+    def _fixture() -> Iterator[ScriptedLLMServer]:
         with ScriptedLLMServer(**server_options) as server:
             yield server
 

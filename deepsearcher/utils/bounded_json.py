@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+
+from deepsearcher.types.json import JSONValue
 
 __all__ = ["MAX_DEPTH", "STRUCTURE_TOKENS", "InputLimitError", "check_depth", "loads", "nesting_depth"]
 
@@ -53,7 +54,7 @@ def check_depth(text: str | bytes, what: str, max_depth: int = MAX_DEPTH) -> Non
         raise InputLimitError(f"{what} nests arrays/objects {depth} levels deep; at most {max_depth} are accepted.")
 
 
-def loads(text: str | bytes, what: str, max_bytes: int | None = None, max_depth: int = MAX_DEPTH) -> Any:
+def loads(text: str | bytes, what: str, max_bytes: int | None = None, max_depth: int = MAX_DEPTH) -> JSONValue:
     """`json.loads(text)` within the limits; InputLimitError for a limit, json.JSONDecodeError for bad JSON."""
     if max_bytes is not None and len(text) > max_bytes:
         raise InputLimitError(f"{what} is {len(text):,} bytes; at most {max_bytes:,} are accepted.")
