@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -140,7 +140,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
 
     @contextlib.asynccontextmanager
-    async def timeout_after(seconds: float):  # type: ignore[no-redef]
+    async def timeout_after(seconds: float) -> AsyncIterator[None]:  # type: ignore[no-redef]
         """asyncio.timeout for Python 3.10: cancel the current task after `seconds`."""
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
