@@ -457,7 +457,9 @@ def _array_index_class() -> Any:
             start, end = self.starts[at], self.starts[at + 1]
             return self.row_ids[start:end], self.tfs[start:end]
 
-        def search(self, query_sparse_vectors: Any, top_k: int, valid_mask: Any = None) -> Any:
+        def search(
+            self, query_sparse_vectors: list[dict[int, float]], top_k: int, valid_mask: np.ndarray | None = None
+        ) -> tuple[np.ndarray, np.ndarray]:
             return bm25_search(self, query_sparse_vectors, top_k, valid_mask=valid_mask)
 
         def build(self, *args: object, **kwargs: object) -> None:
@@ -471,8 +473,8 @@ ArrayBM25Index: Any = None
 
 
 def bm25_search(
-    index: SparseInvertedIndex, queries: list[dict], top_k: int, valid_mask: np.ndarray | None = None
-) -> Any:
+    index: SparseInvertedIndex, queries: list[dict[int, float]], top_k: int, valid_mask: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """SparseInvertedIndex.search over numpy arrays: the same scores bit for bit and the same order.
 
     The scalar code computes `(tf*(k1+1)) / (tf + k1*(1-b+b*dl/avgdl))` with `dl` a numpy
@@ -574,7 +576,7 @@ def search_sparse(
     if entry is None:
         return original(self, *arguments)
 
-    def search(index: object, mask: np.ndarray | None) -> Any:
+    def search(index: object, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(index, SparseInvertedIndex) and type(index).search is _originals["bm25"]:
             return bm25_search(index, query_sparse, top_k, valid_mask=mask)
         return _search_prepared_sparse_index(index, query_sparse, top_k, valid_mask=mask)

@@ -106,7 +106,7 @@ class OracleDB(BaseVectorDB):
             connection.commit()
             return rows
 
-    def _run_together(self, statements: list[tuple[str, Any]]) -> None:
+    def _run_together(self, statements: list[tuple[str, object]]) -> None:
         """Several statements in one transaction: other sessions see all of them or none."""
         with self.pool.acquire() as connection, connection.cursor() as cursor:
             for sql, params in statements:
@@ -307,7 +307,7 @@ class OracleDB(BaseVectorDB):
         """The stored version marker: rows of DEEPSEARCHER_HIDDEN_VERSION, changed in one transaction."""
         name = self._collection(collection)
         hide, show = set(hide), set(show) - set(hide)
-        statements: list[tuple[str, Any]] = []
+        statements: list[tuple[str, object]] = []
         if hide | show:
             delete = f"DELETE FROM {HIDDEN} WHERE collection = :1 AND source_hash = :2"
             statements.append((delete, [(name, version) for version in sorted(hide | show)]))
