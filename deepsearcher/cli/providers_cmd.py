@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -18,6 +18,9 @@ from deepsearcher.cli.common import (
 )
 from deepsearcher.config.registry import ProviderInfo, ProviderRegistry
 from deepsearcher.types.json import JSONObject
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FEATURES = ("llm", "embedding", "file_loader", "web_crawler", "vector_db", "web_search")
 
@@ -67,7 +70,7 @@ def collect(configured: dict[str, str | None] | None = None) -> list[dict[str, A
     return rows
 
 
-def _configured_providers(config: Any) -> dict[str, str | None]:
+def _configured_providers(config: Path | None) -> dict[str, str | None]:
     from deepsearcher.config import Configuration
 
     settings = Configuration(config).provide_settings
