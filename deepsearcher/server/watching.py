@@ -20,6 +20,8 @@ from deepsearcher.server.state import ServerState
 from deepsearcher.types.errors import DeepSearcherError
 
 if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver
+
     from deepsearcher.offline_loading.summary import LoadSummary
 
 logger = logging.getLogger("deepsearcher.server")
@@ -56,7 +58,7 @@ class ServerWatches:
             FolderWatcher(state.current(), [entry.path], entry.collection, settle=settle, on_line=logger.info)
             for entry in entries
         ]
-        self._observers: list[Any] = []
+        self._observers: list[BaseObserver] = []
 
     def start(self) -> None:
         for watcher in self._watchers:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from deepsearcher.config.optional import require
 from deepsearcher.transport.retry import Failure
 from deepsearcher.types.errors import MissingAPIKeyError
 from deepsearcher.types.json import JSONObject
+
+if TYPE_CHECKING:
+    from botocore.client import BaseClient
 
 #: Error codes that mean "slow down" (answered like a 429) or "try again" (retryable).
 THROTTLED = frozenset({"ThrottlingException", "TooManyRequestsException", "ServiceQuotaExceededException"})
@@ -37,7 +40,7 @@ def runtime_client(
     read_timeout: float,
     connect_timeout: float,
     max_pool_connections: int | None = None,
-) -> tuple[Any, str]:
+) -> tuple[BaseClient, str]:
     """(boto3 bedrock-runtime client, its region).
 
     Credentials come from the arguments or boto3's usual chain ($AWS_ACCESS_KEY_ID /
