@@ -12,10 +12,13 @@ import os
 import stat
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from deepsearcher.loader.file_loader import _budget
 from deepsearcher.types import LoaderError
+
+if TYPE_CHECKING:
+    from charset_normalizer import CharsetMatch
 
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
@@ -182,7 +185,7 @@ def _decode_detected(path: str, data: bytes) -> tuple[str, str]:
     return str(best), best.encoding.replace("_", "-")
 
 
-def _best_guess(data: bytes) -> Any:
+def _best_guess(data: bytes) -> CharsetMatch | None:
     """charset-normalizer's best match, except that a Windows code page wins a tie among
     equally clean guesses, Windows-1252 first: those are the common legacy encodings
     (charset-normalizer alone reads Latin-1 French as cp1250 and cp1251 Russian as

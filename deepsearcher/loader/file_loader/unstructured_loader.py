@@ -283,7 +283,7 @@ class UnstructuredLoader(BaseLoader):
             raise LoaderError(path, f"Unstructured API at {self.api_url}: {exc.reason}{hint}") from None
 
 
-def _form_value(value: object) -> Any:
+def _form_value(value: object) -> str | list[str]:
     """Form fields are strings; lists (e.g. languages) are sent as repeated fields."""
     if isinstance(value, bool):
         return "true" if value else "false"
