@@ -58,7 +58,7 @@ class Anthropic(BaseLLM):
             timeout=self.timeout + 5,
         )
 
-    def _request(self, messages: list[Message], kwargs: dict[str, Any]) -> dict[str, Any]:
+    def _request(self, messages: list[Message], kwargs: dict[str, object]) -> dict[str, Any]:
         system, turns = to_anthropic(messages)
         params: dict[str, Any] = {
             "max_tokens": self.max_tokens,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deepsearcher.config.api_keys import resolve_api_key
 from deepsearcher.config.optional import require
@@ -13,6 +13,9 @@ from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
 from deepsearcher.transport.retry import Failure
 from deepsearcher.types.errors import MissingDependencyError
 from deepsearcher.types.json import JSONObject
+
+if TYPE_CHECKING:
+    from google.genai.types import GenerateContentConfig
 
 GEMINI_URL = "https://generativelanguage.googleapis.com"
 
@@ -65,7 +68,7 @@ class Gemini(BaseLLM):
             http_options["base_url"] = base_url
         self._client = genai.Client(api_key=api_key, http_options=self._types.HttpOptions(**http_options))
 
-    def _config(self, system: str | None, json_mode: bool, kwargs: dict[str, Any]) -> Any:
+    def _config(self, system: str | None, json_mode: bool, kwargs: dict[str, object]) -> GenerateContentConfig:
         options: dict[str, object] = {**self.request_params, **kwargs}
         options.pop("stream_options", None)
         if "max_tokens" in options:

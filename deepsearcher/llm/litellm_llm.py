@@ -44,7 +44,7 @@ class LiteLLM(BaseLLM):
         """DeepSearcher's name of `base_url`."""
         return self.base_url
 
-    def _request(self, messages: list[Message], kwargs: dict[str, Any]) -> dict[str, object]:
+    def _request(self, messages: list[Message], kwargs: dict[str, object]) -> dict[str, object]:
         request: dict[str, object] = {
             "model": self.model,
             "messages": messages,

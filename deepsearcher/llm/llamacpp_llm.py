@@ -148,7 +148,7 @@ class LlamaCpp(BaseLLM):
         params["max_tokens"] = min(wanted, room)
         return prompt
 
-    def _params(self, kwargs: dict[str, Any], json_mode: bool = False) -> dict[str, Any]:
+    def _params(self, kwargs: dict[str, object], json_mode: bool = False) -> dict[str, Any]:
         params = {**self.request_params, **kwargs}
         params.pop("json_mode", None)
         if json_mode:

@@ -176,7 +176,7 @@ class OpenAI(BaseLLM):
 
     # ------------------------------------------------------------------ calls
 
-    def _params(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+    def _params(self, kwargs: dict[str, object]) -> dict[str, Any]:
         params = dict(self.request_params)
         params.update(kwargs)
         return params
