@@ -159,7 +159,7 @@ class DeepSearcherTools:
         max_pages: int | None = None,
         sync: bool = False,
         refresh: bool = False,
-    ) -> JSONObject:
+    ) -> dict[str, Any]:
         """Load files, folders (recursively) and http(s) URLs into `collection` (created when missing,
         with `description` for the router). Local paths must lie inside the server's allowed roots.
         Unchanged sources are skipped; every failed input is listed with its reason.
