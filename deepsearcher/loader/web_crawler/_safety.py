@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from typing import Any
 
 from deepsearcher.loader.web_crawler._errors import URLRefusedError
 from deepsearcher.types.errors import DeepSearcherError
@@ -180,7 +179,7 @@ def guard_transport(transport: object, policy: AddressPolicy) -> bool:
     if inner is None or not isinstance(inner, httpcore.AsyncNetworkBackend):
         return False
 
-    backend: Any = inner
+    backend: httpcore.AsyncNetworkBackend = inner
 
     class GuardedBackend(httpcore.AsyncNetworkBackend):
         async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):  # type: ignore[no-untyped-def]
