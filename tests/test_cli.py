@@ -14,6 +14,7 @@ from helpers import make_docs, write_config
 from typer.testing import CliRunner
 
 from deepsearcher.cli.main import app
+from deepsearcher.vector_db import _milvus_lite
 
 runner = CliRunner()
 
@@ -56,6 +57,8 @@ def test_load_search_collections_delete(tmp_path: Path, config_file: Path) -> No
     assert hits[0]["rank"] == 1 and hits[0]["collection"] == "science_notes" and "compiler" in hits[0]["passage"]
     assert hits[0]["rank"] == 1 and "Grace Hopper" in hits[0]["text"]
     assert hits[0]["reference"].endswith("records.jsonl")
+    # every command closes the store it opened when it ends (tests and hosts run many in one process)
+    assert not [path for path in _milvus_lite._users if path.startswith(str(tmp_path))]
 
     table = invoke("search", "first compiler", "--collection", "science_notes", "-c", str(config_file))
     assert table.exit_code == 0 and "Grace Hopper" in table.stdout and "score" in table.stdout

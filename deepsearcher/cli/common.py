@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -34,6 +35,16 @@ ConfigOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
+
+
+#: The running command's root context, set by the `deepsearcher` callback. Typer 0.2x carries its
+#: own copy of click, so `click.get_current_context()` sees no context inside a Typer command.
+_command_context: ContextVar[typer.Context | None] = ContextVar("deepsearcher_command_context", default=None)
+
+
+def bind_command_context(context: typer.Context) -> None:
+    """Remember the command's context so what a command opens is closed when it ends."""
+    _command_context.set(context)
 
 
 #: The spinner of the command's current activity, if one is live (a model load reuses it).
@@ -103,7 +114,7 @@ def setup(config_path: Path | None, *, llm: bool = False) -> Components:
     set_model_load_notifier(model_spinner)
     with handle_errors():
         components = build_components(Configuration(config_path), skip=() if llm else ("llm",))
-        context = click.get_current_context(silent=True)
+        context = _command_context.get() or click.get_current_context(silent=True)
         if context is not None:  # released when the command ends (a test runs many in one process)
             context.call_on_close(components.close)
         return components

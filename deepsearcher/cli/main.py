@@ -59,13 +59,16 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def main(
+    ctx: typer.Context,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what happens inside."),
     version: bool = typer.Option(
         False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
+    from deepsearcher.cli.common import bind_command_context
     from deepsearcher.utils.logfile import route_logs
 
+    bind_command_context(ctx)  # what the command opens (the store) is closed when it ends
     route_logs(verbose)  # library lines (pypdf, pymilvus, gRPC) go to the log file, not the terminal
 
 
