@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -39,7 +39,7 @@ from deepsearcher.server.jobs import (
     remove_dir,
     upload_reference,
 )
-from deepsearcher.server.limits import MAX_INPUTS, Description, Name, PathText
+from deepsearcher.server.limits import Name, PathText
 from deepsearcher.server.sse import SSE_HEADERS, stream_agent_run, wants_event_stream
 from deepsearcher.server.state import ServerState
 from deepsearcher.types.errors import ProviderError
@@ -253,58 +253,14 @@ async def upload_documents(request: Request, principal: Principal = Depends(requ
 # ---------------------------------------------------------------------- server-side loads
 
 
-class LoadRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    inputs: list[PathText] = Field(
-        default_factory=list,
-        max_length=MAX_INPUTS,
-        description="Server paths (under server.allowed_roots) and http(s) URLs (at least one, unless `refresh`).",
-        examples=[["/srv/docs", "https://example.com/handbook"]],
-    )
-    collection: Name | None = Field(None, description="Target collection (default: the configured default).")
-    description: Description | None = Field(None, description="What the collection holds (the router reads it).")
-    force_new_collection: bool = Field(False, description="Drop and recreate the collection first.")
-    max_depth: int | None = Field(None, ge=0, le=10, description="Follow links this many levels from each URL.")
-    max_pages: int | None = Field(None, ge=1, le=10000, description="Stop crawling after this many pages.")
-    batch_size: int | None = Field(None, ge=1, le=4096, description="Chunks embedded per batch.")
-    sync: bool = Field(
-        False,
-        description="Also remove stored sources under the given folders that no longer exist there "
-        "(without it they are only named in the job's summary, as `gone`).",
-    )
-    refresh: bool = Field(
-        False,
-        description="Also fetch the collection's stored web pages again, conditionally (ETag / Last-Modified): "
-        "a page not modified is kept, a changed one replaced (as `deepsearcher load --refresh`).",
-    )
-
-    @model_validator(mode="after")
-    def _something_to_load(self) -> LoadRequest:
-        if not self.inputs and not self.refresh:
-            raise ValueError("inputs: name at least one server path or URL (or set refresh: true)")
-        return self
-
-
 @router.post("/load", status_code=202, summary="Load server paths and URLs in a background job.")
 async def load(
-    body: LoadRequest,
+    body: loading.LoadRequest,
     request: Request,
     principal: Principal = Depends(require_principal),
 ) -> JSONSafeResponse:
     state = services.server_state(request)
-    load_request = loading.LoadRequest(
-        body.inputs,
-        body.collection,
-        body.description,
-        body.force_new_collection,
-        batch_size=body.batch_size,
-        max_depth=body.max_depth or 0,
-        max_pages=body.max_pages,
-        sync=body.sync,
-        refresh=body.refresh,
-    )
-    plan = await services.in_thread(services.plan_load, state, principal, load_request)  # resolves paths: blocks
+    plan = await services.in_thread(services.plan_load, state, principal, body)  # resolves paths: blocks
     job = services.submit_load(state, principal, "load", plan)
     return _accepted(job)
 

@@ -7,7 +7,6 @@ Store calls block (Milvus, file reads, embeddings), so routes call them through
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -54,49 +53,53 @@ def plan_load(state: ServerState, principal: Principal, request: LoadRequest) ->
     """The load service's checks (inputs, path rules under server.allowed_roots, crawl bounds, a
     crawler for URLs) on a request whose collection the key may write, before any job exists."""
     collection = target_collection(state, principal, request.collection)
-    plan = loading.plan_load(
+    return loading.plan_load(
         state.current(),
-        replace(request, collection=collection),
+        request.model_copy(update={"collection": collection}),
         list(state.settings.allowed_roots),
         NO_ROOTS,
     )
-    return plan
 
 
 def submit_load(state: ServerState, principal: Principal, kind: str, plan: LoadPlan) -> Job:
-    """Queue a job running the load service over `plan` (recorded so it can be resumed; the job
-    manager holds the collection's lock)."""
-    request = plan.request
-    spec = {
-        "description": request.description,
-        "paths": [str(path) for path in plan.paths],
-        "urls": list(plan.urls),
-        "force_new_collection": request.force_new_collection,
-        "batch_size": request.batch_size,
-        "crawl": dict(plan.crawl),
-        "sync": request.sync,
-        "refresh": request.refresh,
-    }
+    """Queue a job running the load service over `plan`, recording its request whole (`job_spec`)
+    so a resumed job is the same request planned again; the job manager holds the collection's lock."""
+    spec = job_spec(plan.request.model_copy(update={"collection": plan.collection}))
     work = load_work(state, plan.collection, spec)
     return state.job_manager().submit(kind, plan.collection, plan.inputs, work, owner=principal.label, spec=spec)
 
 
+def job_spec(request: LoadRequest) -> dict[str, object]:
+    """What a load job records to run again: its request, serialised by the model itself (every
+    field, so a new one cannot be dropped on the way, as `refresh` once was)."""
+    return {"kind": "load", "request": request.model_dump(mode="json")}
+
+
 def request_from_spec(collection: str, spec: dict[str, Any], resuming: bool = False) -> LoadRequest:
-    """The LoadRequest a job recorded (`submit_load`'s spec); a resumed job never drops the collection again."""
+    """The LoadRequest a job recorded, validated again by the model; a resumed job never drops the
+    collection again. A job recorded before requests were (field by field) is read once into one."""
+    recorded = spec["request"] if "request" in spec else _legacy_request_fields(spec)
+    values = {**recorded, "collection": collection}
+    if resuming:
+        values["force_new_collection"] = False
+    return LoadRequest.create(**values)
+
+
+def _legacy_request_fields(spec: dict[str, Any]) -> dict[str, object]:
+    """A job spec as servers wrote it before recording the request whole (a job interrupted by the upgrade)."""
     crawl = dict(spec.get("crawl") or {})
-    crawl.pop("validators", None)  # found again by planning (a --refresh load)
-    return LoadRequest(
-        list(spec["paths"]) + list(spec["urls"]),
-        collection,
-        spec.get("description"),
-        bool(spec.get("force_new_collection")) and not resuming,
-        batch_size=spec.get("batch_size"),
-        max_depth=int(crawl.pop("max_depth", 0) or 0),
-        max_pages=crawl.pop("max_pages", None),
-        crawl_options=crawl,
-        sync=bool(spec.get("sync")),
-        refresh=bool(spec.get("refresh")),
-    )
+    crawl.pop("validators", None)  # found again by planning (a refresh load)
+    return {
+        "inputs": list(spec["paths"]) + list(spec["urls"]),
+        "description": spec.get("description"),
+        "force_new_collection": bool(spec.get("force_new_collection")),
+        "batch_size": spec.get("batch_size"),
+        "max_depth": crawl.pop("max_depth", 0),
+        "max_pages": crawl.pop("max_pages", None),
+        "crawl_options": crawl,
+        "sync": bool(spec.get("sync")),
+        "refresh": bool(spec.get("refresh")),
+    }
 
 
 def load_work(
