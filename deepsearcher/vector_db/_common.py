@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from deepsearcher.types import (
@@ -209,6 +211,25 @@ class SourceTally:
             )
             for reference, count in self.counts.items()
         }
+
+
+def hidden_versions(
+    pin: threading.local,
+    cache: dict[str, frozenset[str]],
+    name: str,
+    read_marker: Callable[[], frozenset[str]],
+    lock: AbstractContextManager[object] | None = None,
+) -> frozenset[str]:
+    """The versions a store hides now: inside a pinned search (`search_pinned`), the set that search
+    read; else the stored marker read once into `cache` (an embedded store is one process: its own
+    writes move the marker, and it updates `cache` as it does)."""
+    if getattr(pin, "on", False):
+        return frozenset(pin.hidden)
+    hidden = cache.get(name)
+    if hidden is None:
+        with lock if lock is not None else nullcontext():
+            hidden = cache.setdefault(name, read_marker())
+    return hidden
 
 
 def search_pinned(
