@@ -303,7 +303,7 @@ def test_load_job_and_path_rules(admin: httpx.Client, root: Path) -> None:
     assert_error(admin.post("/v1/load", json={"inputs": [str(root / "escape.txt")]}), 403, "outside the allowed roots")
     assert_error(admin.post("/v1/load", json={"inputs": ["docs/volcano.md"]}), 400, "relative")
     assert_error(admin.post("/v1/load", json={"inputs": ["ftp://example.com/file.txt"]}), 400, "Only http and https")
-    assert_error(admin.post("/v1/load", json={"inputs": []}), 422, "inputs")
+    assert_error(admin.post("/v1/load", json={"inputs": []}), 400, "No input given")  # plan_load's, as for the CLI
     # the whole folder: the escaping symlink is refused by name, the secret is never read
     job = load(admin, [str(root)], "whole_root")
     refused = {f["source"]: f["reason"] for f in job["results"]["failed"]}

@@ -14,11 +14,10 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import urlsplit
 
-from pydantic import Field, field_validator, model_validator
-from typing_extensions import Self
+from pydantic import Field, field_validator
 
 from deepsearcher.app.components import Components
 from deepsearcher.app.locks import collection_lock
@@ -119,12 +118,6 @@ class LoadRequest(RequestModel):
     def _no_depth_is_zero(cls, value: object) -> object:
         return 0 if value is None else value
 
-    @model_validator(mode="after")
-    def _something_to_load(self) -> Self:
-        if not self.refresh and not any(item.strip() for item in self.inputs):
-            raise ValueError("name at least one file, folder or http(s) URL in inputs (or set refresh)")
-        return self
-
 
 @dataclass(frozen=True)
 class LoadPlan:
@@ -132,10 +125,10 @@ class LoadPlan:
 
     request: LoadRequest
     collection: str
-    paths: list[Any]
+    paths: list[str | Path]
     urls: list[str]
     roots: list[Path] | None = None
-    crawl: dict[str, Any] = field(default_factory=dict)
+    crawl: dict[str, object] = field(default_factory=dict)
 
     @property
     def inputs(self) -> list[str]:
@@ -154,13 +147,13 @@ def check_url(url: str) -> str:
 
 def split_inputs(
     inputs: Iterable[str], roots: list[Path] | None = None, no_roots: str = NO_ROOTS
-) -> tuple[list[Any], list[str]]:
+) -> tuple[list[str | Path], list[str]]:
     """Paths and http(s) URLs; any bad one refuses the whole request.
 
     `roots` None: the caller loads its own machine (CLI, library), paths are kept as given.
     Otherwise (REST, MCP) each path must resolve under a root (PathRefusedError: 403 / 400).
     """
-    paths: list[Any] = []
+    paths: list[str | Path] = []
     urls: list[str] = []
     for item in inputs:
         if "://" in item:
@@ -277,7 +270,7 @@ def file_entries_of(plan: LoadPlan, loader: BaseLoader) -> list[LoadedSource]:
     the progress has a total, and a file that vanishes mid-load is named as such."""
     if plan.roots is None:
         return list(iter_file_entries([os.fspath(path) for path in plan.paths], loader))
-    return list(iter_allowed_file_entries(plan.paths, loader, plan.roots))
+    return list(iter_allowed_file_entries([Path(path) for path in plan.paths], loader, plan.roots))  # resolved
 
 
 def sources_of(

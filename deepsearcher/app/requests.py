@@ -37,9 +37,7 @@ class RequestModel(BaseModel):
 def describe_request_error(model: type[BaseModel], exc: ValidationError) -> str:
     """The first error of `exc` in the words the front-ends have always used."""
     error = exc.errors()[0]
-    if not error["loc"]:  # a check of the whole request: its message names the fields
-        return f"{str(error['msg']).removeprefix('Value error, ')}."
-    name = str(error["loc"][0])
+    name = str(error["loc"][0]) if error["loc"] else "request"
     field = ".".join(str(part) for part in error["loc"]) or "request"
     value = error.get("input")
     context = error.get("ctx") or {}

@@ -15,9 +15,9 @@ import logging
 import pkgutil
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 from deepsearcher.config.builtin_providers import BUILTIN_PROVIDERS
 from deepsearcher.types.errors import ConfigurationError
@@ -27,8 +27,18 @@ logger = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "deepsearcher.providers"
 T = TypeVar("T", bound=type)
 
+
+class Registration(TypedDict):
+    """What `@register_provider` records beside the class (shown by `deepsearcher providers`)."""
+
+    extra: str | None
+    requires: tuple[str, ...]
+    env_var: str | None
+    aliases: tuple[str, ...]
+
+
 #: Every class registered with @register_provider, by feature (kept for the process lifetime).
-_REGISTERED: dict[str, list[tuple[str, type, dict[str, Any]]]] = {}
+_REGISTERED: dict[str, list[tuple[str, type, Registration]]] = {}
 
 
 class UnknownProviderError(ConfigurationError):
@@ -47,7 +57,8 @@ class ProviderInfo:
     env_var: str | None = None
     aliases: tuple[str, ...] = ()
     source: str = "built-in"
-    meta: dict[str, Any] = field(default_factory=dict)
+    #: A third-party provider's entry point, loaded when the provider is first asked for.
+    entry_point: EntryPoint | None = None
 
 
 def register_provider(
@@ -62,7 +73,7 @@ def register_provider(
     """Class decorator: make `cls` available under `name` (default: the class name)."""
 
     def decorator(cls: T) -> T:
-        info = {
+        info: Registration = {
             "extra": extra,
             "requires": requires,
             "env_var": env_var,
@@ -164,15 +175,15 @@ class ProviderRegistry:
 
     def _add_lazy(self, name: str, ep: EntryPoint) -> None:
         self._providers[name] = ProviderInfo(
-            name=name, cls=_LazyEntryPoint, source=f"entry point {ep.value}", meta={"ep": ep}
+            name=name, cls=_LazyEntryPoint, source=f"entry point {ep.value}", entry_point=ep
         )
 
     def get(self, name: str) -> type:
         """Return the provider class for `name`, or raise naming the allowed values."""
         info = self._lookup(name)
         if info is not None:
-            if info.cls is _LazyEntryPoint:
-                info.cls = info.meta["ep"].load()
+            if info.cls is _LazyEntryPoint and info.entry_point is not None:
+                info.cls = info.entry_point.load()
             return info.cls
         if ":" in name or "." in name:
             return _import_dotted(name, self.feature)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
+from typing_extensions import ParamSpec
 
 from deepsearcher.app import Components, loading, querying
 from deepsearcher.app.loading import LoadPlan, LoadRequest
@@ -19,18 +20,19 @@ from deepsearcher.app.querying import QueryPlan, QueryRequest
 from deepsearcher.offline_loading.pipeline import ProgressCallback
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.server.auth import Principal
-from deepsearcher.server.jobs import Job, iter_upload_sources
+from deepsearcher.server.jobs import Job, JobSpec, iter_upload_sources
 from deepsearcher.server.paths import NO_ROOTS
 from deepsearcher.server.state import ServerState
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 def server_state(request: Request) -> ServerState:
     return request.app.state.deepsearcher
 
 
-async def in_thread(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+async def in_thread(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     return await run_in_threadpool(function, *args, **kwargs)
 
 
@@ -69,28 +71,30 @@ def submit_load(state: ServerState, principal: Principal, kind: str, plan: LoadP
     return state.job_manager().submit(kind, plan.collection, plan.inputs, work, owner=principal.label, spec=spec)
 
 
-def job_spec(request: LoadRequest) -> dict[str, object]:
+def job_spec(request: LoadRequest) -> JobSpec:
     """What a load job records to run again: its request, serialised by the model itself (every
     field, so a new one cannot be dropped on the way, as `refresh` once was)."""
     return {"kind": "load", "request": request.model_dump(mode="json")}
 
 
-def request_from_spec(collection: str, spec: dict[str, Any], resuming: bool = False) -> LoadRequest:
+def request_from_spec(collection: str, spec: JobSpec, resuming: bool = False) -> LoadRequest:
     """The LoadRequest a job recorded, validated again by the model; a resumed job never drops the
     collection again. A job recorded before requests were (field by field) is read once into one."""
-    recorded = spec["request"] if "request" in spec else _legacy_request_fields(spec)
-    values = {**recorded, "collection": collection}
+    recorded = spec.get("request")
+    values = dict(recorded) if isinstance(recorded, dict) else _legacy_request_fields(spec)
+    values["collection"] = collection
     if resuming:
         values["force_new_collection"] = False
     return LoadRequest.create(**values)
 
 
-def _legacy_request_fields(spec: dict[str, Any]) -> dict[str, object]:
+def _legacy_request_fields(spec: JobSpec) -> dict[str, object]:
     """A job spec as servers wrote it before recording the request whole (a job interrupted by the upgrade)."""
-    crawl = dict(spec.get("crawl") or {})
+    recorded_crawl = spec.get("crawl")
+    crawl = dict(recorded_crawl) if isinstance(recorded_crawl, dict) else {}
     crawl.pop("validators", None)  # found again by planning (a refresh load)
     return {
-        "inputs": list(spec["paths"]) + list(spec["urls"]),
+        "inputs": _strings(spec.get("paths")) + _strings(spec.get("urls")),
         "description": spec.get("description"),
         "force_new_collection": bool(spec.get("force_new_collection")),
         "batch_size": spec.get("batch_size"),
@@ -102,8 +106,12 @@ def _legacy_request_fields(spec: dict[str, Any]) -> dict[str, object]:
     }
 
 
+def _strings(value: object) -> list[str]:
+    return [str(item) for item in value] if isinstance(value, list) else []
+
+
 def load_work(
-    state: ServerState, collection: str, spec: dict[str, Any], resuming: bool = False
+    state: ServerState, collection: str, spec: JobSpec, resuming: bool = False
 ) -> Callable[[ProgressCallback], LoadSummary]:
     """The work of a load job from its recorded spec, planned through the same checks as a new
     request (paths under today's server.allowed_roots, crawl bounds, a crawler for URLs)."""
@@ -120,7 +128,7 @@ def load_work(
     return work
 
 
-def upload_spec(folder: Path, saved: list[tuple[str, Path]], description: str | None) -> dict[str, Any]:
+def upload_spec(folder: Path, saved: list[tuple[str, Path]], description: str | None) -> JobSpec:
     """What an upload job records to run again: its staging folder and files, kept until it is done."""
     return {
         "kind": "upload",
@@ -130,21 +138,27 @@ def upload_spec(folder: Path, saved: list[tuple[str, Path]], description: str | 
     }
 
 
-def missing_uploads(spec: dict[str, Any]) -> list[str]:
+def staged_uploads(spec: JobSpec) -> list[tuple[str, Path]]:
+    """An upload job's staged files (name, path), as `upload_spec` recorded them."""
+    files = spec.get("files")
+    return [(str(name), Path(str(path))) for name, path in files] if isinstance(files, list) else []
+
+
+def missing_uploads(spec: JobSpec) -> list[str]:
     """The staged files of an upload job that are no longer there."""
-    return [filename for filename, path in spec["files"] if not Path(path).is_file()]
+    return [filename for filename, path in staged_uploads(spec) if not path.is_file()]
 
 
-def upload_work(state: ServerState, collection: str, spec: dict[str, Any]) -> Callable[[ProgressCallback], LoadSummary]:
+def upload_work(state: ServerState, collection: str, spec: JobSpec) -> Callable[[ProgressCallback], LoadSummary]:
     """The work of an upload job: its staged files, each under `upload://<collection>/<name>`."""
-    saved = [(filename, Path(path)) for filename, path in spec["files"]]
+    saved = staged_uploads(spec)
 
     def work(on_progress: ProgressCallback) -> LoadSummary:
         components = state.current()
         return loading.pipeline_for(components, on_progress=on_progress).run(
             iter_upload_sources(saved, collection, components.file_loader),
             collection_name=collection,
-            collection_description=spec.get("description") or "",
+            collection_description=str(spec.get("description") or ""),
         )
 
     return work
