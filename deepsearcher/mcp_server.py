@@ -167,8 +167,14 @@ class DeepSearcherTools:
         longer holds are listed in `gone`; with sync=true they are removed. refresh=true also fetches
         the collection's stored web pages again, conditionally (a page not modified is kept)."""
         components = self.components
-        request = LoadRequest(
-            inputs, collection, description, max_depth=max_depth, max_pages=max_pages, sync=sync, refresh=refresh
+        request = LoadRequest.create(
+            inputs=inputs,
+            collection=collection,
+            description=description,
+            max_depth=max_depth,
+            max_pages=max_pages,
+            sync=sync,
+            refresh=refresh,
         )
         summary = load(components, request, roots=allowed_roots(components.config))
         data = summary.to_dict()

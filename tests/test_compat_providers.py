@@ -80,7 +80,7 @@ def test_openai_compatible_embedding_names(api_factory, monkeypatch, name, env_v
 def test_jiekouai_llm_and_its_readme_spelling(monkeypatch, server):
     assert llm_registry.get("Jiekou.AI") is llm_registry.get("JiekouAI")
     with pytest.raises(MissingAPIKeyError, match="JIEKOU_API_KEY"):
-        llm_registry.get("JiekouAI")()
+        llm_registry.get("JiekouAI")().chat("hi")
     monkeypatch.setenv("JIEKOU_API_KEY", "jk-key")
     default = llm_registry.get("JiekouAI")()
     assert (default.base_url, default.model) == ("https://api.jiekou.ai/openai/v1", "claude-sonnet-4-5-20250929")

@@ -62,7 +62,7 @@ def rerun(corpus: Path, uri: Path):
     components = components_for(config(uri.with_suffix(".yaml"), uri))
     store = components.vector_db
     try:
-        summary = load(components, LoadRequest([str(corpus)], COLLECTION))
+        summary = load(components, LoadRequest(inputs=[str(corpus)], collection=COLLECTION))
         return summary, snapshot(store, summary)
     finally:
         store.close()

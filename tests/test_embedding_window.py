@@ -49,7 +49,7 @@ def test_a_sentence_appended_to_a_long_file_is_found_on_a_dense_only_server(milv
     uri = milvus_servers.get("milvus-2.3.5").uri
     components = components_for(write_config(tmp_path / "config.yaml", uri), skip=("llm",))
     with components.vector_db:
-        summary = load(components, LoadRequest([str(docs)], collection="heron", force_new_collection=True))
+        summary = load(components, LoadRequest(inputs=[str(docs)], collection="heron", force_new_collection=True))
         assert summary.ok
         hits = search(components, SearchRequest(query="obsidian heron", collections=["heron"], top_k=3)).hits
     assert str(docs / "notes1.md") in [hit.result.reference for hit in hits]

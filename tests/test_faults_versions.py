@@ -36,7 +36,7 @@ def load_into(corpus: Path, uri: str, config_path: Path) -> Versions:
     """Load `corpus` to the end; each source's one stored version and its chunk count."""
     components = components_for(config(config_path, uri))  # type: ignore[arg-type]
     try:
-        summary = load(components, LoadRequest([str(corpus)], COLLECTION))
+        summary = load(components, LoadRequest(inputs=[str(corpus)], collection=COLLECTION))
         assert summary.ok, summary.to_dict()["failed"]
         records = components.vector_db.list_sources(COLLECTION)
         assert all(record.versions == 1 and record.complete for record in records.values())

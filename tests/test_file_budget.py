@@ -90,7 +90,7 @@ def test_a_file_growing_while_read_is_read_up_to_its_size_at_open_and_named_chan
 
     components = components_for(config_file, skip=("llm",))
     with GrowingFile(live_path, start_bytes=8192, block=1024), components.vector_db as store:
-        summary = load(components, LoadRequest([str(docs)]), on_progress=grow_after_listing)
+        summary = load(components, LoadRequest(inputs=[str(docs)]), on_progress=grow_after_listing)
         size_after = live_path.stat().st_size
         stored = store.list_sources("deepsearcher")
     live = next(item for item in summary.sources if Path(item.source).name == "live.log.txt")
@@ -114,7 +114,7 @@ def test_files_deleted_during_the_load_are_each_named_vanished(tmp_path: Path, c
 
     components = components_for(config_file, skip=("llm",))
     with components.vector_db:
-        summary = load(components, LoadRequest([str(docs)]), on_progress=delete_half)
+        summary = load(components, LoadRequest(inputs=[str(docs)]), on_progress=delete_half)
     vanished = sorted(Path(item.source).name for item in summary.failed if item.reason == VANISHED)
     assert vanished == [f"f{index:02d}.txt" for index in range(0, 30, 2)]
     assert len(summary.loaded) == 15 and summary.ok is False

@@ -282,7 +282,7 @@ def test_missing_key_for_default_openai_explains_local_servers(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(MissingAPIKeyError) as info:
-        OpenAI()
+        OpenAI().chat("hi")
     message = str(info.value)
     assert message.startswith("No API key for OpenAI: set OPENAI_API_KEY or provide_settings.llm.config.api_key.")
     assert "http://localhost:11434/v1" in message and "llama.cpp" in message and "vLLM" in message

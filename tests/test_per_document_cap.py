@@ -20,7 +20,7 @@ def test_search_and_the_retriever_take_at_most_three_chunks_of_one_document(tmp_
     (docs / "short2.md").write_text("# Seas\n\nCold seas hold the krill blue whales eat.\n", encoding="utf-8")
     components = components_for(write_config(tmp_path / "config.yaml", str(tmp_path / "m.db")), skip=("llm",))
     with components.vector_db:
-        assert load(components, LoadRequest([str(docs)], chunk_size=200, chunk_overlap=0)).ok
+        assert load(components, LoadRequest(inputs=[str(docs)], chunk_size=200, chunk_overlap=0)).ok
         hits = search(components, SearchRequest(query="blue whales krill cold seas", top_k=5)).hits
         references = [Path(hit.result.reference).name for hit in hits]
         assert len(hits) == 5 and references.count("long.md") == PER_DOCUMENT

@@ -113,7 +113,7 @@ def test_failures_and_skips_are_listed_and_the_files_are_counted_first(tmp_path:
     events: list[tuple[str, dict]] = []
     components = components_for(config_file, skip=("llm",))
     with components.vector_db:
-        load(components, LoadRequest([str(docs)]), on_progress=lambda event, info: events.append((event, info)))
+        load(components, LoadRequest(inputs=[str(docs)]), on_progress=lambda event, info: events.append((event, info)))
     assert events[0] == ("counted", {"files": 5, "more": False})
 
 

@@ -53,7 +53,7 @@ def write_version(folder: Path, version: int) -> None:
 def run_load(corpus: Path, uri: Path) -> None:
     components = components_for(config(uri.with_suffix(".yaml"), uri))
     try:
-        summary = load(components, LoadRequest([str(corpus)], COLLECTION))
+        summary = load(components, LoadRequest(inputs=[str(corpus)], collection=COLLECTION))
         assert summary.ok, summary.to_dict()["failed"]
     finally:
         components.vector_db.close()

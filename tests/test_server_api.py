@@ -303,7 +303,7 @@ def test_load_job_and_path_rules(admin: httpx.Client, root: Path) -> None:
     assert_error(admin.post("/v1/load", json={"inputs": [str(root / "escape.txt")]}), 403, "outside the allowed roots")
     assert_error(admin.post("/v1/load", json={"inputs": ["docs/volcano.md"]}), 400, "relative")
     assert_error(admin.post("/v1/load", json={"inputs": ["ftp://example.com/file.txt"]}), 400, "Only http and https")
-    assert_error(admin.post("/v1/load", json={"inputs": []}), 422, "inputs")
+    assert_error(admin.post("/v1/load", json={"inputs": []}), 400, "No input given")  # plan_load's, as for the CLI
     # the whole folder: the escaping symlink is refused by name, the secret is never read
     job = load(admin, [str(root)], "whole_root")
     refused = {f["source"]: f["reason"] for f in job["results"]["failed"]}
@@ -355,6 +355,9 @@ def test_a_resumed_job_is_planned_through_the_same_checks(server: Any, root: Pat
         services.load_work(state, "resumed", {**inside, "crawl": {"max_depth": 99}}, resuming=True)
     request = services.request_from_spec("kb", {**inside, "force_new_collection": True}, resuming=True)
     assert request.force_new_collection is False, "a resumed job never drops the collection again"
+    recorded = services.job_spec(request.model_copy(update={"crawl_options": {"proxy": "http://10.0.0.1"}}))
+    with pytest.raises(BadInputError, match="crawl_options are a local caller's"):
+        services.load_work(state, "resumed", recorded, resuming=True)  # the request's own checks, for remote callers
 
 
 def test_load_a_web_page(admin: httpx.Client) -> None:

@@ -8,6 +8,8 @@ import json
 import pytest
 from website_server import LocalServer, Reply
 
+from deepsearcher.app.components import create_provider
+from deepsearcher.configuration import Configuration
 from deepsearcher.embedding import JiekouAIEmbedding, MiniMaxEmbedding, OllamaEmbedding
 from deepsearcher.embedding._http import EmbeddingError
 from deepsearcher.llm import XAI, AtlasCloud, AzureOpenAI, MiniMax
@@ -69,13 +71,23 @@ def test_model_name_is_the_model_for_jiekou_and_ollama(monkeypatch) -> None:
         JiekouAIEmbedding(model="baai/bge-m3", model_name="other", api_key="k")
 
 
-def test_upstream_defaults_and_missing_key_is_a_runtime_error(monkeypatch) -> None:
-    for name in ("JIEKOU_API_KEY", "MINIMAX_API_KEY", "ATLASCLOUD_API_KEY"):
+def test_upstream_defaults_and_missing_key_is_a_runtime_error(monkeypatch, server) -> None:
+    for name in ("JIEKOU_API_KEY", "MINIMAX_API_KEY", "ATLASCLOUD_API_KEY", "MINIMAX_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    for make in (JiekouAIEmbedding, MiniMaxEmbedding, MiniMax, AtlasCloud):
+    for make in (JiekouAIEmbedding, MiniMaxEmbedding):  # upstream's embeddings refused at construction
         with pytest.raises(RuntimeError) as missing:
             make()
         assert isinstance(missing.value, MissingAPIKeyError)
+    for llm_class in (MiniMax, AtlasCloud):  # upstream's LLMs were made without a key: ours too...
+        llm = llm_class(model="m", base_url=server.base_url)
+        assert llm.model == "m"
+        with pytest.raises(RuntimeError, match=f"No API key for {llm_class.__name__}") as missing:
+            llm.chat("hi")  # ... and the first call names the key before any request goes out
+        assert isinstance(missing.value, MissingAPIKeyError) and not server.requests
+    config = Configuration()
+    config.set_provider_config("llm", "MiniMax", {"model": "m"})
+    with pytest.raises(MissingAPIKeyError, match="MINIMAX_API_KEY"):
+        create_provider(config, "llm")  # a configured LLM (CLI, REST, MCP, init_config) fails when it is built
     assert JiekouAIEmbedding(api_key="k").model == "baai/bge-m3"
     assert (MiniMax(api_key="k").model, MiniMax(api_key="k").base_url) == ("MiniMax-M2.7", "https://api.minimax.io/v1")
     atlas = AtlasCloud(api_key="k")

@@ -12,12 +12,13 @@ stack only when an agent runs); nothing else imports it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from deepsearcher.utils.contracts import attach_shape, is_own
 
 if TYPE_CHECKING:
     from deepsearcher.agent.base import RAGAgent
+    from deepsearcher.agent.chain_of_rag import ChainOfRAG
     from deepsearcher.agent.context import RunContext
     from deepsearcher.types import RetrievalResult
 
@@ -30,7 +31,7 @@ class UpstreamAgentShape:
 
     async def gather(
         self, agent: RAGAgent, query: str, ctx: RunContext, collections: list[str] | None, *, whole: bool
-    ) -> tuple[list[RetrievalResult], dict[str, Any]] | None:
+    ) -> tuple[list[RetrievalResult], dict[str, object]] | None:
         """What a user's hook retrieves, or None when the agent uses none. `whole`: the query's
         whole retrieval (`retrieve` / `async_retrieve` overrides count); else only the step methods
         (the call comes from our own `async_retrieve`, which such an override may wrap)."""
@@ -91,8 +92,8 @@ class UpstreamAgentShape:
 
 
 def _recorded(
-    found: tuple[list[RetrievalResult], int, dict[str, Any]], ctx: RunContext
-) -> tuple[list[RetrievalResult], dict[str, Any]]:
+    found: tuple[list[RetrievalResult], int, dict[str, object]], ctx: RunContext
+) -> tuple[list[RetrievalResult], dict[str, object]]:
     """A hook's (results, tokens, metadata): tokens recorded as the retrieve step's; upstream's
     ChainOfRAG metadata (`intermediate_context`) becomes the findings its final answer reads."""
     from deepsearcher.llm.base import Usage
@@ -101,8 +102,9 @@ def _recorded(
     if tokens:
         ctx.record("retrieve", Usage(total_tokens=int(tokens)))
     metadata = dict(metadata or {})
-    if metadata.get("intermediate_context"):
-        ctx.extra["findings"] = [str(item) for item in metadata["intermediate_context"]]
+    context = metadata.get("intermediate_context")
+    if context and isinstance(context, list | tuple):
+        ctx.extra["findings"] = [str(item) for item in context]
     return list(results), metadata
 
 
@@ -116,13 +118,13 @@ def _overrides_chain_steps(agent: RAGAgent) -> bool:
 
 def _chain_loop(
     agent: RAGAgent, query: str, ctx: RunContext, keywords: dict[str, object]
-) -> tuple[list[RetrievalResult], int, dict[str, Any]]:
+) -> tuple[list[RetrievalResult], int, dict[str, object]]:
     """Upstream ChainOfRAG's retrieval, over the step methods (a user's override or ours): follow-up
     question, its answer from a search, the passages supporting it, then (with early stopping)
     whether the facts so far answer the question."""
     from deepsearcher.types import deduplicate_results
 
-    chain: Any = agent  # a ChainOfRAG (checked by _overrides_chain_steps)
+    chain = cast("ChainOfRAG", agent)  # checked by _overrides_chain_steps
     max_iter = int(ctx.option("max_iter", chain.max_iter))
     early_stopping = bool(ctx.option("early_stopping", chain.early_stopping))
     supporting: list[RetrievalResult] = []

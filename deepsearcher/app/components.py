@@ -180,9 +180,14 @@ def create_provider(config: Configuration, feature: str, **overrides: object) ->
             cls = registries()[feature].get(provider)
     check_provider_config(cls, feature, provider, kwargs)
     try:
-        return cls(**kwargs)
+        instance = cls(**kwargs)
     except TypeError as exc:
         raise DeepSearcherError(f"provide_settings.{feature}.config does not fit provider '{provider}': {exc}") from exc
+    from deepsearcher.llm.base import BaseLLM
+
+    if isinstance(instance, BaseLLM):
+        instance.require_credentials()  # a configured LLM with no key fails when it is built, not at its first call
+    return instance
 
 
 def check_configuration(configuration: Configuration, skip: Collection[str] = ()) -> None:

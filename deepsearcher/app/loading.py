@@ -14,16 +14,20 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated
 from urllib.parse import urlsplit
+
+from pydantic import Field, field_validator
 
 from deepsearcher.app.components import Components
 from deepsearcher.app.locks import collection_lock
 from deepsearcher.app.path_rules import (
+    MAX_PATH_CHARS,
     NO_ROOTS,
     iter_allowed_file_entries,
     resolve_allowed,
 )
+from deepsearcher.app.requests import RequestModel, RequestName
 from deepsearcher.loader.file_loader._budget import ParseBudget
 from deepsearcher.loader.file_loader.base import BaseLoader
 from deepsearcher.loader.file_loader.file_loader import FileLoader
@@ -61,30 +65,58 @@ __all__ = [
 MAX_DEPTH = 10
 #: Paths and URLs one request from a remote client (REST, MCP) may name: a folder names many files.
 MAX_INPUTS = 1000
+#: Pages one crawl may fetch at most.
+MAX_PAGES = 10_000
+#: An input (a path or a URL) as a request carries it.
+InputText = Annotated[str, Field(max_length=MAX_PATH_CHARS)]
 
 
-@dataclass(frozen=True)
-class LoadRequest:
-    """What a front-end was asked to load; None means "the configured default"."""
+class LoadRequest(RequestModel):
+    """What a front-end was asked to load; None means "the configured default". Written once: the
+    CLI, MCP, DeepSearcher's `load_from_*` and REST (`POST /v1/load` validates its body against this
+    very class) fill it, and a REST job records it (`model_dump`) and reads it back to resume."""
 
-    inputs: list[str]
-    collection: str | None = None
-    description: str | None = None
-    force_new_collection: bool = False
-    chunk_size: int | None = None
-    chunk_overlap: int | None = None
-    batch_size: int | None = None
-    max_depth: int = 0
-    max_pages: int | None = None
-    crawl_options: dict[str, Any] = field(default_factory=dict)  # other crawler arguments, passed through
-    #: More extensions to read as plain text (besides `load_settings.text_extensions`).
-    text_extensions: list[str] = field(default_factory=list)
-    #: The JSON / JSONL field holding each record's text, for this load.
-    text_key: str | None = None
-    #: Remove stored sources under the given folders that they no longer hold (else: only named).
-    sync: bool = False
-    #: Fetch the collection's stored web pages again, conditionally (ETag / Last-Modified).
-    refresh: bool = False
+    inputs: list[InputText] = Field(
+        default_factory=list,
+        description="Files, folders (server paths under server.allowed_roots, over REST) and http(s) URLs "
+        "(at least one, unless `refresh`).",
+        examples=[["/srv/docs", "https://example.com/handbook"]],
+    )
+    collection: RequestName | None = Field(
+        default=None, description="Target collection (default: the configured default)."
+    )
+    description: str | None = Field(
+        default=None, max_length=10_000, description="What the collection holds (the router reads it)."
+    )
+    force_new_collection: bool = Field(default=False, description="Drop and recreate the collection first.")
+    chunk_size: int | None = Field(default=None, ge=1, description="Characters per chunk (default: load_settings).")
+    chunk_overlap: int | None = Field(default=None, ge=0, description="Characters shared by neighbouring chunks.")
+    batch_size: int | None = Field(default=None, ge=1, le=4096, description="Chunks embedded per batch.")
+    max_depth: int = Field(default=0, ge=0, le=MAX_DEPTH, description="Follow links this many levels from each URL.")
+    max_pages: int | None = Field(default=None, ge=1, le=MAX_PAGES, description="Stop crawling after this many pages.")
+    #: Other crawler arguments, passed through; a local caller's only (plan_load refuses them with roots).
+    crawl_options: dict[str, object] = Field(default_factory=dict, max_length=50)
+    text_extensions: list[RequestName] = Field(
+        default_factory=list,
+        max_length=100,
+        description="More extensions to read as plain text (besides load_settings.text_extensions).",
+    )
+    text_key: RequestName | None = Field(default=None, description="The JSON / JSONL field holding each record's text.")
+    sync: bool = Field(
+        default=False,
+        description="Also remove stored sources under the given folders that no longer exist there "
+        "(without it they are only named in the summary, as `gone`).",
+    )
+    refresh: bool = Field(
+        default=False,
+        description="Also fetch the collection's stored web pages again, conditionally (ETag / Last-Modified): "
+        "a page not modified is kept, a changed one replaced (as `deepsearcher load --refresh`).",
+    )
+
+    @field_validator("max_depth", mode="before")
+    @classmethod
+    def _no_depth_is_zero(cls, value: object) -> object:
+        return 0 if value is None else value
 
 
 @dataclass(frozen=True)
@@ -93,10 +125,10 @@ class LoadPlan:
 
     request: LoadRequest
     collection: str
-    paths: list[Any]
+    paths: list[str | Path]
     urls: list[str]
     roots: list[Path] | None = None
-    crawl: dict[str, Any] = field(default_factory=dict)
+    crawl: dict[str, object] = field(default_factory=dict)
 
     @property
     def inputs(self) -> list[str]:
@@ -115,13 +147,13 @@ def check_url(url: str) -> str:
 
 def split_inputs(
     inputs: Iterable[str], roots: list[Path] | None = None, no_roots: str = NO_ROOTS
-) -> tuple[list[Any], list[str]]:
+) -> tuple[list[str | Path], list[str]]:
     """Paths and http(s) URLs; any bad one refuses the whole request.
 
     `roots` None: the caller loads its own machine (CLI, library), paths are kept as given.
     Otherwise (REST, MCP) each path must resolve under a root (PathRefusedError: 403 / 400).
     """
-    paths: list[Any] = []
+    paths: list[str | Path] = []
     urls: list[str] = []
     for item in inputs:
         if "://" in item:
@@ -133,12 +165,12 @@ def split_inputs(
     return paths, urls
 
 
-def _crawl_settings(request: LoadRequest) -> dict[str, Any]:
-    if not 0 <= request.max_depth <= MAX_DEPTH:
-        raise BadInputError(f"max_depth must be between 0 and {MAX_DEPTH}, got {request.max_depth}.")
-    if request.max_pages is not None and request.max_pages < 1:
-        raise BadInputError(f"max_pages must be at least 1, got {request.max_pages}.")
-    crawl: dict[str, Any] = {**request.crawl_options, "max_depth": request.max_depth}
+def _crawl_settings(request: LoadRequest, remote: bool) -> dict[str, object]:
+    if remote and request.crawl_options:
+        raise BadInputError(
+            "crawl_options are a local caller's (CLI, Python); a remote request sets max_depth and max_pages only."
+        )
+    crawl: dict[str, object] = {**request.crawl_options, "max_depth": request.max_depth}
     if request.max_pages is not None:
         crawl["max_pages"] = request.max_pages
     return crawl
@@ -161,7 +193,7 @@ def plan_load(
         raise BadInputError(f"No input given: name files, folders or http(s) URLs to load{more}.")
     if roots is not None and len(inputs) > MAX_INPUTS:
         raise BadInputError(f"{len(inputs)} inputs in one request; at most {MAX_INPUTS}: name their folder instead.")
-    crawl = _crawl_settings(request)
+    crawl = _crawl_settings(request, remote=roots is not None)
     paths, urls = split_inputs(inputs, roots, no_roots)
     if urls and components.web_crawler is None:
         reason = components.web_crawler_error or "no web crawler is configured"
@@ -238,7 +270,7 @@ def file_entries_of(plan: LoadPlan, loader: BaseLoader) -> list[LoadedSource]:
     the progress has a total, and a file that vanishes mid-load is named as such."""
     if plan.roots is None:
         return list(iter_file_entries([os.fspath(path) for path in plan.paths], loader))
-    return list(iter_allowed_file_entries(plan.paths, loader, plan.roots))
+    return list(iter_allowed_file_entries([Path(path) for path in plan.paths], loader, plan.roots))  # resolved
 
 
 def sources_of(
@@ -383,7 +415,7 @@ def load(
 
 def changes_plan(components: Components, collection: str | None, changed: list[str]) -> LoadPlan:
     """The plan loading `changed` paths (a watcher's settled files and folders) with sync on."""
-    request = LoadRequest(list(changed), collection, sync=True)
+    request = LoadRequest(inputs=list(changed), collection=collection, sync=True)
     name = normalize_collection_name(collection) if collection else components.vector_db.default_collection
     return LoadPlan(request, name, list(changed), [])
 

@@ -138,7 +138,7 @@ class FolderWatcher:
 
     def catch_up(self) -> LoadSummary:
         """A `load --sync` of the folders: what changed while nothing watched."""
-        summary = load(self.components, LoadRequest(list(self.folders), self.collection, sync=True))
+        summary = load(self.components, LoadRequest(inputs=list(self.folders), collection=self.collection, sync=True))
         for line in change_lines(summary, quiet=set(summary.unsupported)):  # not every image at every start
             self.on_line(line)
         return summary

@@ -112,22 +112,23 @@ def load(
     """Load documents into the vector store. Unchanged sources are skipped; failures are listed."""
     from deepsearcher.app.loading import LoadRequest, load
 
+    with handle_errors():  # a value out of bounds: one line naming it, before anything is built
+        request = LoadRequest.create(
+            inputs=list(inputs or []),
+            collection=collection_name,
+            description=collection_desc,
+            force_new_collection=force_new_collection,
+            chunk_size=chunk_size,
+            chunk_overlap=chunk_overlap,
+            batch_size=batch_size,
+            max_depth=max_depth,
+            max_pages=max_pages,
+            text_extensions=[part for item in extensions or [] for part in item.split(",") if part.strip()],
+            text_key=text_key,
+            sync=sync,
+            refresh=refresh,
+        )
     components = setup(config)
-    request = LoadRequest(
-        list(inputs or []),
-        collection_name,
-        collection_desc,
-        force_new_collection,
-        chunk_size,
-        chunk_overlap,
-        batch_size,
-        max_depth=max_depth,
-        max_pages=max_pages,
-        text_extensions=[part for item in extensions or [] for part in item.split(",") if part.strip()],
-        text_key=text_key,
-        sync=sync,
-        refresh=refresh,
-    )
     progress = _progress(enabled=not as_json)
     try:
         with handle_errors(), progress as on_progress:

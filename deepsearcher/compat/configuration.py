@@ -20,6 +20,8 @@ from deepsearcher.app.components import ComponentBuilder, Components, build_comp
 from deepsearcher.app.components import registries as _registries  # noqa: F401 - an older import of the tests
 from deepsearcher.config import Configuration
 from deepsearcher.config.settings import default_config_path
+from deepsearcher.llm.base import BaseLLM
+from deepsearcher.loader.web_crawler.base import BaseCrawler
 from deepsearcher.types.errors import DeepSearcherError
 
 __all__ = [
@@ -164,14 +166,14 @@ def current() -> Components:
 _NOT_CONFIGURED = "DeepSearcher is not configured: call init_config(Configuration()) first."
 
 
-def require_web_crawler() -> Any:
+def require_web_crawler() -> BaseCrawler:
     """The configured crawler, or the reason it is missing (no key, missing extra...)."""
     if _current is None:
         raise DeepSearcherError(_NOT_CONFIGURED)
     return _current.require_web_crawler()
 
 
-def require_llm() -> Any:
+def require_llm() -> BaseLLM:
     """The configured LLM, or the reason it is missing (no key, missing extra...)."""
     if _current is None:
         raise DeepSearcherError(_NOT_CONFIGURED)

@@ -115,13 +115,13 @@ def load_inputs(
 
     `options`: chunk_size, chunk_overlap, batch_size, max_depth, max_pages, and the crawler's own."""
     sizes = {key: options.pop(key, None) for key in ("chunk_size", "chunk_overlap", "batch_size")}
-    request = LoadRequest(
-        list(inputs),
-        collection_name,
-        collection_description,
-        force_new_collection,
+    request = LoadRequest.create(
+        inputs=list(inputs),
+        collection=collection_name,
+        description=collection_description,
+        force_new_collection=force_new_collection,
         **sizes,
-        max_depth=options.pop("max_depth", None) or 0,
+        max_depth=options.pop("max_depth", None),
         max_pages=options.pop("max_pages", None),
         crawl_options=options,
     )

@@ -7,9 +7,12 @@ Each runs the query or search use case (deepsearcher/app) with the components of
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from deepsearcher.agent.base import RAGAgent
 from deepsearcher.agent.catalog import check_agent
+from deepsearcher.agent.events import StepEvent
 from deepsearcher.agent.result import QueryResult
 from deepsearcher.app import querying, searching
 from deepsearcher.compat import configuration
@@ -33,7 +36,7 @@ def query_timeout(given: float | None = None) -> float:
     return querying.query_timeout(configuration.current(), given)
 
 
-def select_agent(agent: str | None = None) -> Any:
+def select_agent(agent: str | None = None) -> RAGAgent:
     """The configured agent named `agent` (default: query_settings.agent; auto = the RAGRouter picks)."""
     components = configuration.current()
     components.require_llm()
@@ -41,17 +44,24 @@ def select_agent(agent: str | None = None) -> Any:
     return components.agents[check_agent(agent or (str(default) if default else "auto"))]
 
 
-async def aquery_result(original_query: str, agent: str | None = None, **kwargs: Any) -> QueryResult:
+async def aquery_result(
+    original_query: str,
+    agent: str | None = None,
+    *,
+    on_event: Callable[[StepEvent], None] | None = None,
+    authorized_collections: Iterable[str] | None = None,
+    authorized_collection_set: Iterable[str] | None = None,
+    tenant_id: object = None,
+    **kwargs: object,
+) -> QueryResult:
     """Answer with the chosen agent; returns a QueryResult (answer, sources, usage, steps, time).
 
     `max_tokens` defaults to query_settings.max_tokens (no budget when unset), `timeout`
     (the overall deadline) to `query_timeout()`; other keywords are the agent's options.
     """
-    on_event = kwargs.pop("on_event", None)
-    authorized = kwargs.pop("authorized_collections", None)
-    if authorized is None:
-        authorized = kwargs.pop("authorized_collection_set", None)  # DeepSearcher's name for the same thing
-    kwargs.pop("tenant_id", None)  # DeepSearcher passes it on to custom stores; ours have no tenants
+    # authorized_collection_set: DeepSearcher's name for the same thing; tenant_id: DeepSearcher
+    # passes it on to custom stores, ours have no tenants
+    authorized = authorized_collections if authorized_collections is not None else authorized_collection_set
     request = querying.QueryRequest.create(
         question=original_query,
         agent=agent,

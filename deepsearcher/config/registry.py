@@ -1,10 +1,11 @@
 """Provider registries: resolve a provider name from config.yaml to a class.
 
 Each feature package (llm, embedding, vector_db, ...) owns one registry. A name is
-looked up, in order, among: classes registered with `@register_provider` in the
-feature's own package (its modules are imported on first lookup, so adding a provider
-is adding one file), Python entry points in the group `deepsearcher.providers` named
-`<feature>.<Name>`, and finally a dotted path `package.module:Class`.
+looked up, in order, among: classes registered with `@register_provider` (a user's, once its
+module is imported), the built-in table (`builtin_providers.py`: name -> "module:Class", only
+that module is imported), Python entry points in the group `deepsearcher.providers` named
+`<feature>.<Name>` (third-party plugins), every module of the feature's package, and finally a
+dotted path `package.module:Class`. No source text is read.
 """
 
 from __future__ import annotations
@@ -12,14 +13,13 @@ from __future__ import annotations
 import importlib
 import logging
 import pkgutil
-import re
-import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from importlib.metadata import entry_points
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any, TypedDict, TypeVar
 
+from deepsearcher.config.builtin_providers import BUILTIN_PROVIDERS
 from deepsearcher.types.errors import ConfigurationError
 
 logger = logging.getLogger(__name__)
@@ -27,8 +27,18 @@ logger = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "deepsearcher.providers"
 T = TypeVar("T", bound=type)
 
+
+class Registration(TypedDict):
+    """What `@register_provider` records beside the class (shown by `deepsearcher providers`)."""
+
+    extra: str | None
+    requires: tuple[str, ...]
+    env_var: str | None
+    aliases: tuple[str, ...]
+
+
 #: Every class registered with @register_provider, by feature (kept for the process lifetime).
-_REGISTERED: dict[str, list[tuple[str, type, dict[str, Any]]]] = {}
+_REGISTERED: dict[str, list[tuple[str, type, Registration]]] = {}
 
 
 class UnknownProviderError(ConfigurationError):
@@ -47,7 +57,8 @@ class ProviderInfo:
     env_var: str | None = None
     aliases: tuple[str, ...] = ()
     source: str = "built-in"
-    meta: dict[str, Any] = field(default_factory=dict)
+    #: A third-party provider's entry point, loaded when the provider is first asked for.
+    entry_point: EntryPoint | None = None
 
 
 def register_provider(
@@ -62,7 +73,7 @@ def register_provider(
     """Class decorator: make `cls` available under `name` (default: the class name)."""
 
     def decorator(cls: T) -> T:
-        info = {
+        info: Registration = {
             "extra": extra,
             "requires": requires,
             "env_var": env_var,
@@ -119,12 +130,7 @@ class ProviderRegistry:
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             feature, _, name = ep.name.partition(".")
             if feature == self.feature and name not in self._providers:
-                self._providers[name] = ProviderInfo(
-                    name=name,
-                    cls=_LazyEntryPoint,
-                    source=f"entry point {ep.value}",
-                    meta={"ep": ep},
-                )
+                self._add_lazy(name, ep)
 
     def names(self) -> list[str]:
         self._discover()
@@ -136,41 +142,48 @@ class ProviderRegistry:
         self._absorb_registered()
         return [self._providers[name] for name in sorted(self._providers)]
 
-    def _import_defining(self, name: str) -> None:
-        """Import only the feature's modules whose source names `name` (as a class or a quoted string).
-
-        A command that builds the default OpenAI LLM then imports one provider module, not
-        all twenty (some import their SDK's types at the top). Full discovery stays the
-        fallback, so a name this scan misses is still found."""
-        pattern = re.compile(rf"class {re.escape(name)}\b|[\"']{re.escape(name)}[\"']")
-        for package_name in self.packages:
-            package = importlib.import_module(package_name)
-            for module in pkgutil.iter_modules(package.__path__, prefix=f"{package_name}."):
-                if module.name.rsplit(".", 1)[-1].startswith("_") or module.name in sys.modules:
-                    continue
-                if pattern.search(_source_of(module)):
-                    importlib.import_module(module.name)
-        self._absorb_registered()
+    def _known(self, name: str) -> ProviderInfo | None:
+        return self._providers.get(self._aliases.get(name, name))
 
     def _lookup(self, name: str) -> ProviderInfo | None:
         self._absorb_registered()  # classes registered after discovery (user code) count too
-        info = self._providers.get(self._aliases.get(name, name))
+        info = self._known(name)
         if info is None and not self._discovered:
             with self._lock:
-                self._import_defining(name)
-            info = self._providers.get(self._aliases.get(name, name))
-        if info is None:
+                self._import_builtin(name)
+                if self._known(name) is None:
+                    self._add_entry_point(name)
+            info = self._known(name)
+        if info is None and ":" not in name:  # no row, no entry point: every module (the error lists them)
             self._discover()
             self._absorb_registered()
-            info = self._providers.get(self._aliases.get(name, name))
+            info = self._known(name)
         return info
+
+    def _import_builtin(self, name: str) -> None:
+        """Import the one module the built-in table names for `name` (its decorator registers it)."""
+        path = BUILTIN_PROVIDERS.get(self.feature, {}).get(name)
+        if path is not None:
+            importlib.import_module(path.partition(":")[0])
+            self._absorb_registered()
+
+    def _add_entry_point(self, name: str) -> None:
+        """A third-party provider: the entry point `<feature>.<name>`, loaded when first asked for."""
+        for ep in entry_points(group=ENTRY_POINT_GROUP, name=f"{self.feature}.{name}"):
+            self._add_lazy(name, ep)
+            return
+
+    def _add_lazy(self, name: str, ep: EntryPoint) -> None:
+        self._providers[name] = ProviderInfo(
+            name=name, cls=_LazyEntryPoint, source=f"entry point {ep.value}", entry_point=ep
+        )
 
     def get(self, name: str) -> type:
         """Return the provider class for `name`, or raise naming the allowed values."""
         info = self._lookup(name)
         if info is not None:
-            if info.cls is _LazyEntryPoint:
-                info.cls = info.meta["ep"].load()
+            if info.cls is _LazyEntryPoint and info.entry_point is not None:
+                info.cls = info.entry_point.load()
             return info.cls
         if ":" in name or "." in name:
             return _import_dotted(name, self.feature)
@@ -191,19 +204,6 @@ class ProviderRegistry:
 
     def info(self, name: str) -> ProviderInfo | None:
         return self._lookup(name)
-
-
-def _source_of(module: pkgutil.ModuleInfo) -> str:
-    """The source text of a module found by pkgutil ("" when it has no readable source file)."""
-    spec = module.module_finder.find_spec(module.name, None)  # type: ignore[call-arg]
-    origin = getattr(spec, "origin", None)
-    if not origin or not origin.endswith(".py"):
-        return ""
-    try:
-        with open(origin, encoding="utf-8") as handle:
-            return handle.read()
-    except OSError:
-        return ""
 
 
 class _LazyEntryPoint:

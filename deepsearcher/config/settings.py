@@ -203,7 +203,7 @@ class Configuration:
         """DeepSearcher-compatible helper: the raw mapping of a YAML file."""
         return _read_yaml(Path(config_path))
 
-    def set_provider_config(self, feature: str, provider: str, provider_configs: dict[str, Any]) -> None:
+    def set_provider_config(self, feature: str, provider: str, provider_configs: Mapping[str, object]) -> None:
         """Switch `feature` to `provider` with exactly `provider_configs`."""
         _check_feature(feature)
         if not isinstance(provider_configs, dict):
@@ -253,7 +253,7 @@ def _check_feature(feature: str) -> None:
         raise ConfigurationError(f"Unknown feature '{feature}'. Allowed values: {', '.join(FEATURES)}.")
 
 
-def _validate(data: dict[str, Any], source: str) -> None:
+def _validate(data: Mapping[str, object], source: str) -> None:
     where = f" in {source}" if source and source != "None" else ""
     for key in data:
         if key not in TOP_LEVEL_KEYS:
@@ -285,14 +285,16 @@ def _validate(data: dict[str, Any], source: str) -> None:
     if data.get("query_settings") is not None and not isinstance(data["query_settings"], dict):
         raise ConfigurationError(f"'query_settings'{where} must be a mapping.")
     _validate_section(data, "load_settings", LOAD_KEYS, where)
-    LoadSettings.of(data.get("load_settings"), where)
-    query = data.get("query_settings") or {}
+    load = data.get("load_settings")
+    LoadSettings.of(load if isinstance(load, dict) else None, where)  # a mapping: _validate_section checked
+    query = data.get("query_settings")
+    query = query if isinstance(query, dict) else {}  # a mapping or None: checked above
     if "agent" in query and not isinstance(query["agent"], str):
         # the name itself is checked against the registered agents when they are built
         raise ConfigurationError(f"'query_settings.agent'{where} must be an agent name, got {query['agent']!r}.")
 
 
-def _validate_section(data: dict[str, Any], section: str, allowed: tuple[str, ...], where: str) -> None:
+def _validate_section(data: Mapping[str, object], section: str, allowed: tuple[str, ...], where: str) -> None:
     values = data.get(section)
     if values is None:
         return

@@ -49,7 +49,7 @@ from deepsearcher.transport.retry import (
     format_seconds,
 )
 from deepsearcher.transport.retry import timeout_after as _timeout
-from deepsearcher.types.errors import cause_chain
+from deepsearcher.types.errors import MissingAPIKeyError, cause_chain
 from deepsearcher.utils.contracts import attached_shapes
 from deepsearcher.utils.sync_bridge import iterate_sync, run_sync
 
@@ -207,6 +207,10 @@ class BaseLLM(ABC):
     #: The model's context size in tokens where it is small and known (a local model's n_ctx):
     #: agents fit their passages into it; None: large enough for any prompt of ours.
     context_window: int | None = None
+    #: Why this LLM cannot call its API (no key), found when it was made. Raised by its first call,
+    #: before any request, and at once by `create_provider` (every config-built LLM: CLI, REST, MCP,
+    #: init_config): constructing one directly with no key works, as upstream DeepSearcher's did.
+    credentials_error: MissingAPIKeyError | None = None
 
     model: str
     base_url: str | None
@@ -333,6 +337,11 @@ class BaseLLM(ABC):
     def _make_client(self) -> object:
         """A new SDK client, for providers that use `self.client`."""
         raise NotImplementedError(f"{type(self).__name__} has no per-loop SDK client")
+
+    def require_credentials(self) -> None:
+        """Raise `credentials_error` (the missing key, named as at construction) if there is one."""
+        if self.credentials_error is not None:
+            raise self.credentials_error.with_traceback(None)
 
     # ------------------------------------------------------------------ SDK client
 
@@ -470,6 +479,7 @@ class BaseLLM(ABC):
         `json_mode` asks for a JSON object where the provider supports it; extra keyword
         arguments (temperature, max_tokens, ...) go to the API.
         """
+        self.require_credentials()
         msgs = _normalize_messages(messages)
         use_json = bool(json_mode and self.supports_json_mode)
 
@@ -494,6 +504,7 @@ class BaseLLM(ABC):
 
         Failures before the first token are retried like `achat`; after it they raise LLMError.
         """
+        self.require_credentials()
         return LLMStream(self, _normalize_messages(messages), kwargs)
 
     async def _stream_deltas(

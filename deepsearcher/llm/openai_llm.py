@@ -11,6 +11,7 @@ from deepsearcher.config.registry import register_provider
 from deepsearcher.llm.base import BaseLLM, ChatResponse, Message, Usage
 from deepsearcher.llm.local_servers import LOCAL_LIMITS, LOCAL_QUERY_TIMEOUT, detect_local_server
 from deepsearcher.transport.retry import Failure, RetryableFailure
+from deepsearcher.types.errors import MissingAPIKeyError
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -112,13 +113,17 @@ class OpenAI(BaseLLM):
             for key, value in LOCAL_LIMITS.items():
                 kwargs.setdefault(key, value)
             self.query_timeout_hint = LOCAL_QUERY_TIMEOUT
-        api_key = resolve_api_key(
-            self.name_for_class(),
-            api_key,
-            [self.api_key_env, *self.api_key_fallback_env],
-            required=self._key_required(base_url),
-            extra_hint=self._missing_key_hint(),
-        )
+        try:
+            api_key = resolve_api_key(
+                self.name_for_class(),
+                api_key,
+                [self.api_key_env, *self.api_key_fallback_env],
+                required=self._key_required(base_url),
+                extra_hint=self._missing_key_hint(),
+            )
+        except MissingAPIKeyError as missing:
+            # Raised by the first call and by create_provider (see BaseLLM.credentials_error).
+            api_key, self.credentials_error = None, missing
         self._api_key = api_key or "not-needed"  # local servers ignore it; the SDK insists on one
         self._client_options = {key: kwargs.pop(key) for key in list(kwargs) if key in CLIENT_OPTIONS}
         super().__init__(

@@ -22,7 +22,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from deepsearcher.loader.file_loader.base import BaseLoader
 from deepsearcher.offline_loading.pipeline import ProgressCallback
@@ -32,6 +31,9 @@ from deepsearcher.types.errors import DeepSearcherError, report
 
 logger = logging.getLogger("deepsearcher.server.jobs")
 
+#: What a job records to run again (JSON): `services.job_spec` (a load's request, whole) or
+#: `services.upload_spec` (the staged files); read back with isinstance checks, never trusted blind.
+JobSpec = dict[str, object]
 JOB_STATUSES = ("queued", "running", "succeeded", "failed", "partial", "interrupted")
 FINISHED = ("succeeded", "failed", "partial", "interrupted")
 Work = Callable[[ProgressCallback], LoadSummary]
@@ -75,20 +77,20 @@ class Job:
     status: str = "queued"
     sources_done: int = 0
     chunks_embedded: int = 0
-    results: dict[str, Any] | None = None
+    results: dict[str, object] | None = None
     error: str | None = None
     created_at: float = field(default_factory=time.time)
     started_at: float | None = None
     finished_at: float | None = None
     #: What it takes to run the job again (JSON); None for a job that cannot be resumed.
-    spec: dict[str, Any] | None = None
+    spec: JobSpec | None = None
     waiters: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     @property
     def finished(self) -> bool:
         return self.status in FINISHED
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "id": self.id,
             "kind": self.kind,
@@ -108,7 +110,7 @@ class Job:
         }
 
 
-def empty_results() -> dict[str, Any]:
+def empty_results() -> dict[str, object]:
     """The results of a job that has not finished (or failed before loading anything)."""
     return {
         "loaded": [],
@@ -120,7 +122,7 @@ def empty_results() -> dict[str, Any]:
     }
 
 
-def summary_results(summary: LoadSummary) -> dict[str, Any]:
+def summary_results(summary: LoadSummary) -> dict[str, object]:
     data = summary.to_dict()
     data["failed"] = [{"source": failure.source, "reason": failure.reason} for failure in summary.failed]
     data.pop("collection", None)
@@ -207,7 +209,7 @@ class JobManager:
         work: Work,
         owner: str = "",
         cleanup: Callable[[], None] | None = None,
-        spec: dict[str, Any] | None = None,
+        spec: JobSpec | None = None,
     ) -> Job:
         """Queue `work`; `spec` (JSON) is recorded so the job can be resumed after a restart."""
         job = Job(
@@ -281,7 +283,7 @@ class JobManager:
                 row["spec"] = job.spec
             self._db.save(row, job)
 
-    def spec(self, job_id: str) -> dict[str, Any] | None:
+    def spec(self, job_id: str) -> JobSpec | None:
         with self._lock:
             job = self._jobs.get(job_id)
             return job.spec if job is not None else None
@@ -292,12 +294,12 @@ class JobManager:
             self._closed = True
         self._stopping.set()
 
-    def get(self, job_id: str) -> dict[str, Any] | None:
+    def get(self, job_id: str) -> dict[str, object] | None:
         with self._lock:
             job = self._jobs.get(job_id)
             return job.to_dict() if job is not None else None
 
-    def list(self, collections: set[str] | None = None) -> list[dict[str, Any]]:
+    def list(self, collections: set[str] | None = None) -> list[dict[str, object]]:
         """Newest first; only jobs of `collections` when given."""
         with self._lock:
             jobs = [
@@ -347,7 +349,7 @@ class JobManager:
                 saved_at[0] = time.monotonic()
                 self._save(job)
 
-        results: dict[str, Any] | None = None
+        results: dict[str, object] | None = None
         try:
             with self.collection_lock(job.collection):
                 with self._lock:
@@ -382,7 +384,7 @@ class JobManager:
             notify()
         logger.info("job %s %s: %s", job.id, job.status, job.error or "ok")
 
-    async def wait(self, job_id: str) -> dict[str, Any]:
+    async def wait(self, job_id: str) -> dict[str, object]:
         """The job's final state, awaited without holding a thread."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
@@ -461,7 +463,7 @@ class JobDatabase:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
-        self._conn: Any = sqlite3.connect(str(path), check_same_thread=False, timeout=5)
+        self._conn: sqlite3.Connection | None = sqlite3.connect(str(path), check_same_thread=False, timeout=5)
         with self._lock, self._conn:
             self._conn.execute(
                 "CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, kind TEXT, collection TEXT, owner "
@@ -470,7 +472,7 @@ class JobDatabase:
                 "started_at REAL, finished_at REAL)"
             )
 
-    def save(self, row: dict[str, Any], job: Job) -> None:
+    def save(self, row: dict[str, object], job: Job) -> None:
         values = (
             job.id,
             job.kind,
@@ -498,6 +500,8 @@ class JobDatabase:
     def load(self, keep: int) -> list[Job]:
         """The newest `keep` jobs, oldest first; those that had not finished become interrupted."""
         with self._lock:
+            if self._conn is None:  # closed: the server is stopping
+                return []
             rows = self._conn.execute(
                 f"SELECT {', '.join(self.COLUMNS)} FROM jobs ORDER BY created_at DESC LIMIT ?",
                 (keep,),

@@ -226,10 +226,10 @@ async def load_files(
     given = _as_list(body.paths)
     if not given:
         return error_response(400, 'No path given: send {"paths": ["/path/on/the/server"]}.')
-    load_request = loading.LoadRequest(
-        given,
-        body.collection_name,
-        body.collection_description,
+    load_request = loading.LoadRequest.create(
+        inputs=given,
+        collection=body.collection_name,
+        description=body.collection_description,
         batch_size=body.batch_size,
     )
     plan = await services.in_thread(services.plan_load, state, principal, load_request)  # resolves paths: blocks
@@ -252,10 +252,10 @@ async def load_website(
     urls = [check_url(url) for url in _as_list(body.urls)]
     if not urls:
         return error_response(400, 'No URL given: send {"urls": ["https://..."]}.')
-    load_request = loading.LoadRequest(
-        urls,
-        body.collection_name,
-        body.collection_description,
+    load_request = loading.LoadRequest.create(
+        inputs=urls,
+        collection=body.collection_name,
+        description=body.collection_description,
         batch_size=body.batch_size,
     )
     plan = await services.in_thread(services.plan_load, state, principal, load_request)

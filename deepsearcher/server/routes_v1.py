@@ -22,24 +22,26 @@ import shutil
 import uuid
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-from starlette.datastructures import UploadFile
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Message, Receive
 
 from deepsearcher.app import collections, loading, querying, searching, web_cache
 from deepsearcher.server import services
 from deepsearcher.server.auth import Principal, require_principal
 from deepsearcher.server.errors import APIError, JSONSafeResponse, SafeRoute
 from deepsearcher.server.jobs import (
+    Job,
     JobNotResumable,
     remove_dir,
     upload_reference,
 )
-from deepsearcher.server.limits import MAX_INPUTS, Description, Name, PathText
+from deepsearcher.server.limits import Name, PathText
 from deepsearcher.server.sse import SSE_HEADERS, stream_agent_run, wants_event_stream
 from deepsearcher.server.state import ServerState
 from deepsearcher.types.errors import ProviderError
@@ -59,7 +61,7 @@ def _mb(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB" if size >= 1024 * 1024 else f"{size} bytes"
 
 
-def _accepted(job: Any) -> JSONSafeResponse:
+def _accepted(job: Job) -> JSONSafeResponse:
     return JSONSafeResponse(
         {
             "job_id": job.id,
@@ -75,11 +77,11 @@ def _accepted(job: Any) -> JSONSafeResponse:
 # ---------------------------------------------------------------------- uploads
 
 
-def _limited_receive(receive: Any, limit: int, message: str) -> Any:
+def _limited_receive(receive: Receive, limit: int, message: str) -> Receive:
     """`receive` that stops a request body growing past `limit` bytes (chunked uploads too)."""
     seen = 0
 
-    async def limited() -> Any:
+    async def limited() -> Message:
         nonlocal seen
         event = await receive()
         if event.get("type") == "http.request":
@@ -126,7 +128,7 @@ def _save_uploads(files: list[tuple[str, UploadFile]], folder: Path, max_bytes: 
     return saved
 
 
-async def _read_upload_form(request: Request, state: ServerState) -> Any:
+async def _read_upload_form(request: Request, state: ServerState) -> FormData:
     settings = state.settings
     total = settings.max_upload_bytes * settings.max_upload_files + MULTIPART_OVERHEAD
     too_large = (
@@ -253,58 +255,14 @@ async def upload_documents(request: Request, principal: Principal = Depends(requ
 # ---------------------------------------------------------------------- server-side loads
 
 
-class LoadRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    inputs: list[PathText] = Field(
-        default_factory=list,
-        max_length=MAX_INPUTS,
-        description="Server paths (under server.allowed_roots) and http(s) URLs (at least one, unless `refresh`).",
-        examples=[["/srv/docs", "https://example.com/handbook"]],
-    )
-    collection: Name | None = Field(None, description="Target collection (default: the configured default).")
-    description: Description | None = Field(None, description="What the collection holds (the router reads it).")
-    force_new_collection: bool = Field(False, description="Drop and recreate the collection first.")
-    max_depth: int | None = Field(None, ge=0, le=10, description="Follow links this many levels from each URL.")
-    max_pages: int | None = Field(None, ge=1, le=10000, description="Stop crawling after this many pages.")
-    batch_size: int | None = Field(None, ge=1, le=4096, description="Chunks embedded per batch.")
-    sync: bool = Field(
-        False,
-        description="Also remove stored sources under the given folders that no longer exist there "
-        "(without it they are only named in the job's summary, as `gone`).",
-    )
-    refresh: bool = Field(
-        False,
-        description="Also fetch the collection's stored web pages again, conditionally (ETag / Last-Modified): "
-        "a page not modified is kept, a changed one replaced (as `deepsearcher load --refresh`).",
-    )
-
-    @model_validator(mode="after")
-    def _something_to_load(self) -> LoadRequest:
-        if not self.inputs and not self.refresh:
-            raise ValueError("inputs: name at least one server path or URL (or set refresh: true)")
-        return self
-
-
 @router.post("/load", status_code=202, summary="Load server paths and URLs in a background job.")
 async def load(
-    body: LoadRequest,
+    body: loading.LoadRequest,
     request: Request,
     principal: Principal = Depends(require_principal),
 ) -> JSONSafeResponse:
     state = services.server_state(request)
-    load_request = loading.LoadRequest(
-        body.inputs,
-        body.collection,
-        body.description,
-        body.force_new_collection,
-        batch_size=body.batch_size,
-        max_depth=body.max_depth or 0,
-        max_pages=body.max_pages,
-        sync=body.sync,
-        refresh=body.refresh,
-    )
-    plan = await services.in_thread(services.plan_load, state, principal, load_request)  # resolves paths: blocks
+    plan = await services.in_thread(services.plan_load, state, principal, body)  # resolves paths: blocks
     job = services.submit_load(state, principal, "load", plan)
     return _accepted(job)
 
@@ -318,7 +276,7 @@ async def get_job(job_id: str, request: Request, principal: Principal = Depends(
     job = manager.get(job_id)
     if job is None:
         raise APIError(404, f"No job '{job_id}'.")
-    if not principal.may_use(job["collection"]):
+    if not principal.may_use(str(job["collection"])):
         raise APIError(403, f"This API key may not use collection '{job['collection']}'.")
     return JSONSafeResponse(job)
 
@@ -336,8 +294,9 @@ async def resume_job(
     job = manager.get(job_id)
     if job is None:
         raise APIError(404, f"No job '{job_id}'.")
-    if not principal.may_use(job["collection"]):
-        raise APIError(403, f"This API key may not use collection '{job['collection']}'.")
+    collection = str(job["collection"])
+    if not principal.may_use(collection):
+        raise APIError(403, f"This API key may not use collection '{collection}'.")
     spec = manager.spec(job_id)
     if spec is None:
         raise APIError(409, f"Job {job_id} cannot be resumed: it recorded nothing to run again; load it anew.")
@@ -350,9 +309,9 @@ async def resume_job(
                     f"Job {job_id} cannot be resumed: its staged files are gone ({', '.join(missing[:3])}): "
                     "upload the files again.",
                 )
-            work, cleanup = services.upload_work(state, job["collection"], spec), remove_dir(Path(spec["folder"]))
+            work, cleanup = services.upload_work(state, collection, spec), remove_dir(Path(str(spec["folder"])))
         else:
-            work, cleanup = services.load_work(state, job["collection"], spec, resuming=True), None
+            work, cleanup = services.load_work(state, collection, spec, resuming=True), None
         resumed = manager.resume(job_id, work, cleanup)
     except JobNotResumable as exc:
         raise APIError(409, str(exc)) from None
@@ -399,7 +358,7 @@ async def query(
     body: querying.QueryRequest,
     request: Request,
     principal: Principal = Depends(require_principal),
-) -> Any:
+) -> Response:
     state = services.server_state(request)
     plan = await services.plan_query(state, principal, body)
     if wants_event_stream(request.headers.get("accept")):

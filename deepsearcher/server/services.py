@@ -7,12 +7,12 @@ Store calls block (Milvus, file reads, embeddings), so routes call them through
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
+from typing_extensions import ParamSpec
 
 from deepsearcher.app import Components, loading, querying
 from deepsearcher.app.loading import LoadPlan, LoadRequest
@@ -20,18 +20,19 @@ from deepsearcher.app.querying import QueryPlan, QueryRequest
 from deepsearcher.offline_loading.pipeline import ProgressCallback
 from deepsearcher.offline_loading.summary import LoadSummary
 from deepsearcher.server.auth import Principal
-from deepsearcher.server.jobs import Job, iter_upload_sources
+from deepsearcher.server.jobs import Job, JobSpec, iter_upload_sources
 from deepsearcher.server.paths import NO_ROOTS
 from deepsearcher.server.state import ServerState
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 def server_state(request: Request) -> ServerState:
     return request.app.state.deepsearcher
 
 
-async def in_thread(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+async def in_thread(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     return await run_in_threadpool(function, *args, **kwargs)
 
 
@@ -54,53 +55,63 @@ def plan_load(state: ServerState, principal: Principal, request: LoadRequest) ->
     """The load service's checks (inputs, path rules under server.allowed_roots, crawl bounds, a
     crawler for URLs) on a request whose collection the key may write, before any job exists."""
     collection = target_collection(state, principal, request.collection)
-    plan = loading.plan_load(
+    return loading.plan_load(
         state.current(),
-        replace(request, collection=collection),
+        request.model_copy(update={"collection": collection}),
         list(state.settings.allowed_roots),
         NO_ROOTS,
     )
-    return plan
 
 
 def submit_load(state: ServerState, principal: Principal, kind: str, plan: LoadPlan) -> Job:
-    """Queue a job running the load service over `plan` (recorded so it can be resumed; the job
-    manager holds the collection's lock)."""
-    request = plan.request
-    spec = {
-        "description": request.description,
-        "paths": [str(path) for path in plan.paths],
-        "urls": list(plan.urls),
-        "force_new_collection": request.force_new_collection,
-        "batch_size": request.batch_size,
-        "crawl": dict(plan.crawl),
-        "sync": request.sync,
-        "refresh": request.refresh,
-    }
+    """Queue a job running the load service over `plan`, recording its request whole (`job_spec`)
+    so a resumed job is the same request planned again; the job manager holds the collection's lock."""
+    spec = job_spec(plan.request.model_copy(update={"collection": plan.collection}))
     work = load_work(state, plan.collection, spec)
     return state.job_manager().submit(kind, plan.collection, plan.inputs, work, owner=principal.label, spec=spec)
 
 
-def request_from_spec(collection: str, spec: dict[str, Any], resuming: bool = False) -> LoadRequest:
-    """The LoadRequest a job recorded (`submit_load`'s spec); a resumed job never drops the collection again."""
-    crawl = dict(spec.get("crawl") or {})
-    crawl.pop("validators", None)  # found again by planning (a --refresh load)
-    return LoadRequest(
-        list(spec["paths"]) + list(spec["urls"]),
-        collection,
-        spec.get("description"),
-        bool(spec.get("force_new_collection")) and not resuming,
-        batch_size=spec.get("batch_size"),
-        max_depth=int(crawl.pop("max_depth", 0) or 0),
-        max_pages=crawl.pop("max_pages", None),
-        crawl_options=crawl,
-        sync=bool(spec.get("sync")),
-        refresh=bool(spec.get("refresh")),
-    )
+def job_spec(request: LoadRequest) -> JobSpec:
+    """What a load job records to run again: its request, serialised by the model itself (every
+    field, so a new one cannot be dropped on the way, as `refresh` once was)."""
+    return {"kind": "load", "request": request.model_dump(mode="json")}
+
+
+def request_from_spec(collection: str, spec: JobSpec, resuming: bool = False) -> LoadRequest:
+    """The LoadRequest a job recorded, validated again by the model; a resumed job never drops the
+    collection again. A job recorded before requests were (field by field) is read once into one."""
+    recorded = spec.get("request")
+    values = dict(recorded) if isinstance(recorded, dict) else _legacy_request_fields(spec)
+    values["collection"] = collection
+    if resuming:
+        values["force_new_collection"] = False
+    return LoadRequest.create(**values)
+
+
+def _legacy_request_fields(spec: JobSpec) -> dict[str, object]:
+    """A job spec as servers wrote it before recording the request whole (a job interrupted by the upgrade)."""
+    recorded_crawl = spec.get("crawl")
+    crawl = dict(recorded_crawl) if isinstance(recorded_crawl, dict) else {}
+    crawl.pop("validators", None)  # found again by planning (a refresh load)
+    return {
+        "inputs": _strings(spec.get("paths")) + _strings(spec.get("urls")),
+        "description": spec.get("description"),
+        "force_new_collection": bool(spec.get("force_new_collection")),
+        "batch_size": spec.get("batch_size"),
+        "max_depth": crawl.pop("max_depth", 0),
+        "max_pages": crawl.pop("max_pages", None),
+        "crawl_options": crawl,
+        "sync": bool(spec.get("sync")),
+        "refresh": bool(spec.get("refresh")),
+    }
+
+
+def _strings(value: object) -> list[str]:
+    return [str(item) for item in value] if isinstance(value, list) else []
 
 
 def load_work(
-    state: ServerState, collection: str, spec: dict[str, Any], resuming: bool = False
+    state: ServerState, collection: str, spec: JobSpec, resuming: bool = False
 ) -> Callable[[ProgressCallback], LoadSummary]:
     """The work of a load job from its recorded spec, planned through the same checks as a new
     request (paths under today's server.allowed_roots, crawl bounds, a crawler for URLs)."""
@@ -117,7 +128,7 @@ def load_work(
     return work
 
 
-def upload_spec(folder: Path, saved: list[tuple[str, Path]], description: str | None) -> dict[str, Any]:
+def upload_spec(folder: Path, saved: list[tuple[str, Path]], description: str | None) -> JobSpec:
     """What an upload job records to run again: its staging folder and files, kept until it is done."""
     return {
         "kind": "upload",
@@ -127,21 +138,27 @@ def upload_spec(folder: Path, saved: list[tuple[str, Path]], description: str | 
     }
 
 
-def missing_uploads(spec: dict[str, Any]) -> list[str]:
+def staged_uploads(spec: JobSpec) -> list[tuple[str, Path]]:
+    """An upload job's staged files (name, path), as `upload_spec` recorded them."""
+    files = spec.get("files")
+    return [(str(name), Path(str(path))) for name, path in files] if isinstance(files, list) else []
+
+
+def missing_uploads(spec: JobSpec) -> list[str]:
     """The staged files of an upload job that are no longer there."""
-    return [filename for filename, path in spec["files"] if not Path(path).is_file()]
+    return [filename for filename, path in staged_uploads(spec) if not path.is_file()]
 
 
-def upload_work(state: ServerState, collection: str, spec: dict[str, Any]) -> Callable[[ProgressCallback], LoadSummary]:
+def upload_work(state: ServerState, collection: str, spec: JobSpec) -> Callable[[ProgressCallback], LoadSummary]:
     """The work of an upload job: its staged files, each under `upload://<collection>/<name>`."""
-    saved = [(filename, Path(path)) for filename, path in spec["files"]]
+    saved = staged_uploads(spec)
 
     def work(on_progress: ProgressCallback) -> LoadSummary:
         components = state.current()
         return loading.pipeline_for(components, on_progress=on_progress).run(
             iter_upload_sources(saved, collection, components.file_loader),
             collection_name=collection,
-            collection_description=spec.get("description") or "",
+            collection_description=str(spec.get("description") or ""),
         )
 
     return work

@@ -63,7 +63,7 @@ class ServerWatches:
     def start(self) -> None:
         for watcher in self._watchers:
             self._observers.append(watcher.start_events())
-            request = loading.LoadRequest(list(watcher.folders), watcher.collection, sync=True)
+            request = loading.LoadRequest(inputs=list(watcher.folders), collection=watcher.collection, sync=True)
             self._submit(loading.plan_load(self.state.current(), request), None)
         self._thread = threading.Thread(target=self._follow, name="deepsearcher-watch", daemon=True)
         self._thread.start()

@@ -14,7 +14,9 @@ import functools
 import inspect
 from abc import ABCMeta
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class ContractMeta(ABCMeta):
@@ -40,7 +42,7 @@ def overrides(cls: type, base: type, name: str) -> bool:
     return getattr(cls, name, None) is not getattr(base, name, None)
 
 
-def accepts_any_keyword(function: Callable[..., Any]) -> bool:
+def accepts_any_keyword(function: Callable[..., object]) -> bool:
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):  # a builtin without a signature: assume it takes what it is given
@@ -48,7 +50,7 @@ def accepts_any_keyword(function: Callable[..., Any]) -> bool:
     return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
-def drop_unknown_keywords(function: Callable[..., Any]) -> Callable[..., Any]:
+def drop_unknown_keywords(function: Callable[..., T]) -> Callable[..., T]:
     """`function`, called with only the keywords its signature names.
 
     Our callers pass keywords upstream's methods never had (a store's `search_data` gets
@@ -59,7 +61,7 @@ def drop_unknown_keywords(function: Callable[..., Any]) -> Callable[..., Any]:
     names = set(inspect.signature(function).parameters)
 
     @functools.wraps(function)
-    def call(*args: Any, **kwargs: Any) -> Any:
+    def call(*args: object, **kwargs: object) -> T:
         return function(*args, **{key: value for key, value in kwargs.items() if key in names})
 
     return call

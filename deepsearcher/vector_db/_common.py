@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator
-from typing import Any
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, Protocol, SupportsInt, TypeVar
 
 from deepsearcher.types import (
     Chunk,
@@ -23,6 +25,8 @@ from deepsearcher.vector_db.base import SourceRecord
 TEXT = "text"  # the chunk as a reader sees it
 INDEX_TEXT = "index_text"  # title + chunk: what BM25 indexes
 REFERENCE = "reference"
+#: What a store's search returns (its own hit type), passed through `search_pinned`.
+R = TypeVar("R")
 SOURCE_HASH = "source_hash"
 SOURCE_CHUNKS = "source_chunks"
 METADATA = "metadata"
@@ -33,15 +37,17 @@ def plain_json(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str, ensure_ascii=False))
 
 
-def as_count(value: Any) -> int:
+def as_count(value: object) -> int:
     """A chunk count from metadata; 0 when it is missing or not a number."""
+    if not isinstance(value, SupportsInt | str):  # numpy's integers too
+        return 0
     try:
         return int(value or 0)
-    except (TypeError, ValueError):
+    except ValueError:
         return 0
 
 
-def source_fields(metadata: dict[str, Any]) -> tuple[str, int]:
+def source_fields(metadata: Mapping[str, object]) -> tuple[str, int]:
     """(source_hash, source_chunks) of a chunk's metadata, as the ingestion pipeline set them."""
     return str(metadata.get("source_hash") or ""), as_count(metadata.get("source_chunks"))
 
@@ -158,7 +164,13 @@ def operation_failed(
     return VectorStoreError(f"{store} {operation}{where} failed ({location}): {detail}")
 
 
-def close_client(client: Any, logger: logging.Logger, store: str) -> None:
+class Closeable(Protocol):
+    """A store SDK's client: something that closes."""
+
+    def close(self) -> object: ...
+
+
+def close_client(client: Closeable | None, logger: logging.Logger, store: str) -> None:
     """Close a store client; a failure is logged, because closing must not fail."""
     if client is None:
         return
@@ -189,7 +201,7 @@ class SourceTally:
         self.expected: dict[str, int] = {}
         self.versions: dict[str, set[str]] = {}
 
-    def add(self, reference: str, source_hash: Any, source_chunks: Any) -> None:
+    def add(self, reference: str, source_hash: object, source_chunks: object) -> None:
         """Count one stored chunk of `reference`."""
         self.counts[reference] = self.counts.get(reference, 0) + 1
         if source_hash:
@@ -211,17 +223,36 @@ class SourceTally:
         }
 
 
+def hidden_versions(
+    pin: threading.local,
+    cache: dict[str, frozenset[str]],
+    name: str,
+    read_marker: Callable[[], frozenset[str]],
+    lock: AbstractContextManager[object] | None = None,
+) -> frozenset[str]:
+    """The versions a store hides now: inside a pinned search (`search_pinned`), the set that search
+    read; else the stored marker read once into `cache` (an embedded store is one process: its own
+    writes move the marker, and it updates `cache` as it does)."""
+    if getattr(pin, "on", False):
+        return frozenset(pin.hidden)
+    hidden = cache.get(name)
+    if hidden is None:
+        with lock if lock is not None else nullcontext():
+            hidden = cache.setdefault(name, read_marker())
+    return hidden
+
+
 def search_pinned(
-    pin: Any,
+    pin: threading.local,
     read_marker: Callable[[], tuple[int, frozenset[str]]],
-    search: Callable[[], list[Any]],
+    search: Callable[[], list[R]],
     retries: int = 5,
-) -> list[Any]:
+) -> list[R]:
     """`search` between two reads of a stored version marker (epoch, hidden versions), the hidden set
     put on the thread-local `pin` meanwhile: when the epoch moved, the search may have seen two steps
     of a replacement and runs again (a sequence lock; see vector_db/_milvus_versions.py)."""
     epoch, hidden = read_marker()
-    results: list[Any] = []
+    results: list[R] = []
     for _ in range(retries):
         pin.on, pin.hidden = True, hidden
         try:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
 
 from deepsearcher.utils.contracts import drop_unknown_keywords, overrides
 from deepsearcher.vector_db.base import BaseVectorDB, attach_subclass_shape, uses_template
@@ -43,11 +42,11 @@ class UpstreamStoreShape:
             cls.insert_data = _counting_insert(drop_unknown_keywords(cls.__dict__["insert_data"]))  # type: ignore[method-assign]
 
 
-def _counting_insert(insert: Callable[..., Any]) -> Callable[..., Any]:
+def _counting_insert(insert: Callable[..., object]) -> Callable[..., int]:
     """An upstream-shaped `insert_data` (returning None or True), returning how many chunks it took."""
 
     @functools.wraps(insert)
-    def call(self: BaseVectorDB, collection: str | None, chunks: list[Any], *args: Any, **kwargs: Any) -> int:
+    def call(self: BaseVectorDB, collection: str | None, chunks: list[object], *args: object, **kwargs: object) -> int:
         inserted = insert(self, collection, chunks, *args, **kwargs)
         if isinstance(inserted, int) and not isinstance(inserted, bool):
             return inserted

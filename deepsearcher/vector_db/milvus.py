@@ -1278,13 +1278,9 @@ class Milvus(BaseVectorDB):
     def _hidden_versions(self, name: str) -> frozenset[str]:
         """The versions hidden now: on a server, those the running search was pinned to; on embedded
         Milvus Lite (one process at a time), the stored marker read once and kept in memory."""
-        if getattr(self._pin, "on", False):
-            return frozenset(self._pin.hidden)
-        hidden = self._hidden.get(name)
-        if hidden is None:
-            with self._hidden_lock:
-                hidden = self._hidden.setdefault(name, self._marker().read(name)[1])
-        return hidden
+        return common.hidden_versions(
+            self._pin, self._hidden, name, lambda: self._marker().read(name)[1], self._hidden_lock
+        )
 
     def _pinned_search(self, name: str, *args: Any, **kwargs: Any) -> list[RetrievalResult]:
         """A search on a server, between two reads of the version marker (`_common.search_pinned`)."""

@@ -438,11 +438,7 @@ class Qdrant(BaseVectorDB):
         return int(meta.get(VERSIONS_EPOCH) or 0), frozenset(meta.get(HIDDEN_VERSIONS) or ())
 
     def _hidden_versions(self, name: str) -> frozenset[str]:
-        if getattr(self._pin, "on", False):
-            return frozenset(self._pin.hidden)
-        if name not in self._hidden:
-            self._hidden[name] = self._marker(name)[1]
-        return self._hidden[name]
+        return common.hidden_versions(self._pin, self._hidden, name, lambda: self._marker(name)[1])
 
     def _visible(self, name: str, query_filter: models.Filter | None) -> models.Filter | None:
         """`query_filter` narrowed to the source versions not hidden."""
