@@ -35,13 +35,14 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.graph import LinkSettings, SpreadSettings, follow_links, normalise, spread, title_key
+from deepsearcher.graph.title_rows import TitleRows
 from deepsearcher.types import (
     Chunk,
     CollectionInfo,
@@ -228,6 +229,10 @@ TITLE_KEY = "title_key"
 TITLE_KEY_MAX = 512
 #: The collection `rebuild_graph` copies rows into before it takes the original's name.
 GRAPH_REBUILD_SUFFIX = "__graph_rebuild"
+#: Operations (`_op` labels) that change what a Lite database holds.
+WRITE_OPERATIONS = frozenset(
+    {"insert", "upsert", "delete", "drop_collection", "rename_collection", "create_collection"}
+)
 #: Ways to walk the entity graph (see Milvus.graph_walk).
 GRAPH_WALKS = ("links", "ppr")
 
@@ -342,6 +347,8 @@ class Milvus(BaseVectorDB):
             )
         self.graph_walk = graph_walk
         self.spread_settings = SpreadSettings()
+        #: The rows each title key names, kept until this Lite database's next write (graph/title_rows.py).
+        self._title_rows = TitleRows()
         #: Consistency level of searches (see the module docstring): "Session" (default) sees this
         #: process's own writes; "Strong" also sees everyone else's but waits ~200 ms a search on a
         #: server; "Bounded" / "Eventually" may miss recent writes; "collection" uses the level
@@ -524,7 +531,11 @@ class Milvus(BaseVectorDB):
 
     @contextmanager
     def _op(self, operation: str, collection: str | None = None) -> Iterator[None]:
-        """Turn pymilvus / gRPC failures into a VectorStoreError naming what was attempted."""
+        """Turn pymilvus / gRPC failures into a VectorStoreError naming what was attempted; on Milvus
+        Lite, a write is counted as it begins and as it ends (what the graph's kept rows check)."""
+        writes = self._lite_path is not None and operation in WRITE_OPERATIONS
+        if writes:
+            lite.note_write(self.uri)
         try:
             yield
         except VectorStoreError:
@@ -536,6 +547,9 @@ class Milvus(BaseVectorDB):
                 # dropped by another request (or process) since it was looked up: a 404, not a store fault
                 raise self._gone(operation, collection) from exc
             raise common.operation_failed("Milvus", operation, collection, self.uri, _exc_message(exc)) from exc
+        finally:
+            if writes:
+                lite.note_write(self.uri)
 
     def _gone(self, operation: str, name: str) -> VectorStoreError:
         """The missing-collection error for `name`, found missing in the middle of `operation`."""
@@ -1132,24 +1146,42 @@ class Milvus(BaseVectorDB):
         if not keys:
             return []
         if TITLE_KEY in self._schema(name).names:
-            condition = f"{TITLE_KEY} in [{', '.join(quote(key) for key in keys)}]"
+            condition = _title_condition(keys)
         else:  # `in [...]` takes only a field on Milvus Lite, not a JSON path: one equality per title
             condition = " or ".join(f'{METADATA}["title"] == {quote(title)}' for title in titles)
         expr = self._visible(name, self._schema(name), expr or "")  # not the old version a replacement hides
+        rows: Sequence[dict[str, Any]] | None = None
+        if TITLE_KEY in self._schema(name).names and self._lite_path:  # one process writes: every write is seen
+            rows = self._title_rows.rows(
+                (name, expr),
+                keys,
+                lambda: lite.writes(self.uri),
+                lambda missing: self._linked_rows(name, _title_condition(missing), expr, full=False),
+                lambda row: str(row.get(TITLE_KEY, "")),
+                LINKED_ROWS,
+            )
+        if rows is None:
+            rows = self._linked_rows(name, condition, expr) or []
+        scored = [(sum(a * b for a, b in zip(vector, row.get(EMBEDDING) or (), strict=False)), row) for row in rows]
+        scored.sort(key=lambda pair: -pair[0])
+        return [common.stored_result(row, score) for score, row in scored]
+
+    def _linked_rows(self, name: str, condition: str, expr: str, full: bool = True) -> list[dict[str, Any]] | None:
+        """The rows matching `condition` among the visible ones (`expr`), at most LINKED_ROWS; with
+        `full=False`, None when that limit may have cut the answer."""
         if expr:
             condition = f"({expr}) and ({condition})"
-        condition = self._visible(name, self._schema(name), condition)
         with self._op("linked chunks query", name):
             rows = self._client().query(
                 name,
                 filter=condition,
-                output_fields=[TEXT, REFERENCE, METADATA, EMBEDDING],
+                output_fields=[TEXT, REFERENCE, METADATA, EMBEDDING, TITLE_KEY]
+                if TITLE_KEY in self._schema(name).names
+                else [TEXT, REFERENCE, METADATA, EMBEDDING],
                 limit=LINKED_ROWS,
                 **self._search_level,
             )
-        scored = [(sum(a * b for a, b in zip(vector, row.get(EMBEDDING) or (), strict=False)), row) for row in rows]
-        scored.sort(key=lambda pair: -pair[0])
-        return [common.stored_result(row, score) for score, row in scored]
+        return None if not full and len(rows) >= LINKED_ROWS else list(rows)
 
     def _search(
         self,
@@ -1339,6 +1371,11 @@ class Milvus(BaseVectorDB):
                 entry = fused.setdefault(hit["id"], {"entity": hit.get("entity") or {}, "distance": 0.0})
                 entry["distance"] += weight * norm(float(hit.get("distance", 0.0)))
         return sorted(fused.values(), key=lambda hit: -hit["distance"])[:top_k]
+
+
+def _title_condition(keys: Iterable[str]) -> str:
+    """The filter of the rows whose title key is one of `keys`."""
+    return f"{TITLE_KEY} in [{', '.join(quote(key) for key in keys)}]"
 
 
 def _renamed_row(row: dict[str, Any], fields: list[str], source: str, target: str) -> dict[str, Any]:
