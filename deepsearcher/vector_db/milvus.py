@@ -42,6 +42,7 @@ from typing import Any
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.graph import LinkSettings, SpreadSettings, follow_links, normalise, spread, title_key
+from deepsearcher.graph.feedback import FeedbackSettings, with_feedback
 from deepsearcher.graph.title_rows import TitleRows
 from deepsearcher.types import (
     Chunk,
@@ -330,6 +331,7 @@ class Milvus(BaseVectorDB):
         index_switch_rows: int = lite.HNSW_SWITCH_ROWS,
         graph: bool = True,
         graph_walk: str = "ppr",
+        graph_feedback: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(default_collection)
@@ -347,6 +349,11 @@ class Milvus(BaseVectorDB):
             )
         self.graph_walk = graph_walk
         self.spread_settings = SpreadSettings()
+        #: After the walk, a BM25 search for the question plus the names its best chunks mention,
+        #: fused in (deepsearcher/graph/feedback.py: the chunk that mentions a bridge name rather
+        #: than being titled by it); on with the graph, where the collection has BM25.
+        self.graph_feedback = _as_bool(graph_feedback)
+        self.feedback_settings = FeedbackSettings()
         #: The rows each title key names, kept until this Lite database's next write (graph/title_rows.py).
         self._title_rows = TitleRows()
         #: Consistency level of searches (see the module docstring): "Session" (default) sees this
@@ -1202,9 +1209,15 @@ class Milvus(BaseVectorDB):
         if _as_bool(kwargs.pop("links", self.graph and mode is None)) and text and mode != "sparse":
             ranked = self._search(name, vector, max(top_k, LINK_CANDIDATES), text, filter, mode, links=False, **kwargs)
             lookup = lambda titles: self._titled(name, titles, vector, filter)  # noqa: E731
+            walk_k = max(top_k, LINK_CANDIDATES) if self.graph_feedback else top_k
             if self.graph_walk == "ppr":
-                return spread(text, ranked, lookup, top_k, self.spread_settings)
-            return follow_links(text, ranked, lookup, top_k, self.link_settings)
+                walked = spread(text, ranked, lookup, walk_k, self.spread_settings)
+            else:
+                walked = follow_links(text, ranked, lookup, walk_k, self.link_settings)
+            if not self.graph_feedback or SPARSE not in self._schema(name).names:
+                return walked[:top_k]
+            keyword = lambda query: self._search(name, vector, walk_k, query, filter, "sparse", links=False)  # noqa: E731
+            return with_feedback(text, walked, keyword, top_k, self.feedback_settings)
         schema = self._schema(name)
         if mode is None:
             mode = "hybrid" if self.hybrid and text else "dense"
