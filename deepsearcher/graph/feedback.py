@@ -63,7 +63,8 @@ def with_feedback(
     settings: FeedbackSettings | None = None,
 ) -> list[RetrievalResult]:
     """`walked` (best first) fused with a keyword search for the question and the names its best
-    chunks give; the best `top_k`, each with its fused score. No such name: `walked` as it is."""
+    chunks give; the best `top_k`, each with its fused score. No such name, or the same `top_k`
+    in the same order: `walked` as it is (its scores too)."""
     settings = settings or FeedbackSettings()
     names = feedback_names(question, walked, settings)
     if not names:
@@ -76,4 +77,7 @@ def with_feedback(
             key = (hit.reference, hit.text)
             results.setdefault(key, hit)  # the walked hit first: it keeps its search rank
             scores[key] = scores.get(key, 0.0) + weight / (settings.rank_k + rank)
+    order = sorted(scores, key=lambda key: -scores[key])[:top_k]
+    if order == [(hit.reference, hit.text) for hit in walked[:top_k]]:
+        return list(walked[:top_k])
     return best_scored(scores, results, top_k)
