@@ -9,7 +9,8 @@ until the store changes.
 
 Exact by construction: an entry is valid only for the write generation it was read in (the
 store counts its writes, before and after each one), so a load, replacement or delete is seen
-by the next look-up; a look-up that ran while a write started or ended is not kept.
+by the next look-up; a look-up that ran while a write started or ended is not kept. Writes made
+with the pymilvus client directly, around the store, are not counted.
 """
 
 from __future__ import annotations
