@@ -43,6 +43,7 @@ from typing import Any
 from deepsearcher.config.registry import register_provider
 from deepsearcher.graph import LinkSettings, SpreadSettings, follow_links, normalise, spread, title_key
 from deepsearcher.graph.feedback import FeedbackSettings, with_feedback
+from deepsearcher.graph.spread import first_reads
 from deepsearcher.graph.title_rows import TitleRows
 from deepsearcher.types import (
     Chunk,
@@ -1173,6 +1174,23 @@ class Milvus(BaseVectorDB):
         scored.sort(key=lambda pair: -pair[0])
         return [common.stored_result(row, score) for score, row in scored]
 
+    def _read_titles_ahead(self, name: str, titles: list[str], expr: str | None) -> None:
+        """On embedded Lite, the rows of `titles` read in one look-up and kept (graph/title_rows.py),
+        so that the walk's first two look-ups (the question's names, the first hop's) find them
+        kept instead of querying twice; the walk itself is unchanged."""
+        keys = sorted({normalise(title) for title in titles} - {""})
+        if not keys or not self._lite_path or TITLE_KEY not in self._schema(name).names:
+            return
+        expr = self._visible(name, self._schema(name), expr or "")
+        self._title_rows.rows(
+            (name, expr),
+            keys,
+            lambda: lite.writes(self.uri),
+            lambda missing: self._linked_rows(name, _title_condition(missing), expr, full=False),
+            lambda row: str(row.get(TITLE_KEY, "")),
+            LINKED_ROWS,
+        )
+
     def _linked_rows(self, name: str, condition: str, expr: str, full: bool = True) -> list[dict[str, Any]] | None:
         """The rows matching `condition` among the visible ones (`expr`), at most LINKED_ROWS; with
         `full=False`, None when that limit may have cut the answer."""
@@ -1211,6 +1229,7 @@ class Milvus(BaseVectorDB):
             lookup = lambda titles: self._titled(name, titles, vector, filter)  # noqa: E731
             walk_k = max(top_k, LINK_CANDIDATES) if self.graph_feedback else top_k
             if self.graph_walk == "ppr":
+                self._read_titles_ahead(name, first_reads(text, ranked, self.spread_settings), filter)
                 walked = spread(text, ranked, lookup, walk_k, self.spread_settings)
             else:
                 walked = follow_links(text, ranked, lookup, walk_k, self.link_settings)
