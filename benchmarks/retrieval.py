@@ -1,7 +1,8 @@
 """Retrieval benchmark: dense vs BM25 vs hybrid on a multi-hop QA dataset, with Milvus Lite.
 
     python benchmarks/retrieval.py [DATASET_DIR ...] [--top-k 2,5] [--analyzer standard]
-        [--rrf-k 10,60] [--candidates auto,50,100] [--weights 0.6:0.4,0.5:0.5] [--fetch 10] [--limit N]
+        [--rrf-k 10,60] [--candidates auto,50,100] [--weights 0.6:0.4,0.5:0.5] [--ppr ...] [--feedback 3:8:0.3]
+        [--fetch 10] [--limit N] [--skip N] [--load-passages N]
 
 DATASET_DIR holds corpus.jsonl ({title, text}, one passage each) and questions.jsonl
 ({question, gold_titles}); the default is ../shared/data/hotpotqa_train100 next to the
