@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from deepsearcher.graph.entities import mentions, normalise, title_key
+from deepsearcher.graph.follow_up import follow_up_queries
 from deepsearcher.graph.links import best_scored
 from deepsearcher.types import RetrievalResult
 
@@ -40,19 +40,9 @@ class FeedbackSettings:
 
 
 def feedback_names(question: str, hits: Sequence[RetrievalResult], settings: FeedbackSettings) -> list[str]:
-    """Names the first `seeds` hits mention that the question does not, nor the hit's own title."""
-    asked = normalise(question)
-    keys: set[str] = set()
-    names: list[str] = []
-    for hit in hits[: settings.seeds]:
-        own = title_key(hit.title or "")
-        for name in mentions(hit.text):
-            key = normalise(name)
-            if key == own or key in keys or key in asked:
-                continue
-            keys.add(key)
-            names.append(name)
-    return names[: settings.names]
+    """Names the first `seeds` hits mention that the question does not, nor the hit's own title
+    (the names DeepSearch's next round searches too, `follow_up.follow_up_queries`)."""
+    return follow_up_queries(question, hits[: settings.seeds], (), settings.names)
 
 
 def with_feedback(

@@ -1158,16 +1158,7 @@ class Milvus(BaseVectorDB):
         else:  # `in [...]` takes only a field on Milvus Lite, not a JSON path: one equality per title
             condition = " or ".join(f'{METADATA}["title"] == {quote(title)}' for title in titles)
         expr = self._visible(name, self._schema(name), expr or "")  # not the old version a replacement hides
-        rows: Sequence[dict[str, Any]] | None = None
-        if TITLE_KEY in self._schema(name).names and self._lite_path:  # one process writes: every write is seen
-            rows = self._title_rows.rows(
-                (name, expr),
-                keys,
-                lambda: lite.writes(self.uri),
-                lambda missing: self._linked_rows(name, _title_condition(missing), expr, full=False),
-                lambda row: str(row.get(TITLE_KEY, "")),
-                LINKED_ROWS,
-            )
+        rows = self._kept_title_rows(name, keys, expr)
         if rows is None:
             rows = self._linked_rows(name, condition, expr) or []
         scored = [(sum(a * b for a, b in zip(vector, row.get(EMBEDDING) or (), strict=False)), row) for row in rows]
@@ -1179,10 +1170,16 @@ class Milvus(BaseVectorDB):
         so that the walk's first two look-ups (the question's names, the first hop's) find them
         kept instead of querying twice; the walk itself is unchanged."""
         keys = sorted({normalise(title) for title in titles} - {""})
-        if not keys or not self._lite_path or TITLE_KEY not in self._schema(name).names:
-            return
-        expr = self._visible(name, self._schema(name), expr or "")
-        self._title_rows.rows(
+        if keys:
+            self._kept_title_rows(name, keys, self._visible(name, self._schema(name), expr or ""))
+
+    def _kept_title_rows(self, name: str, keys: list[str], expr: str) -> Sequence[dict[str, Any]] | None:
+        """The rows titled by `keys` among the visible ones (`expr`) through the kept rows: only on
+        embedded Lite (one process writes there, so every write is counted); None elsewhere, or
+        when the row limit may cut the answer (the caller then queries as it always did)."""
+        if not self._lite_path or TITLE_KEY not in self._schema(name).names:
+            return None
+        return self._title_rows.rows(
             (name, expr),
             keys,
             lambda: lite.writes(self.uri),
