@@ -1,7 +1,8 @@
 """Retrieval benchmark: dense vs BM25 vs hybrid on a multi-hop QA dataset, with Milvus Lite.
 
     python benchmarks/retrieval.py [DATASET_DIR ...] [--top-k 2,5] [--analyzer standard]
-        [--rrf-k 10,60] [--candidates auto,50,100] [--weights 0.6:0.4,0.5:0.5] [--fetch 10] [--limit N]
+        [--rrf-k 10,60] [--candidates auto,50,100] [--weights 0.6:0.4,0.5:0.5] [--ppr ...] [--feedback 3:8:0.3]
+        [--fetch 10] [--limit N] [--skip N] [--load-passages N]
 
 DATASET_DIR holds corpus.jsonl ({title, text}, one passage each) and questions.jsonl
 ({question, gold_titles}); the default is ../shared/data/hotpotqa_train100 next to the
@@ -53,6 +54,9 @@ class Setting:
     #: Walk the graph by personalized PageRank instead (deepsearcher/graph/spread.py):
     #: (share passed on per step, hub exponent, hops, seeds, question weight, after source 1/0), or None.
     ppr: tuple[float, float, int, int, float, int] | None = None
+    #: After the walk, the keyword search for the names its best chunks give (deepsearcher/graph/feedback.py):
+    #: (seeds, names, weight), or None.
+    feedback: tuple[int, int, float] | None = None
 
     @property
     def label(self) -> str:
@@ -63,7 +67,10 @@ class Setting:
         if self.ppr is not None:
             decay, hub, hops, seeds, question, after = self.ppr
             walk = f"walk d={decay:g} hub={hub:g} hops={hops} seeds={seeds} q={question:g}"
-            return f"{self.search_label} + {walk}{'' if after else ' free'}"
+            label = f"{self.search_label} + {walk}{'' if after else ' free'}"
+            if self.feedback is not None:
+                label += " + feedback s={} n={} w={:g}".format(*self.feedback)
+            return label
         if self.links is not None:
             return f"{self.search_label} + links {self.links[0]:g}/{self.links[1]:g}"
         return self.search_label
@@ -114,6 +121,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="graph walks (truncated personalized PageRank) to sweep, share:hub:hops:seeds:question[:after] "
         "tuples, e.g. 0.5:1:2:3:0.3 (after: 1 keeps a reached chunk below its source, the default; 0 does not) "
         "(default: the store's SpreadSettings)",
+    )
+    parser.add_argument(
+        "--feedback",
+        default="",
+        help="keyword feedback searches after the default walk to sweep, seeds:names:weight tuples, e.g. 3:8:0.3 "
+        "(default: the store's FeedbackSettings)",
     )
     parser.add_argument("--fetch", type=int, default=0, help="chunks retrieved per question (default 2 x max top-k)")
     parser.add_argument("--limit", type=int, default=0, help="use only N questions (after --skip)")
@@ -183,10 +196,11 @@ def store_defaults() -> Setting:
     import inspect
 
     from deepsearcher.graph import LinkSettings, SpreadSettings
+    from deepsearcher.graph.feedback import FeedbackSettings
     from deepsearcher.vector_db.milvus import Milvus
 
     params = inspect.signature(Milvus.__init__).parameters
-    links, walk = LinkSettings(), SpreadSettings()
+    links, walk, feedback = LinkSettings(), SpreadSettings(), FeedbackSettings()
     graph, ppr = params["graph"].default, params["graph_walk"].default == "ppr"
     return Setting(
         "hybrid",
@@ -199,6 +213,9 @@ def store_defaults() -> Setting:
         ppr=(walk.link_weight, walk.hub_exponent, walk.hops, walk.seeds, walk.question_weight, int(walk.after_source))
         if graph and ppr
         else None,
+        feedback=(feedback.seeds, feedback.names, feedback.weight)
+        if graph and params["graph_feedback"].default
+        else None,
     )
 
 
@@ -209,8 +226,9 @@ def build_settings(args: argparse.Namespace) -> list[Setting]:
 
     default = store_defaults()
     link_pair = default.links or (LinkSettings().link_weight, LinkSettings().question_weight)
-    settings = [Setting("dense"), Setting("sparse"), replace(default, links=None, ppr=None, default=False)]
-    settings.append(replace(default, links=link_pair, ppr=None, default=default.ppr is None))
+    bare = replace(default, links=None, ppr=None, feedback=None, default=False)
+    settings = [Setting("dense"), Setting("sparse"), bare]
+    settings.append(replace(bare, links=link_pair, default=default.ppr is None))
     settings.append(replace(Setting("dense"), links=link_pair))
     walks = [tuple(float(x) for x in spec.split(":")) for spec in args.ppr.split(",") if spec.strip()]
     if not walks:
@@ -220,10 +238,14 @@ def build_settings(args: argparse.Namespace) -> list[Setting]:
         walks = [(walk.link_weight, walk.hub_exponent, walk.hops, walk.seeds, walk.question_weight, walk.after_source)]
     for decay, hub, hops, seeds, question, *after in walks:
         ppr = (decay, hub, int(hops), int(seeds), question, int(after[0]) if after else 1)
-        settings.append(replace(default, links=None, ppr=ppr, default=default.ppr == ppr))
+        settings.append(replace(bare, ppr=ppr, default=default.ppr == ppr and default.feedback is None))
+    feedbacks = [tuple(float(x) for x in spec.split(":")) for spec in args.feedback.split(",") if spec.strip()]
+    for seeds, names, weight in feedbacks or ([default.feedback] if default.feedback else []):
+        feedback = (int(seeds), int(names), weight)
+        settings.append(replace(default, links=None, feedback=feedback, default=default.feedback == feedback))
     for pair in filter(None, (w.strip() for w in args.links.split(","))):
         link_w, question_w = (float(x) for x in pair.split(":"))
-        settings.append(replace(default, links=(link_w, question_w), ppr=None, default=False))
+        settings.append(replace(bare, links=(link_w, question_w)))
     candidates: list[int | None] = [
         None if c.strip() == "auto" else int(c) for c in args.candidates.split(",") if c.strip()
     ]
@@ -263,6 +285,7 @@ def embed_all(dataset: Dataset, chunks: list[Chunk], embedding: Any, args: argpa
 
 def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> list[dict[str, Any]]:
     from deepsearcher.graph import LinkSettings, SpreadSettings
+    from deepsearcher.graph.feedback import FeedbackSettings
     from deepsearcher.vector_db.milvus import Milvus
 
     ks = parse_int_list(args.top_k)
@@ -306,6 +329,10 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                     if setting.ppr is not None:
                         store.graph_walk = "ppr"
                         store.spread_settings = SpreadSettings(**dict(zip(WALK_FIELDS, setting.ppr, strict=True)))
+                    store.graph_feedback = setting.feedback is not None
+                    if setting.feedback is not None:
+                        seeds, names, weight = setting.feedback
+                        store.feedback_settings = FeedbackSettings(seeds=seeds, names=names, weight=weight)
                     recalls: dict[int, list[float]] = {k: [] for k in ks}
                     empty = 0
                     started = time.perf_counter()
@@ -334,6 +361,7 @@ def run_dataset(dataset: Dataset, args: argparse.Namespace, embedding: Any) -> l
                         "weights": list(setting.weights),
                         "links": list(setting.links) if setting.links else None,
                         "ppr": list(setting.ppr) if setting.ppr else None,
+                        "feedback": list(setting.feedback) if setting.feedback else None,
                         "ms_per_query": 1000 * elapsed / max(1, len(dataset.questions)),
                         "no_hits": empty,
                         **{f"recall@{k}": mean(recalls[k]) for k in ks},

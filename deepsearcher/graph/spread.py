@@ -92,6 +92,17 @@ def _read(graph: _Graph, sources: list[ChunkKey], lookup: TitleLookup, settings:
         graph.add(result)
 
 
+def first_reads(question: str, hits: Sequence[RetrievalResult], settings: SpreadSettings | None = None) -> list[str]:
+    """Every name the walk's first two look-ups (the question's names, then the first hop's) may
+    ask for: a store that keeps what it read can fetch them in one look-up beforehand."""
+    settings = settings or SpreadSettings()
+    names = {normalise(name): name for name in mentions(question)}
+    for hit in hits[: settings.seeds]:
+        for name in mentions(hit.text):
+            names.setdefault(normalise(name), name)
+    return list(names.values())
+
+
 def spread(
     question: str,
     hits: Sequence[RetrievalResult],

@@ -21,6 +21,8 @@ LOCK_FILENAME = "LOCK"
 
 _users_lock = threading.Lock()
 _users: dict[str, int] = {}
+#: Writes begun or ended per Lite database path in this process (see `note_write`).
+_writes: dict[str, int] = {}
 
 
 def is_server_uri(uri: str) -> bool:
@@ -118,6 +120,18 @@ def in_use_message(path: str, pid: int | None) -> str:
 def acquire(path: str) -> None:
     with _users_lock:
         _users[path] = _users.get(path, 0) + 1
+
+
+def note_write(path: str) -> None:
+    """Count a write to the Lite database at `path` (as it begins and as it ends), by any store
+    object of this process: what is kept from an earlier read is stale once the count moves."""
+    with _users_lock:
+        _writes[path] = _writes.get(path, 0) + 1
+
+
+def writes(path: str) -> int:
+    """Writes begun or ended on the Lite database at `path` in this process (see `note_write`)."""
+    return _writes.get(path, 0)
 
 
 def release(path: str) -> None:

@@ -43,6 +43,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from deepsearcher.config.registry import register_provider
 from deepsearcher.graph import LinkSettings, SpreadSettings, follow_links, normalise, spread, title_key
+from deepsearcher.graph.feedback import FeedbackSettings, with_feedback
+from deepsearcher.graph.spread import first_reads
+from deepsearcher.graph.title_rows import TitleRows
 from deepsearcher.types import (
     Chunk,
     CollectionInfo,
@@ -238,6 +241,10 @@ TITLE_KEY = "title_key"
 TITLE_KEY_MAX = 512
 #: The collection `rebuild_graph` copies rows into before it takes the original's name.
 GRAPH_REBUILD_SUFFIX = "__graph_rebuild"
+#: Operations (`_op` labels) that change what a Lite database holds.
+WRITE_OPERATIONS = frozenset(
+    {"insert", "upsert", "delete", "drop_collection", "rename_collection", "create_collection"}
+)
 #: Ways to walk the entity graph (see Milvus.graph_walk).
 GRAPH_WALKS = ("links", "ppr")
 
@@ -335,6 +342,7 @@ class Milvus(BaseVectorDB):
         index_switch_rows: int = lite.HNSW_SWITCH_ROWS,
         graph: bool = True,
         graph_walk: str = "ppr",
+        graph_feedback: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(default_collection)
@@ -352,6 +360,13 @@ class Milvus(BaseVectorDB):
             )
         self.graph_walk = graph_walk
         self.spread_settings = SpreadSettings()
+        #: After the walk, a BM25 search for the question plus the names its best chunks mention,
+        #: fused in (deepsearcher/graph/feedback.py: the chunk that mentions a bridge name rather
+        #: than being titled by it); on with the graph, where the collection has BM25.
+        self.graph_feedback = _as_bool(graph_feedback)
+        self.feedback_settings = FeedbackSettings()
+        #: The rows each title key names, kept until this Lite database's next write (graph/title_rows.py).
+        self._title_rows = TitleRows()
         #: Consistency level of searches (see the module docstring): "Session" (default) sees this
         #: process's own writes; "Strong" also sees everyone else's but waits ~200 ms a search on a
         #: server; "Bounded" / "Eventually" may miss recent writes; "collection" uses the level
@@ -534,7 +549,11 @@ class Milvus(BaseVectorDB):
 
     @contextmanager
     def _op(self, operation: str, collection: str | None = None) -> Iterator[None]:
-        """Turn pymilvus / gRPC failures into a VectorStoreError naming what was attempted."""
+        """Turn pymilvus / gRPC failures into a VectorStoreError naming what was attempted; on Milvus
+        Lite, a write is counted as it begins and as it ends (what the graph's kept rows check)."""
+        writes = self._lite_path is not None and operation in WRITE_OPERATIONS
+        if writes:
+            lite.note_write(self.uri)
         try:
             yield
         except VectorStoreError:
@@ -546,6 +565,9 @@ class Milvus(BaseVectorDB):
                 # dropped by another request (or process) since it was looked up: a 404, not a store fault
                 raise self._gone(operation, collection) from exc
             raise common.operation_failed("Milvus", operation, collection, self.uri, _exc_message(exc)) from exc
+        finally:
+            if writes:
+                lite.note_write(self.uri)
 
     def _gone(self, operation: str, name: str) -> VectorStoreError:
         """The missing-collection error for `name`, found missing in the middle of `operation`."""
@@ -1142,24 +1164,56 @@ class Milvus(BaseVectorDB):
         if not keys:
             return []
         if TITLE_KEY in self._schema(name).names:
-            condition = f"{TITLE_KEY} in [{', '.join(quote(key) for key in keys)}]"
+            condition = _title_condition(keys)
         else:  # `in [...]` takes only a field on Milvus Lite, not a JSON path: one equality per title
             condition = " or ".join(f'{METADATA}["title"] == {quote(title)}' for title in titles)
         expr = self._visible(name, self._schema(name), expr or "")  # not the old version a replacement hides
+        rows = self._kept_title_rows(name, keys, expr)
+        if rows is None:
+            rows = self._linked_rows(name, condition, expr) or []
+        scored = [(sum(a * b for a, b in zip(vector, row.get(EMBEDDING) or (), strict=False)), row) for row in rows]
+        scored.sort(key=lambda pair: -pair[0])
+        return [common.stored_result(row, score) for score, row in scored]
+
+    def _read_titles_ahead(self, name: str, titles: list[str], expr: str | None) -> None:
+        """On embedded Lite, the rows of `titles` read in one look-up and kept (graph/title_rows.py),
+        so that the walk's first two look-ups (the question's names, the first hop's) find them
+        kept instead of querying twice; the walk itself is unchanged."""
+        keys = sorted({normalise(title) for title in titles} - {""})
+        if keys:
+            self._kept_title_rows(name, keys, self._visible(name, self._schema(name), expr or ""))
+
+    def _kept_title_rows(self, name: str, keys: list[str], expr: str) -> Sequence[dict[str, Any]] | None:
+        """The rows titled by `keys` among the visible ones (`expr`) through the kept rows: only on
+        embedded Lite (one process writes there, so every write is counted); None elsewhere, or
+        when the row limit may cut the answer (the caller then queries as it always did)."""
+        if not self._lite_path or TITLE_KEY not in self._schema(name).names:
+            return None
+        return self._title_rows.rows(
+            (name, expr),
+            keys,
+            lambda: lite.writes(self.uri),
+            lambda missing: self._linked_rows(name, _title_condition(missing), expr, full=False),
+            lambda row: str(row.get(TITLE_KEY, "")),
+            LINKED_ROWS,
+        )
+
+    def _linked_rows(self, name: str, condition: str, expr: str, full: bool = True) -> list[dict[str, Any]] | None:
+        """The rows matching `condition` among the visible ones (`expr`), at most LINKED_ROWS; with
+        `full=False`, None when that limit may have cut the answer."""
         if expr:
             condition = f"({expr}) and ({condition})"
-        condition = self._visible(name, self._schema(name), condition)
         with self._op("linked chunks query", name):
             rows = self._client().query(
                 name,
                 filter=condition,
-                output_fields=[TEXT, REFERENCE, METADATA, EMBEDDING],
+                output_fields=[TEXT, REFERENCE, METADATA, EMBEDDING, TITLE_KEY]
+                if TITLE_KEY in self._schema(name).names
+                else [TEXT, REFERENCE, METADATA, EMBEDDING],
                 limit=LINKED_ROWS,
                 **self._search_level,
             )
-        scored = [(sum(a * b for a, b in zip(vector, row.get(EMBEDDING) or (), strict=False)), row) for row in rows]
-        scored.sort(key=lambda pair: -pair[0])
-        return [common.stored_result(row, score) for score, row in scored]
+        return None if not full and len(rows) >= LINKED_ROWS else list(rows)
 
     def _search(
         self,
@@ -1180,9 +1234,16 @@ class Milvus(BaseVectorDB):
         if _as_bool(kwargs.pop("links", self.graph and mode is None)) and text and mode != "sparse":
             ranked = self._search(name, vector, max(top_k, LINK_CANDIDATES), text, filter, mode, links=False, **kwargs)
             lookup = lambda titles: self._titled(name, titles, vector, filter)  # noqa: E731
+            walk_k = max(top_k, LINK_CANDIDATES) if self.graph_feedback else top_k
             if self.graph_walk == "ppr":
-                return spread(text, ranked, lookup, top_k, self.spread_settings)
-            return follow_links(text, ranked, lookup, top_k, self.link_settings)
+                self._read_titles_ahead(name, first_reads(text, ranked, self.spread_settings), filter)
+                walked = spread(text, ranked, lookup, walk_k, self.spread_settings)
+            else:
+                walked = follow_links(text, ranked, lookup, walk_k, self.link_settings)
+            if not self.graph_feedback or SPARSE not in self._schema(name).names:
+                return walked[:top_k]
+            keyword = lambda query: self._search(name, vector, walk_k, query, filter, "sparse", links=False)  # noqa: E731
+            return with_feedback(text, walked, keyword, top_k, self.feedback_settings)
         schema = self._schema(name)
         if mode is None:
             mode = "hybrid" if self.hybrid and text else "dense"
@@ -1345,6 +1406,11 @@ class Milvus(BaseVectorDB):
                 entry = fused.setdefault(hit["id"], {"entity": hit.get("entity") or {}, "distance": 0.0})
                 entry["distance"] += weight * norm(float(hit.get("distance", 0.0)))
         return sorted(fused.values(), key=lambda hit: -hit["distance"])[:top_k]
+
+
+def _title_condition(keys: Iterable[str]) -> str:
+    """The filter of the rows whose title key is one of `keys`."""
+    return f"{TITLE_KEY} in [{', '.join(quote(key) for key in keys)}]"
 
 
 def _renamed_row(row: dict[str, Any], fields: list[str], source: str, target: str) -> dict[str, Any]:
