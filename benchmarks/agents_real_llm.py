@@ -8,6 +8,7 @@ per-question table.
 
     nice -n 10 python benchmarks/agents_real_llm.py --limit 5            # both sets, the 0.5B
     python benchmarks/agents_real_llm.py --model qwen2.5-coder-1.5b-instruct --limit 6 --unanswerable 3
+    python benchmarks/agents_real_llm.py --offset 50 --limit 5 ...     # a DEV slice, never the report set
     python benchmarks/agents_real_llm.py --report-only --out /tmp/agents_real_llm   # the tables of a run
 
 Rows go to OUT/results.jsonl as they finish; a second run skips the rows already there (resumable).
@@ -60,6 +61,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--model", nargs="+", default=["qwen2.5-coder-0.5b-instruct"])
     parser.add_argument("--agents", default="naive,deep,chain")
     parser.add_argument("--limit", type=int, default=5)
+    parser.add_argument(
+        "--offset", type=int, default=0, help="skip the first N questions of each set (a DEV slice: --offset 50)"
+    )
     parser.add_argument("--max-iter", type=int, default=1)
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--n-ctx", type=int, default=4096)
@@ -218,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             dataset = load_dataset(data_dir)
             collection = collection_name_for(dataset)
             load_corpus(components, dataset, collection)
-            questions = dataset.questions[: args.limit] + unanswerable_questions(dataset, args.unanswerable)
+            questions = dataset.questions[args.offset : args.offset + args.limit] + unanswerable_questions(dataset, args.unanswerable)
             for question in questions:
                 for name in agents:
                     key = (dataset.name, model, name, question.id)
