@@ -222,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
             dataset = load_dataset(data_dir)
             collection = collection_name_for(dataset)
             load_corpus(components, dataset, collection)
-            questions = dataset.questions[args.offset : args.offset + args.limit] + unanswerable_questions(dataset, args.unanswerable)
+            chosen = dataset.questions[args.offset : args.offset + args.limit]
+            questions = chosen + unanswerable_questions(dataset, args.unanswerable)
             for question in questions:
                 for name in agents:
                     key = (dataset.name, model, name, question.id)
