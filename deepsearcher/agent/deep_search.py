@@ -8,7 +8,7 @@ from typing import Any
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import RAGAgent, describe_class
-from deepsearcher.agent.citations import unmentioned_subjects
+from deepsearcher.agent.citations import content_words, unmentioned_subjects
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.options import IterativeOptions, TopK
 from deepsearcher.config.registry import register_provider
@@ -39,16 +39,23 @@ class RankFusion:
     def __init__(self) -> None:
         self.sums: dict[str, float] = {}
         self.best: dict[str, int] = {}
+        #: the first search's chunks (the whole question's: what naive RAG reads), read first in its order
+        self.lead: dict[str, int] = {}
 
     def add(self, ranked: list[RetrievalResult]) -> None:
-        """One search's results, best first."""
+        """One search's results, best first; the first search added leads the order."""
+        if not self.sums:
+            self.lead = {result.text: rank for rank, result in enumerate(ranked, start=1)}
         for rank, result in enumerate(ranked, start=1):
             self.sums[result.text] = self.sums.get(result.text, 0.0) + 1.0 / (RRF_K + rank)
             self.best[result.text] = min(self.best.get(result.text, rank), rank)
 
-    def key(self, result: RetrievalResult) -> tuple[int, float]:
-        """Larger is better: (minus the best rank, the reciprocal-rank sum); unseen chunks last."""
-        return -self.best.get(result.text, 1 << 30), self.sums.get(result.text, 0.0)
+    def key(self, result: RetrievalResult) -> tuple[int, int, float]:
+        """Larger is better: the whole question's own results first in search order (DeepSearch
+        never reads less well than naive RAG: a small model answers from the first passages), then
+        (minus the best rank, the reciprocal-rank sum); unseen chunks last."""
+        lead = self.lead.get(result.text)
+        return -(lead or 1 << 30), -self.best.get(result.text, 1 << 30), self.sums.get(result.text, 0.0)
 
     def ranked(self, results: list[RetrievalResult]) -> list[RetrievalResult]:
         """`results` de-duplicated, in fused order (ties keep their order)."""
@@ -122,7 +129,7 @@ class DeepSearch(RAGAgent):
             if not queries:
                 break
         if relevant:
-            return fusion.ranked(accepted)
+            return fusion.ranked([*accepted, *_naming_passages(query, accepted, fusion.ranked(retrieved))])
         return self._fallback(retrieved, ctx, "judge", keep=top_k, key=fusion.key)
 
     async def _sub_queries(self, query: str, ctx: RunContext) -> list[str]:
@@ -262,6 +269,21 @@ class DeepSearch(RAGAgent):
             fresh = unmentioned
         ctx.emit("reflection", iteration=iteration, queries=fresh, repeated=repeated, unmentioned=unmentioned)
         return fresh
+
+
+def _naming_passages(
+    question: str, kept: list[RetrievalResult], retrieved: list[RetrievalResult]
+) -> list[RetrievalResult]:
+    """For each name of the question no kept passage mentions, the best retrieved passage that does:
+    the judge dropped it, and without it the answer check abstains where naive RAG answered
+    (issue 30: "Jack Owens")."""
+    added: list[RetrievalResult] = []
+    for name in unmentioned_subjects(question, [result.text for result in kept]):
+        words = set(content_words(name))
+        hit = next((r for r in retrieved if words & set(content_words(r.text)) and r not in added), None)
+        if hit is not None:
+            added.append(hit)
+    return added
 
 
 def normalized_query(query: str) -> str:
