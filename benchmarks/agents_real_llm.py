@@ -132,6 +132,7 @@ def run_one(agent: Any, log: CallLog, question: Any, collection: str, args: argp
         tokens=result.total_tokens,
         answer=result.answer[:300],
         written=next((str(s.data.get("written", ""))[:300] for s in result.steps if s.kind == "abstained"), None),
+        extracted=next((s.data.get("extracted") for s in result.steps if s.kind == "answer"), None),
         fallback=any(step.kind == "fallback" for step in result.steps),
         queries=[step.data["query"] for step in result.steps if step.kind == "search"],
         judged=sum(data.get("judged", 0) for data in judged),

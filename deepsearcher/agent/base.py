@@ -255,7 +255,7 @@ class RAGAgent(BaseAgent):
         )
         ctx.extra.update(short_answer=checked.short_answer, claims=checked.claims, abstained=checked.abstained)
         supported = sum(claim.supported for claim in checked.claims)
-        ctx.emit("answer", length=len(checked.answer), sources=len(sources), supported=supported)
+        ctx.emit("answer", length=len(checked.answer), sources=len(sources), supported=supported, extracted=extracted)
         if checked.abstained:
             ctx.emit("abstained", reason=checked.answer.split(". What was found")[0], written=written, llm=not missing)
         return checked.answer, sources
