@@ -410,3 +410,17 @@ def test_an_unusable_extraction_leaves_the_models_own_short_answer() -> None:
     assert checked.short_answer == "Ingrid Dahl"
     assert checked.answer.endswith("The manager of the lab is Ingrid Dahl [1].")
     assert "Jonas Weber" not in checked.answer
+
+
+def test_deep_search_judges_nothing_when_no_retrieved_passage_names_the_subject(server, store, embedding) -> None:
+    """The abstention check looks at every passage retrieved, before the judge: a question about a
+    name no search found costs DeepSearch its sub-queries only (a generated unanswerable question
+    made 15+ judge calls on the 1.5B)."""
+    server.on(SUB_QUERIES_PROMPT, '["Faroe Islands census 1801"]')
+    agent = DeepSearch(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, max_iter=2)
+    result = agent.query_result("What was the population of the Faroe Islands in 1801?", collections=["docs"])
+    assert result.abstained and "no passage read mentions Faroe Islands" in result.answer
+    sent = [r.prompt_text for r in server.requests]
+    assert len(sent) == 1 and sent[0].startswith(SUB_QUERIES_PROMPT), "no judge, reflection or answer call"
+    judge = next(step for step in result.steps if step.kind == "judge")
+    assert judge.data["judged"] == 0 and judge.data["skipped"] == "no passage retrieved mentions Faroe Islands"

@@ -8,7 +8,7 @@ from typing import Any
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import RAGAgent, describe_class
-from deepsearcher.agent.citations import content_words, unmentioned_subjects
+from deepsearcher.agent.citations import content_words, named_subjects, unmentioned_subjects
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.options import IterativeOptions, TopK
 from deepsearcher.config.registry import register_provider
@@ -122,7 +122,7 @@ class DeepSearch(RAGAgent):
             accepted.extend(kept)
             relevant += judge_kept
             retrieved.extend(found)
-            if iteration == max_iter or ctx.budget_exhausted():
+            if iteration == max_iter or ctx.budget_exhausted() or ctx.extra.get("nothing_named"):
                 break
             queries = await self._reflect(query, searched, accepted, ctx, iteration)
             queries = _unique([*queries, *follow_up_queries(query, fusion.ranked(kept), [*searched, *queries])])
@@ -201,6 +201,14 @@ class DeepSearch(RAGAgent):
                     entry[1].append(sub_query)
         judged_texts.update(by_text)
         candidates = list(by_text.values())
+        if iteration == 1 and candidates:
+            nowhere = _named_nowhere(question, [result.text for results in found for result in results])
+            if nowhere:  # nothing retrieved names anything the question asks about: judging it is wasted
+                ctx.emit(
+                    "judge", iteration=iteration, judged=0, accepted=0, unparseable=0, kept_first=0, skipped=nowhere
+                )
+                ctx.extra["nothing_named"] = nowhere
+                return [], [result for result, _ in candidates], 0
         verdicts = await asyncio.gather(*(self._judge(question, asked, result, ctx) for result, asked in candidates))
         # the passage a search ranks first is never silently dropped: a small model's judge says NO to
         # passages that hold the answer (issue 30: it rejected the one search ranked first)
@@ -269,6 +277,15 @@ class DeepSearch(RAGAgent):
             fresh = unmentioned
         ctx.emit("reflection", iteration=iteration, queries=fresh, repeated=repeated, unmentioned=unmentioned)
         return fresh
+
+
+def _named_nowhere(question: str, texts: list[str]) -> str | None:
+    """Why no passage retrieved can answer: not one of the question's names is in any of them (the
+    answer check would then abstain before any LLM call), else None."""
+    names = named_subjects(question)
+    if not names or unmentioned_subjects(question, texts) != names:
+        return None
+    return f"no passage retrieved mentions {' or '.join(names)}"
 
 
 def _naming_passages(
