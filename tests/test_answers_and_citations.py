@@ -405,6 +405,9 @@ def test_an_unusable_extraction_leaves_the_models_own_short_answer() -> None:
     for extracted in ("not found", "Karl Renner", ""):
         checked = check_answer("Who is the backup contact for the lab?", written, sources, extracted)
         assert checked.short_answer == "Jonas Weber" and not checked.abstained
+    # an extraction listing more names than the model's own grounded answer adds nothing but names
+    checked = check_answer("Who is the backup contact for the lab?", written, sources, "Ingrid Dahl, Jonas Weber")
+    assert checked.short_answer == "Jonas Weber"
     checked = check_answer("Who is the backup contact for the lab?", written, sources, "Ingrid Dahl")
     # the explanation is written around the extracted answer: the passage sentence that holds it, cited
     assert checked.short_answer == "Ingrid Dahl"

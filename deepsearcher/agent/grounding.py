@@ -163,7 +163,7 @@ def check_answer(question: str, written: str, sources: list[Source], extracted: 
         short = short_from_sentence("\n".join(part for part in (short, explanation) if part), question)
     computed = compare(question, sources)
     titles = [source.title or "" for source in sources]
-    if computed is None and usable_extraction(extracted, question, titles, texts):
+    if computed is None and usable_extraction(extracted, question, titles, texts) and not _narrower(short, extracted):
         short = extracted
         if not set(content_words(short)) <= set(content_words(explanation)):  # it explained another answer
             explanation = _evidence(short, texts) or explanation
@@ -184,6 +184,14 @@ def check_answer(question: str, written: str, sources: list[Source], extracted: 
     if claims and not any(claim.supported for claim in claims):
         return abstain(question, sources, "no sentence of the answer is supported by a passage")
     return CheckedAnswer(cited + unanswered_parts_note(question, sources), short, claims)
+
+
+def _narrower(own: str, extracted: str) -> bool:
+    """Whether the model's own short answer is a part of the extracted one ("Tomas Eriksen" of
+    "Halvorsen Energy Lab, Tomas Eriksen"): the extraction then only added names, and the 0.5B
+    lists the lab beside the engineer asked for."""
+    mine = set(content_words(own))
+    return bool(mine) and mine < set(content_words(extracted))
 
 
 def _evidence(short: str, texts: list[str]) -> str:
