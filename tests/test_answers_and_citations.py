@@ -14,7 +14,7 @@ from deepsearcher.agent import DeepSearch, NaiveRAG, RAGRouter
 from deepsearcher.agent.citations import attribute, group_sources, named_subjects, unmentioned_subjects
 from deepsearcher.agent.deep_search import normalized_query
 from deepsearcher.agent.extract import usable_extraction
-from deepsearcher.agent.grounding import check_answer
+from deepsearcher.agent.grounding import _item_explained, check_answer
 from deepsearcher.agent.result import Source
 from deepsearcher.cli.main import app
 from deepsearcher.evaluation.dataset import load_dataset
@@ -408,6 +408,11 @@ def test_an_unusable_extraction_leaves_the_models_own_short_answer() -> None:
     # an extraction listing more names than the model's own grounded answer adds nothing but names
     checked = check_answer("Who is the backup contact for the lab?", written, sources, "Ingrid Dahl, Jonas Weber")
     assert checked.short_answer == "Jonas Weber"
+    # of an extraction listing several, the one the explanation's first sentence states
+    assert _item_explained("Ingrid Dahl, Jonas Weber", "Jonas Weber backs the lab up [1]. Ingrid Dahl runs it.") == (
+        "Jonas Weber"
+    )
+    assert _item_explained("Ingrid Dahl, Jonas Weber", "Both work there.") == "Ingrid Dahl, Jonas Weber"
     checked = check_answer("Who is the backup contact for the lab?", written, sources, "Ingrid Dahl")
     # the explanation is written around the extracted answer: the passage sentence that holds it, cited
     assert checked.short_answer == "Ingrid Dahl"

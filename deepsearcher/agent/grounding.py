@@ -163,6 +163,7 @@ def check_answer(question: str, written: str, sources: list[Source], extracted: 
         short = short_from_sentence("\n".join(part for part in (short, explanation) if part), question)
     computed = compare(question, sources)
     titles = [source.title or "" for source in sources]
+    extracted = _item_explained(extracted, explanation)
     if computed is None and usable_extraction(extracted, question, titles, texts) and not _narrower(short, extracted):
         short = extracted
         if not set(content_words(short)) <= set(content_words(explanation)):  # it explained another answer
@@ -184,6 +185,18 @@ def check_answer(question: str, written: str, sources: list[Source], extracted: 
     if claims and not any(claim.supported for claim in claims):
         return abstain(question, sources, "no sentence of the answer is supported by a passage")
     return CheckedAnswer(cited + unanswered_parts_note(question, sources), short, claims)
+
+
+def _item_explained(extracted: str, explanation: str) -> str:
+    """Of an extraction that lists several ("Halvorsen Energy Lab, Tomas Eriksen"), the one item the
+    explanation's first sentence states ("Tomas Eriksen led the Aurora Cell"); else it unchanged."""
+    items = [item.strip() for item in re.split(r"[,;]", extracted) if item.strip()]
+    first = split_sentences(strip_citations(explanation))[:1]
+    if len(items) < 2 or not first:
+        return extracted
+    said = set(content_words(first[0]))
+    stated = [item for item in items if set(content_words(item)) and set(content_words(item)) <= said]
+    return stated[0] if len(stated) == 1 else extracted
 
 
 def _narrower(own: str, extracted: str) -> bool:
