@@ -8,6 +8,7 @@ per-question table.
 
     nice -n 10 python benchmarks/agents_real_llm.py --limit 5            # both sets, the 0.5B
     python benchmarks/agents_real_llm.py --model qwen2.5-coder-1.5b-instruct --limit 6 --unanswerable 3
+    python benchmarks/agents_real_llm.py --offset 50 --limit 5 ...     # a DEV slice, never the report set
     python benchmarks/agents_real_llm.py --report-only --out /tmp/agents_real_llm   # the tables of a run
 
 Rows go to OUT/results.jsonl as they finish; a second run skips the rows already there (resumable).
@@ -17,6 +18,7 @@ Needs the `llamacpp` extra and the model (`make local-llm`).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import tempfile
@@ -60,6 +62,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--model", nargs="+", default=["qwen2.5-coder-0.5b-instruct"])
     parser.add_argument("--agents", default="naive,deep,chain")
     parser.add_argument("--limit", type=int, default=5)
+    parser.add_argument(
+        "--offset", type=int, default=0, help="skip the first N questions of each set (a DEV slice: --offset 50)"
+    )
     parser.add_argument("--max-iter", type=int, default=1)
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--n-ctx", type=int, default=4096)
@@ -128,6 +133,7 @@ def run_one(agent: Any, log: CallLog, question: Any, collection: str, args: argp
         tokens=result.total_tokens,
         answer=result.answer[:300],
         written=next((str(s.data.get("written", ""))[:300] for s in result.steps if s.kind == "abstained"), None),
+        extracted=next((s.data.get("extracted") for s in result.steps if s.kind == "answer"), None),
         fallback=any(step.kind == "fallback" for step in result.steps),
         queries=[step.data["query"] for step in result.steps if step.kind == "search"],
         judged=sum(data.get("judged", 0) for data in judged),
@@ -200,6 +206,21 @@ def per_question(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def interleaved(components: Any, args: argparse.Namespace) -> list[tuple[Any, str, Any]]:
+    """(dataset, collection, question) for every set, their corpora loaded, taken in turns (the
+    first question of each set, then the second...; answerable ones first): a run stopped early
+    still covers every set alike."""
+    per_set: list[list[tuple[Any, str, Any]]] = []
+    for data_dir in args.data:
+        dataset = load_dataset(data_dir)
+        collection = collection_name_for(dataset)
+        load_corpus(components, dataset, collection)
+        chosen = dataset.questions[args.offset : args.offset + args.limit]
+        questions = chosen + unanswerable_questions(dataset, args.unanswerable)
+        per_set.append([(dataset, collection, question) for question in questions])
+    return [item for group in itertools.zip_longest(*per_set) for item in group if item is not None]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -214,31 +235,26 @@ def main(argv: list[str] | None = None) -> int:
         components = build(args.out, model, args)
         log = CallLog()
         llm = log.attach(components.llm)
-        for data_dir in args.data:
-            dataset = load_dataset(data_dir)
-            collection = collection_name_for(dataset)
-            load_corpus(components, dataset, collection)
-            questions = dataset.questions[: args.limit] + unanswerable_questions(dataset, args.unanswerable)
-            for question in questions:
-                for name in agents:
-                    key = (dataset.name, model, name, question.id)
-                    if key in done:
-                        continue
-                    options: dict[str, Any] = {"top_k": args.top_k}
-                    if name != "naive":
-                        options["max_iter"] = args.max_iter
-                    agent = AGENTS[name](llm, components.embedding_model, components.vector_db, **options)
-                    row = {"dataset": dataset.name, "model": model, "agent": name, "id": question.id}
-                    row.update(run_one(agent, log, question, collection, args))
-                    rows.append(row)
-                    with results.open("a", encoding="utf-8") as handle:
-                        handle.write(json.dumps(row) + "\n")
-                    print(
-                        f"{dataset.name} {name} {question.id}: short {row.get('short', '–')!r} "
-                        f"correct {row.get('correct', '–')} abstained {row.get('abstained', '–')} "
-                        f"R@5 {row.get('recall_5', '–')} {row['wall_s']} s {row['error'] or ''}",
-                        flush=True,
-                    )
+        for dataset, collection, question in interleaved(components, args):
+            for name in agents:
+                key = (dataset.name, model, name, question.id)
+                if key in done:
+                    continue
+                options: dict[str, Any] = {"top_k": args.top_k}
+                if name != "naive":
+                    options["max_iter"] = args.max_iter
+                agent = AGENTS[name](llm, components.embedding_model, components.vector_db, **options)
+                row = {"dataset": dataset.name, "model": model, "agent": name, "id": question.id}
+                row.update(run_one(agent, log, question, collection, args))
+                rows.append(row)
+                with results.open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(row) + "\n")
+                print(
+                    f"{dataset.name} {name} {question.id}: short {row.get('short', '–')!r} "
+                    f"correct {row.get('correct', '–')} abstained {row.get('abstained', '–')} "
+                    f"R@5 {row.get('recall_5', '–')} {row['wall_s']} s {row['error'] or ''}",
+                    flush=True,
+                )
         components.vector_db.close()
     print(table(rows) + "\n\n" + per_question(rows))
     return 0

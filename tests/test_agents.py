@@ -78,7 +78,7 @@ def test_deep_search_answers_with_citations_and_accounts_usage(server, store, em
     assert kinds[:2] == ["collections", "sub_queries"]
     assert kinds.count("search") == 3, "the question and its 2 sub-queries"
     assert "judge" in kinds and "reflection" in kinds and kinds[-1] == "answer"
-    assert set(result.usage_by_step) == {"sub_queries", "judge", "reflection", "answer"}
+    assert set(result.usage_by_step) == {"sub_queries", "judge", "reflection", "extract", "answer"}
     assert result.llm_calls == server.call_count == llm.calls
     assert result.total_tokens == llm.usage_total.total_tokens > 0
     assert result.wall_seconds > 0
@@ -156,6 +156,7 @@ def test_chain_of_rag_follows_up_and_stops_early(server, store, embedding) -> No
         "intermediate_answer",
         "supporting_docs",
         "early_stopping",
+        "extract",
         "answer",
     }
     final_prompt = server.requests[-1].last_user_message
@@ -175,7 +176,7 @@ def test_naive_rag_is_one_retrieval_and_one_call(server, store, embedding) -> No
     answer, results, tokens = agent.query("Who built the first compiler?")
     assert answer.startswith("Grace Hopper") and "[99]" not in answer
     assert len(results) == 4  # all chunks of the small collection, top_k 10
-    assert server.call_count == 1 and tokens > 0
+    assert server.call_count == 2 and tokens > 0  # the answer's extraction, then the answer
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,9 @@ from typer.testing import CliRunner
 from deepsearcher.agent import DeepSearch, NaiveRAG, RAGRouter
 from deepsearcher.agent.citations import attribute, group_sources, named_subjects, unmentioned_subjects
 from deepsearcher.agent.deep_search import normalized_query
-from deepsearcher.agent.grounding import check_answer
+from deepsearcher.agent.extract import usable_extraction
+from deepsearcher.agent.grounding import _item_explained, check_answer
+from deepsearcher.agent.result import Source
 from deepsearcher.cli.main import app
 from deepsearcher.evaluation.dataset import load_dataset
 from deepsearcher.evaluation.scoring import answer_correct, citation_precision, is_abstention
@@ -354,3 +356,79 @@ def test_a_short_answer_that_cannot_answer_the_question_is_recut_from_the_explan
     assert echoed.abstained and echoed.short_answer == "not found"  # a source's label is no answer
     choice = check_answer("Did the station run on 4 or 5 cells?", "Answer: 4\nIt ran on 4 cells.", station)
     assert choice.short_answer == "4"  # a choice the question offers stays
+
+
+EXTRACT_PROMPT = "Read the passages, then answer the question with only the words"
+
+
+def test_the_short_answer_is_the_extracted_words_not_the_explanations_wrong_role(server, store, embedding) -> None:
+    """The 1.5B's failure mode: the right words, the wrong role ("the manager" for the backup). One
+    short extraction call over the first passages in search order gives the short answer; the
+    explanation is made to state it, and it is cited."""
+    server.on(EXTRACT_PROMPT, "Jonas Weber.")
+    server.on(ANSWER_PROMPT, "Answer: Ingrid Dahl\nIngrid Dahl manages the lab [1].")
+    result = naive(server, store, embedding).query_result(
+        "Who is the backup contact for the lab?", collections=["docs"]
+    )
+    assert result.short_answer == "Jonas Weber" and not result.abstained
+    assert result.answer.startswith("Jonas Weber [")
+    note = next(source for source in result.sources if source.reference == NOTE)
+    assert note.cited and "Jonas Weber" in (note.quote or "")
+    extraction = next(r.prompt_text for r in server.requests if r.prompt_text.startswith(EXTRACT_PROMPT))
+    assert "(a person's or group's name)" in extraction and extraction.count("Passage ") <= 4
+    assert extraction.index("Jonas Weber") < extraction.index("Aurora Cell")  # search order: the note first
+    assert result.usage_by_step["extract"].calls == 1
+
+
+@pytest.mark.parametrize(
+    ("question", "extracted", "usable"),
+    [
+        ("Who is the backup contact for the lab?", "Jonas Weber", True),
+        ("Who is the backup contact for the lab?", "not found", False),
+        ("Who is the backup contact for the lab?", "the backup contact", False),  # only the question's words
+        ("Who is the backup contact for the lab?", "Karl Renner", False),  # in no passage read
+        ("What is Team notes about?", "Team notes", False),  # the title the question asks about
+        ("How many people run the lab?", "Jonas Weber", False),  # no number where one is asked
+        ("Is Jonas Weber the backup contact?", "Yes", True),
+        ("Was Arne Solberg or Bjorn Lie born first?", "Bjorn Lie", True),  # a choice the question names
+    ],
+)
+def test_an_extracted_answer_stands_only_when_it_can_answer(question: str, extracted: str, usable: bool) -> None:
+    texts = [NOTE_TEXT, *BIRTHS.values()]
+    assert usable_extraction(extracted, question, ["Team notes", *BIRTHS], texts) is usable
+
+
+def test_an_unusable_extraction_leaves_the_models_own_short_answer() -> None:
+    passage = {"text": NOTE_TEXT, "page": None, "section": None}
+    sources = [Source(index=1, reference=NOTE, text=NOTE_TEXT, passages=[passage])]
+    written = "Answer: Jonas Weber\nThe backup contact for the lab is Jonas Weber."
+    for extracted in ("not found", "Karl Renner", ""):
+        checked = check_answer("Who is the backup contact for the lab?", written, sources, extracted)
+        assert checked.short_answer == "Jonas Weber" and not checked.abstained
+    # an extraction listing more names than the model's own grounded answer adds nothing but names
+    checked = check_answer("Who is the backup contact for the lab?", written, sources, "Ingrid Dahl, Jonas Weber")
+    assert checked.short_answer == "Jonas Weber"
+    # of an extraction listing several, the one the explanation's first sentence states
+    assert _item_explained("Ingrid Dahl, Jonas Weber", "Jonas Weber backs the lab up [1]. Ingrid Dahl runs it.") == (
+        "Jonas Weber"
+    )
+    assert _item_explained("Ingrid Dahl, Jonas Weber", "Both work there.") == "Ingrid Dahl, Jonas Weber"
+    checked = check_answer("Who is the backup contact for the lab?", written, sources, "Ingrid Dahl")
+    # the explanation is written around the extracted answer: the passage sentence that holds it, cited
+    assert checked.short_answer == "Ingrid Dahl"
+    assert checked.answer.endswith("The manager of the lab is Ingrid Dahl [1].")
+    assert "Jonas Weber" not in checked.answer
+
+
+def test_deep_search_judges_nothing_when_no_retrieved_passage_names_the_subject(server, store, embedding) -> None:
+    """The abstention check looks at every passage retrieved, before the judge: a question about a
+    name no search found costs DeepSearch its sub-queries only (a generated unanswerable question
+    made 15+ judge calls on the 1.5B)."""
+    server.on(SUB_QUERIES_PROMPT, '["Faroe Islands census 1801"]')
+    agent = DeepSearch(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, max_iter=2)
+    result = agent.query_result("What was the population of the Faroe Islands in 1801?", collections=["docs"])
+    assert result.abstained and "no passage read mentions Faroe Islands" in result.answer
+    sent = [r.prompt_text for r in server.requests]
+    assert len(sent) == 1 and sent[0].startswith(SUB_QUERIES_PROMPT), "no judge, reflection or answer call"
+    judge = next(step for step in result.steps if step.kind == "judge")
+    assert judge.data["judged"] == 0 and judge.data["skipped"] == "no passage retrieved mentions Faroe Islands"

@@ -65,7 +65,7 @@ def test_query_json_returns_the_result_object(server, config_file: Path) -> None
     assert data["answer"].startswith("Grace Hopper built it [")
     cited = [s for s in data["sources"] if s["cited"]]
     assert cited[0]["title"] == "Grace Hopper" and cited[0]["reference"].endswith("records.jsonl")
-    assert data["usage"]["calls"] == 1 and data["usage"]["total_tokens"] > 0
+    assert data["usage"]["calls"] == 2 and data["usage"]["total_tokens"] > 0  # the answer's extraction, the answer
     assert [step["kind"] for step in data["steps"]] == ["collections", "search", "answer"]
 
 

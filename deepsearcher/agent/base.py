@@ -19,6 +19,7 @@ from deepsearcher.agent.collection_router import (
 )
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.events import EventCallback, StepEvent
+from deepsearcher.agent.extract import extract_answer
 from deepsearcher.agent.grounding import NOT_FOUND_SHORT, abstain, check_answer, unanswerable_reason
 from deepsearcher.agent.options import AgentOptions, validate_options
 from deepsearcher.agent.result import QueryResult, Source
@@ -247,14 +248,21 @@ class RAGAgent(BaseAgent):
             **extra,
         )
         missing = unanswerable_reason(question, sources)  # no LLM call: a small model would invent one
+        extracted = "" if missing else await self._extract(question, shown, ctx)
         written = "" if missing else await ctx.stream_answer(self.llm, prompt)
-        checked = abstain(question, sources, missing) if missing else check_answer(question, written, sources)
+        checked = (
+            abstain(question, sources, missing) if missing else check_answer(question, written, sources, extracted)
+        )
         ctx.extra.update(short_answer=checked.short_answer, claims=checked.claims, abstained=checked.abstained)
         supported = sum(claim.supported for claim in checked.claims)
-        ctx.emit("answer", length=len(checked.answer), sources=len(sources), supported=supported)
+        ctx.emit("answer", length=len(checked.answer), sources=len(sources), supported=supported, extracted=extracted)
         if checked.abstained:
             ctx.emit("abstained", reason=checked.answer.split(". What was found")[0], written=written, llm=not missing)
         return checked.answer, sources
+
+    async def _extract(self, question: str, shown: list[RetrievalResult], ctx: RunContext) -> str:
+        """The concise answer's words copied from the first passages in the order shown (agent/extract.py)."""
+        return await extract_answer(self.llm, question, [(r.title or "", r.text) for r in shown], ctx)
 
     def _passage_text(self, result: RetrievalResult) -> str:
         """What the LLM reads of a chunk: its wider window, or with `text_window_splitter` off its own text."""

@@ -139,8 +139,10 @@ class RunContext:
             raise QueryTimeoutError(self.timeout or 0.0, step) from None
 
     # LLM calls ----------------------------------------------------------------
-    async def chat(self, llm: BaseLLM, messages: list[dict[str, str]], step: str) -> str:
-        response = await self.bounded(llm.achat(messages), step)
+    async def chat(self, llm: BaseLLM, messages: list[dict[str, str]], step: str, max_tokens: int | None = None) -> str:
+        """One reply; `max_tokens` caps a reply that must be short (None: the LLM's own setting)."""
+        call = llm.achat(messages, max_tokens=max_tokens) if max_tokens else llm.achat(messages)
+        response = await self.bounded(call, step)
         self.record(step, response.usage)
         return llm.remove_think(response.content)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import RAGAgent, describe_class
-from deepsearcher.agent.citations import unmentioned_subjects
+from deepsearcher.agent.citations import content_words, named_subjects, unmentioned_subjects
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.options import IterativeOptions, TopK
 from deepsearcher.config.registry import register_provider
@@ -39,16 +39,23 @@ class RankFusion:
     def __init__(self) -> None:
         self.sums: dict[str, float] = {}
         self.best: dict[str, int] = {}
+        #: the first search's chunks (the whole question's: what naive RAG reads), read first in its order
+        self.lead: dict[str, int] = {}
 
     def add(self, ranked: list[RetrievalResult]) -> None:
-        """One search's results, best first."""
+        """One search's results, best first; the first search added leads the order."""
+        if not self.sums:
+            self.lead = {result.text: rank for rank, result in enumerate(ranked, start=1)}
         for rank, result in enumerate(ranked, start=1):
             self.sums[result.text] = self.sums.get(result.text, 0.0) + 1.0 / (RRF_K + rank)
             self.best[result.text] = min(self.best.get(result.text, rank), rank)
 
-    def key(self, result: RetrievalResult) -> tuple[int, float]:
-        """Larger is better: (minus the best rank, the reciprocal-rank sum); unseen chunks last."""
-        return -self.best.get(result.text, 1 << 30), self.sums.get(result.text, 0.0)
+    def key(self, result: RetrievalResult) -> tuple[int, int, float]:
+        """Larger is better: the whole question's own results first in search order (DeepSearch
+        never reads less well than naive RAG: a small model answers from the first passages), then
+        (minus the best rank, the reciprocal-rank sum); unseen chunks last."""
+        lead = self.lead.get(result.text)
+        return -(lead or 1 << 30), -self.best.get(result.text, 1 << 30), self.sums.get(result.text, 0.0)
 
     def ranked(self, results: list[RetrievalResult]) -> list[RetrievalResult]:
         """`results` de-duplicated, in fused order (ties keep their order)."""
@@ -115,14 +122,14 @@ class DeepSearch(RAGAgent):
             accepted.extend(kept)
             relevant += judge_kept
             retrieved.extend(found)
-            if iteration == max_iter or ctx.budget_exhausted():
+            if iteration == max_iter or ctx.budget_exhausted() or ctx.extra.get("nothing_named"):
                 break
             queries = await self._reflect(query, searched, accepted, ctx, iteration)
             queries = _unique([*queries, *follow_up_queries(query, fusion.ranked(kept), [*searched, *queries])])
             if not queries:
                 break
         if relevant:
-            return fusion.ranked(accepted)
+            return fusion.ranked([*accepted, *_naming_passages(query, accepted, fusion.ranked(retrieved))])
         return self._fallback(retrieved, ctx, "judge", keep=top_k, key=fusion.key)
 
     async def _sub_queries(self, query: str, ctx: RunContext) -> list[str]:
@@ -194,6 +201,14 @@ class DeepSearch(RAGAgent):
                     entry[1].append(sub_query)
         judged_texts.update(by_text)
         candidates = list(by_text.values())
+        if iteration == 1 and candidates:
+            nowhere = _named_nowhere(question, [result.text for results in found for result in results])
+            if nowhere:  # nothing retrieved names anything the question asks about: judging it is wasted
+                ctx.emit(
+                    "judge", iteration=iteration, judged=0, accepted=0, unparseable=0, kept_first=0, skipped=nowhere
+                )
+                ctx.extra["nothing_named"] = nowhere
+                return [], [result for result, _ in candidates], 0
         verdicts = await asyncio.gather(*(self._judge(question, asked, result, ctx) for result, asked in candidates))
         # the passage a search ranks first is never silently dropped: a small model's judge says NO to
         # passages that hold the answer (issue 30: it rejected the one search ranked first)
@@ -262,6 +277,30 @@ class DeepSearch(RAGAgent):
             fresh = unmentioned
         ctx.emit("reflection", iteration=iteration, queries=fresh, repeated=repeated, unmentioned=unmentioned)
         return fresh
+
+
+def _named_nowhere(question: str, texts: list[str]) -> str | None:
+    """Why no passage retrieved can answer: not one of the question's names is in any of them (the
+    answer check would then abstain before any LLM call), else None."""
+    names = named_subjects(question)
+    if not names or unmentioned_subjects(question, texts) != names:
+        return None
+    return f"no passage retrieved mentions {' or '.join(names)}"
+
+
+def _naming_passages(
+    question: str, kept: list[RetrievalResult], retrieved: list[RetrievalResult]
+) -> list[RetrievalResult]:
+    """For each name of the question no kept passage mentions, the best retrieved passage that does:
+    the judge dropped it, and without it the answer check abstains where naive RAG answered
+    (issue 30: "Jack Owens")."""
+    added: list[RetrievalResult] = []
+    for name in unmentioned_subjects(question, [result.text for result in kept]):
+        words = set(content_words(name))
+        hit = next((r for r in retrieved if words & set(content_words(r.text)) and r not in added), None)
+        if hit is not None:
+            added.append(hit)
+    return added
 
 
 def normalized_query(query: str) -> str:

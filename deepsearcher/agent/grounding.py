@@ -24,6 +24,7 @@ from deepsearcher.agent.citations import (
     unmentioned_subjects,
 )
 from deepsearcher.agent.comparison import compare
+from deepsearcher.agent.extract import expected_kind, usable_extraction
 from deepsearcher.agent.result import Source
 
 NOT_FOUND_SHORT = "not found"
@@ -93,20 +94,9 @@ def _without_own_source_list(text: str) -> str:
     return "\n".join(lines).strip()
 
 
-_NUMBER_QUESTION = re.compile(
-    r"^\W*(?:how\s+(?:many|much|long|old|tall|far|high)|what\s+(?:number|percentage))\b", re.I
-)
-_DATE_QUESTION = re.compile(r"^\W*(?:when|(?:in\s+)?(?:what|which)\s+(?:year|date|decade|century))\b", re.I)
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
 _DATE = re.compile(rf"\b(?:\d{{1,2}}\s+{_MONTH}\s+\d{{3,4}}|{_MONTH}\s+\d{{1,2}},?\s+\d{{3,4}}|\d{{3,4}}s?)\b")
 _NUMBER = re.compile(r"\b\d[\d,.]*(?:\s+(?:million|billion|thousand|hundred|percent))?\b")
-
-
-def expected_kind(question: str) -> str | None:
-    """What kind of words answer the question: "number" (how many...), "date" (when...), else None."""
-    if _NUMBER_QUESTION.search(question):
-        return "number"
-    return "date" if _DATE_QUESTION.search(question) else None
 
 
 def fits_question(short: str, question: str, sources: list[Source]) -> bool:
@@ -155,9 +145,11 @@ def abstention(question: str, sources: list[Source], why: str) -> str:
     )
 
 
-def check_answer(question: str, written: str, sources: list[Source]) -> CheckedAnswer:
+def check_answer(question: str, written: str, sources: list[Source], extracted: str = "") -> CheckedAnswer:
     """The answer as returned: short answer split off (or cut from the first sentence), a computed
-    comparison where the question asks one, the grounding check, citations on every claim."""
+    comparison where the question asks one, the grounding check, citations on every claim.
+    `extracted`: the words the extraction call copied from a passage (agent/extract.py); when
+    usable they are the short answer, and the explanation is checked against them."""
     texts = [source.text for source in sources]
     missing = unanswerable_reason(question, sources)
     if missing:
@@ -170,7 +162,13 @@ def check_answer(question: str, written: str, sources: list[Source]) -> CheckedA
     if short is None or len(short.split()) > 5:  # none, or a sentence restating the question
         short = short_from_sentence("\n".join(part for part in (short, explanation) if part), question)
     computed = compare(question, sources)
-    if computed is None and not fits_question(short, question, sources):  # a label, the question's name, no number
+    titles = [source.title or "" for source in sources]
+    extracted = _item_explained(extracted, explanation)
+    if computed is None and usable_extraction(extracted, question, titles, texts) and not _narrower(short, extracted):
+        short = extracted
+        if not set(content_words(short)) <= set(content_words(explanation)):  # it explained another answer
+            explanation = _evidence(short, texts) or explanation
+    elif computed is None and not fits_question(short, question, sources):  # a label, the question's name, no number
         unlabelled = _without_labels(explanation, sources)
         short = typed_short(question, unlabelled) or short_from_sentence(unlabelled, question)
         if not short:  # the model gave back a source's label and nothing else
@@ -187,6 +185,37 @@ def check_answer(question: str, written: str, sources: list[Source]) -> CheckedA
     if claims and not any(claim.supported for claim in claims):
         return abstain(question, sources, "no sentence of the answer is supported by a passage")
     return CheckedAnswer(cited + unanswered_parts_note(question, sources), short, claims)
+
+
+def _item_explained(extracted: str, explanation: str) -> str:
+    """Of an extraction that lists several ("Halvorsen Energy Lab, Tomas Eriksen"), the one item the
+    explanation's first sentence states ("Tomas Eriksen led the Aurora Cell"); else it unchanged."""
+    items = [item.strip() for item in re.split(r"[,;]", extracted) if item.strip()]
+    first = split_sentences(strip_citations(explanation))[:1]
+    if len(items) < 2 or not first:
+        return extracted
+    said = set(content_words(first[0]))
+    stated = [item for item in items if set(content_words(item)) and set(content_words(item)) <= said]
+    return stated[0] if len(stated) == 1 else extracted
+
+
+def _narrower(own: str, extracted: str) -> bool:
+    """Whether the model's own short answer is a part of the extracted one ("Tomas Eriksen" of
+    "Halvorsen Energy Lab, Tomas Eriksen"): the extraction then only added names, and the 0.5B
+    lists the lab beside the engineer asked for."""
+    mine = set(content_words(own))
+    return bool(mine) and mine < set(content_words(extracted))
+
+
+def _evidence(short: str, texts: list[str]) -> str:
+    """The explanation written around an extracted answer the model's explanation does not state:
+    the answer, then the first passage sentence that holds its words (cited by attribution)."""
+    wanted = set(content_words(short))
+    for text in texts:
+        for sentence in split_sentences(text):
+            if wanted <= set(content_words(sentence)):
+                return f"{short}. {sentence.strip()}"
+    return ""
 
 
 _PARTS = re.compile(r",?\s+and\s+(?=(?:who|what|when|where|which|how|why)\b)|;\s*", re.I)

@@ -59,6 +59,13 @@ Sources:
 
 {style}"""
 
+EXTRACT_ANSWER = """Read the passages, then answer the question with only the words that answer it ({kind}), copied exactly from a passage. Do not write a sentence or explain. If no passage states the answer, reply: not found
+
+{passages}
+
+Question: {question}
+Answer ({kind}):"""
+
 SHORT_ANSWER = """Write the short answer to the question: only the few words that answer it (a name, a date, a number, yes or no), taken from the answer below. If the answer below says the documents do not contain it, reply NOT FOUND.
 
 Question: {question}

@@ -1,0 +1,112 @@
+"""The concise answer, extracted: one short LLM call that reads the question and the first few
+passages in search order and copies out only the words that answer it (or says "not found").
+
+Why a separate call: asked for "Answer: ..." inside a cited explanation over every source, a small
+model (the local 1.5B) drowns — it writes a sentence restating the question, or attaches the right
+words to the wrong role (issue 30: "Chuck Rowland directed Maximum Overdrive"). Asked only for the
+answer's words, typed by the question (who -> a person, when -> a date...), from 3-5 passages, it
+copies them. The explanation is then checked against this answer (agent/grounding.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from deepsearcher.agent import prompts
+from deepsearcher.agent.citations import content_words, grounded_in, strip_citations
+from deepsearcher.agent.context import RunContext
+from deepsearcher.llm.base import BaseLLM
+
+#: Passages the extraction reads, best first: a small model answers from the first ones it is shown.
+EXTRACT_PASSAGES = 4
+#: Characters of each passage shown: enough for the sentence that holds the answer.
+PASSAGE_CHARS = 900
+#: Tokens the model may write: the answer is a few words.
+EXTRACT_TOKENS = 24
+MAX_EXTRACTED_WORDS = 10
+
+_YES_NO = re.compile(
+    r"^\W*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b(?!.*\b(?:or)\b)", re.I
+)
+_NUMBER_QUESTION = re.compile(
+    r"^\W*(?:how\s+(?:many|much|long|old|tall|far|high)|what\s+(?:number|percentage))\b", re.I
+)
+_DATE_QUESTION = re.compile(r"^\W*(?:when|(?:in\s+)?(?:what|which)\s+(?:year|date|decade|century))\b", re.I)
+_PERSON_QUESTION = re.compile(r"^\W*(?:who|whom|whose)\b", re.I)
+_PLACE_QUESTION = re.compile(
+    r"^\W*where\b|\b(?:what|which)\s+(?:city|country|county|state|town|place|continent)\b", re.I
+)
+_KINDS: list[tuple[re.Pattern[str], str]] = [
+    (_NUMBER_QUESTION, "a number"),
+    (_DATE_QUESTION, "a date or year"),
+    (_PERSON_QUESTION, "a person's or group's name"),
+    (_PLACE_QUESTION, "a place"),
+]
+_NOT_FOUND = re.compile(r"\bnot\s+found\b|\bnot\s+(?:mentioned|stated|given)\b|\bunknown\b|^\W*none\W*$", re.I)
+_PREFIX = re.compile(r"^\W*(?:(?:short\s+|final\s+)?answer|the answer is)\W*?[:：]?\s*", re.I)
+
+
+def expected_kind(question: str) -> str | None:
+    """What kind of words answer the question: "number" (how many...), "date" (when...), else None."""
+    if _NUMBER_QUESTION.search(question):
+        return "number"
+    return "date" if _DATE_QUESTION.search(question) else None
+
+
+def answer_kind(question: str) -> str:
+    """What kind of words answer `question`, in the prompt's words."""
+    if " or " in question and "?" in question:
+        return "one of the choices the question names"
+    if _YES_NO.search(question):
+        return "yes or no"
+    for pattern, kind in _KINDS:
+        if pattern.search(question):
+            return kind
+    return "a name, a date, a number or a few words"
+
+
+def clean_extracted(reply: str) -> str:
+    """The first line of the reply without labels, quotes, citations and the final period."""
+    lines = [line for line in reply.strip().splitlines() if line.strip()]
+    first = _PREFIX.sub("", lines[0]) if lines else ""
+    first = strip_citations(first).strip("*_`\"“”' ").rstrip(".").strip()
+    return " ".join(first.split()[:MAX_EXTRACTED_WORDS])
+
+
+def usable_extraction(short: str, question: str, titles: list[str], texts: list[str]) -> bool:
+    """Whether an extracted answer can stand as the answer: not "not found", not only the
+    question's own words (unless it offers choices), not the title of a passage the question is
+    about, a number where one is asked, and its names and numbers in a passage read."""
+    if not short or _NOT_FOUND.search(short):
+        return False
+    kind = answer_kind(question)
+    if kind == "yes or no":
+        return short.split()[0].strip(",.!").casefold() in {"yes", "no"}
+    words = set(content_words(short))
+    if not words:
+        return False
+    choices = kind.startswith("one of the choices")
+    if words <= set(content_words(question)) and not choices:
+        return False
+    bare = short.casefold()
+    if not choices and any(bare == title.casefold() and title.casefold() in question.casefold() for title in titles):
+        return False
+    if kind in {"a number", "a date or year"} and not any(char.isdigit() for char in short):
+        return False
+    return grounded_in(short, texts)
+
+
+async def extract_answer(llm: BaseLLM, question: str, passages: list[tuple[str, str]], ctx: RunContext) -> str:
+    """The few words answering `question` copied from `passages` ((title, text), best first), or "".
+    One LLM call with a small reply budget (the `extract` step)."""
+    shown = passages[:EXTRACT_PASSAGES]
+    if not shown:
+        return ""
+    block = "\n\n".join(
+        f"Passage {i} ({title}):\n{text[:PASSAGE_CHARS]}" if title else f"Passage {i}:\n{text[:PASSAGE_CHARS]}"
+        for i, (title, text) in enumerate(shown, 1)
+    )
+    kind = answer_kind(question)
+    prompt = prompts.EXTRACT_ANSWER.format(passages=block, question=question, kind=kind)
+    reply = await ctx.chat(llm, [{"role": "user", "content": prompt}], "extract", max_tokens=EXTRACT_TOKENS)
+    return clean_extracted(reply)
