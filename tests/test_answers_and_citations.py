@@ -413,6 +413,12 @@ def test_an_unusable_extraction_leaves_the_models_own_short_answer() -> None:
         "Jonas Weber"
     )
     assert _item_explained("Ingrid Dahl, Jonas Weber", "Both work there.") == "Ingrid Dahl, Jonas Weber"
+    # a yes/no question the model answered itself keeps its answer (the extraction reads only 4 passages)
+    yes_no = "Is Jonas Weber the manager of the lab?"
+    checked = check_answer(yes_no, "Answer: No\nThe manager of the lab is Ingrid Dahl [1].", sources, "yes")
+    assert checked.short_answer == "No"
+    checked = check_answer(yes_no, "The manager of the lab is Ingrid Dahl [1].", sources, "no")
+    assert checked.short_answer == "no"
     checked = check_answer("Who is the backup contact for the lab?", written, sources, "Ingrid Dahl")
     # the explanation is written around the extracted answer: the passage sentence that holds it, cited
     assert checked.short_answer == "Ingrid Dahl"

@@ -24,7 +24,7 @@ from deepsearcher.agent.citations import (
     unmentioned_subjects,
 )
 from deepsearcher.agent.comparison import compare
-from deepsearcher.agent.extract import expected_kind, usable_extraction
+from deepsearcher.agent.extract import answer_kind, expected_kind, usable_extraction
 from deepsearcher.agent.result import Source
 
 NOT_FOUND_SHORT = "not found"
@@ -164,7 +164,12 @@ def check_answer(question: str, written: str, sources: list[Source], extracted: 
     computed = compare(question, sources)
     titles = [source.title or "" for source in sources]
     extracted = _item_explained(extracted, explanation)
-    if computed is None and usable_extraction(extracted, question, titles, texts) and not _narrower(short, extracted):
+    if (
+        computed is None
+        and usable_extraction(extracted, question, titles, texts)
+        and not _narrower(short, extracted)
+        and not _own_yes_or_no(short, question)
+    ):
         short = extracted
         if not set(content_words(short)) <= set(content_words(explanation)):  # it explained another answer
             explanation = _evidence(short, texts) or explanation
@@ -197,6 +202,14 @@ def _item_explained(extracted: str, explanation: str) -> str:
     said = set(content_words(first[0]))
     stated = [item for item in items if set(content_words(item)) and set(content_words(item)) <= said]
     return stated[0] if len(stated) == 1 else extracted
+
+
+def _own_yes_or_no(own: str, question: str) -> bool:
+    """Whether the model already answered a yes/no question with yes or no. Its own answer stands:
+    it was written after reading every passage, while the extraction's four-passage "yes" was
+    wrong where the model's "no" was right (issue 30's 1.5B run, HotpotQA "no" question)."""
+    first = own.split()[:1]
+    return answer_kind(question) == "yes or no" and bool(first) and first[0].strip(",.!").casefold() in {"yes", "no"}
 
 
 def _narrower(own: str, extracted: str) -> bool:
