@@ -443,6 +443,21 @@ def test_ollama_text_past_the_context_is_embedded_in_halves_not_cut_off(api_fact
     assert abs(sum(x * x for x in pooled) - 1.0) < 1e-6  # the halves' mean, normalised like Ollama's vectors
 
 
+def test_remote_models_declare_their_documented_windows():
+    """A remote model declares the tokens it reads where its documentation says: the default
+    chunk fits it (and stays at 1,500 characters when the window is wider); an unknown model declares none."""
+    from deepsearcher.embedding.base import UNDECLARED_CHUNK_SIZE, chunk_size_for_window
+
+    openai = OpenAIEmbedding(api_key="k")
+    assert openai.window_tokens == 8191 and openai.default_chunk_size() == UNDECLARED_CHUNK_SIZE
+    assert GeminiEmbedding(api_key="k").window_tokens == 2048
+    assert VoyageEmbedding(api_key="k").window_tokens == 32000
+    assert JinaEmbedding(api_key="k").window_tokens == 8192
+    small = SiliconflowEmbedding(model="BAAI/bge-large-en-v1.5", api_key="k")
+    assert small.window_tokens == 512 and small.default_chunk_size() == chunk_size_for_window(512) == 1500
+    assert OpenAIEmbedding(model="my-own-deployment", api_key="k").window_tokens is None
+
+
 # ---------------------------------------------------------------------- Bedrock through boto3
 
 

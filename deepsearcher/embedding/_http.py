@@ -119,6 +119,9 @@ class RemoteEmbedding(BaseEmbedding):
     base_url_env: ClassVar[tuple[str, ...]] = ()
     #: Vector length of the models we know, so `dimension` needs no network call.
     known_dimensions: ClassVar[dict[str, int]] = {}
+    #: Tokens each model reads from one input, where its documentation says: declared as
+    #: `window_tokens`, so the default chunk size fits it (an API that truncates does so unseen).
+    known_windows: ClassVar[dict[str, int]] = {}
     #: The API's limits per request: number of inputs, and a rough character budget.
     max_batch: ClassVar[int] = 2048
     max_batch_chars: ClassVar[int | None] = None
@@ -175,6 +178,7 @@ class RemoteEmbedding(BaseEmbedding):
         self.extra_headers = dict(headers or {})
         self.options = kwargs  # provider-specific request fields, sent as given
         self._dimension: int | None = self.requested_dimension or self.known_dimensions.get(self.model)
+        self.window_tokens = self.known_windows.get(self.model)
         self._dimension_lock = threading.Lock()
         self._http: httpx.Client | None = None
         self.retries = 0  # how many retries this instance made (for logs and tests)
