@@ -22,7 +22,7 @@ from typing import Any, ClassVar, TypeVar
 import httpx
 
 from deepsearcher.config.api_keys import resolve_api_key
-from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.embedding.base import UNDECLARED_CHUNK_SIZE, BaseEmbedding
 from deepsearcher.transport.http import BadResponse, HTTPStatusError, call_sync, classify_http, error_detail
 from deepsearcher.transport.retry import DEFAULT_CALL_TIMEOUT, DEFAULT_TIMEOUT, Failure, GiveUp, RetryPolicy
 from deepsearcher.types.errors import ConfigurationError, ProviderError, failure_message
@@ -201,6 +201,11 @@ class RemoteEmbedding(BaseEmbedding):
 
     def embed_query(self, text: str) -> list[float]:
         return self._embed([self.query_prefix + text], QUERY)[0]
+
+    def default_chunk_size(self) -> int:
+        """What fits the declared window, but no more than the size used when none is declared:
+        an 8,192-token window would otherwise mean 29,000-character chunks."""
+        return min(UNDECLARED_CHUNK_SIZE, super().default_chunk_size())
 
     @property
     def dimension(self) -> int:

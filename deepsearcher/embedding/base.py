@@ -91,11 +91,10 @@ RESERVED_TOKENS = 24
 
 
 def chunk_size_for_window(window_tokens: int | None) -> int:
-    """Characters that fit a window of `window_tokens` (MiniLM's 256: 835); a window wider than
-    UNDECLARED_CHUNK_SIZE needs keeps that size (an 8,192-token API model gets no 29,000-character chunks)."""
+    """Characters that fit a window of `window_tokens` (MiniLM's 256: 835)."""
     if not window_tokens:
         return UNDECLARED_CHUNK_SIZE
-    return max(200, min(UNDECLARED_CHUNK_SIZE, int((window_tokens - RESERVED_TOKENS) * CHARS_PER_TOKEN)))
+    return max(200, int((window_tokens - RESERVED_TOKENS) * CHARS_PER_TOKEN))
 
 
 class PrefixedEmbedding(BaseEmbedding):

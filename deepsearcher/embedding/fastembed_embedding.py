@@ -17,7 +17,7 @@ from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
 from deepsearcher.embedding._http import EmbeddingError
 from deepsearcher.embedding._windows import pool_windows, token_windows
-from deepsearcher.embedding.base import BaseEmbedding, chunk_size_for_window
+from deepsearcher.embedding.base import UNDECLARED_CHUNK_SIZE, BaseEmbedding, chunk_size_for_window
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +89,11 @@ class FastEmbedEmbedding(BaseEmbedding):
         if len(pieces) == len(texts):
             return vectors
         return pool_windows(len(texts), owners, [tokens for _, tokens in pieces], vectors, normalize=True)
+
+    def default_chunk_size(self) -> int:
+        """What fits the window, but no more than before it was declared (1,500 characters): a
+        512-token window (1,756) would change every stored file's fingerprint, re-embedding it."""
+        return min(UNDECLARED_CHUNK_SIZE, super().default_chunk_size())
 
     def embed_query(self, text: str) -> list[float]:
         return next(iter(self._model.query_embed([text]))).tolist()
