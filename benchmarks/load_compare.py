@@ -102,12 +102,18 @@ def token_counts(corpus: Path) -> dict[str, int]:
     embedding.embed_query("load the tokenizer")
     tokenizer = embedding.inner._tokenizer  # the ONNX encoder's own tokenizer (truncation set to the window)
     documents = [d for source in iter_file_sources([corpus], FileLoader()) for d in source.documents or []]
+    encoded = tokenizer.encode_batch([d.page_content for d in documents])
+    whole = sum(len(e.ids) + sum(len(o.ids) for o in e.overflowing) for e in encoded)
+    print(f"documents: {len(documents)}, {whole:,} tokens unchunked (2 special tokens per 256)")
     rows, embedded = [], {}
-    for name, label, size, cut in (
-        ("base", "1,500-char chunks, cut at the window", 1500, True),
-        ("ours", "window-sized chunks", None, False),
+    for name, label, size, cut, overlap in (
+        ("base", "1,500-char chunks, cut at the window", 1500, True, 100),
+        ("ours", "window-sized chunks", None, False, 100),
+        ("overlap 50", "window-sized chunks, overlap 50", None, False, 50),
+        ("overlap 0", "window-sized chunks, no overlap", None, False, 0),
     ):
-        chunks = split_docs_to_chunks(documents, chunk_size=size or embedding.default_chunk_size(), chunk_overlap=100)
+        chunk_size = size or embedding.default_chunk_size()
+        chunks = split_docs_to_chunks(documents, chunk_size=chunk_size, chunk_overlap=overlap)
         encodings = tokenizer.encode_batch([chunk.index_text for chunk in chunks])
         total = sum(len(e.ids) + sum(len(o.ids) for o in e.overflowing) for e in encodings)
         read = sum(len(e.ids) for e in encodings) if cut else total
