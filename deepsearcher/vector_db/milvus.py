@@ -966,7 +966,7 @@ class Milvus(BaseVectorDB):
         with self._op("query_iterator", name):
             iterator = self._client().query_iterator(
                 name,
-                batch_size=LIST_BATCH,
+                batch_size=LIST_BATCH if has_own_fields else 1000,  # whole metadata rows: smaller pages
                 filter="",
                 output_fields=output,
                 consistency_level=STRONG,
