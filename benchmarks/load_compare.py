@@ -89,9 +89,10 @@ def load(tree: Path, corpus: Path, store: Path) -> tuple[float, dict]:
     return wall, json.loads(done.stdout[start:]) if start >= 0 else {}
 
 
-def token_counts(corpus: Path) -> None:
+def token_counts(corpus: Path) -> dict[str, int]:
     """Tokens the bundled model reads from this tree's chunks of `corpus`: window-sized chunks
-    (every token) against 1,500-character chunks cut off at the window (what c7bb4a7 embedded)."""
+    (every token, what ours embeds) against 1,500-character chunks cut off at the window (what
+    c7bb4a7 embedded, its chunk size; here with this tree's headings before the text)."""
     from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
     from deepsearcher.loader.file_loader.file_loader import FileLoader
     from deepsearcher.loader.splitter import split_docs_to_chunks
@@ -101,17 +102,25 @@ def token_counts(corpus: Path) -> None:
     embedding.embed_query("load the tokenizer")
     tokenizer = embedding.inner._tokenizer  # the ONNX encoder's own tokenizer (truncation set to the window)
     documents = [d for source in iter_file_sources([corpus], FileLoader()) for d in source.documents or []]
-    rows = []
-    for label, size, cut in (
-        ("1,500-char chunks, cut at the window", 1500, True),
-        ("window-sized chunks", None, False),
+    encoded = tokenizer.encode_batch([d.page_content for d in documents])
+    whole = sum(len(e.ids) + sum(len(o.ids) for o in e.overflowing) for e in encoded)
+    print(f"documents: {len(documents)}, {whole:,} tokens unchunked (2 special tokens per 256)")
+    rows, embedded = [], {}
+    for name, label, size, cut, overlap in (
+        ("base", "1,500-char chunks, cut at the window", 1500, True, 100),
+        ("ours", "window-sized chunks", None, False, 100),
+        ("overlap 50", "window-sized chunks, overlap 50", None, False, 50),
+        ("overlap 0", "window-sized chunks, no overlap", None, False, 0),
     ):
-        chunks = split_docs_to_chunks(documents, chunk_size=size or embedding.default_chunk_size(), chunk_overlap=100)
+        chunk_size = size or embedding.default_chunk_size()
+        chunks = split_docs_to_chunks(documents, chunk_size=chunk_size, chunk_overlap=overlap)
         encodings = tokenizer.encode_batch([chunk.index_text for chunk in chunks])
         total = sum(len(e.ids) + sum(len(o.ids) for o in e.overflowing) for e in encodings)
         read = sum(len(e.ids) for e in encodings) if cut else total
         rows.append([label, len(chunks), total, read])
+        embedded[name] = read
     print(format_table(["chunking", "chunks", "tokens in chunks", "tokens embedded"], rows))
+    return embedded
 
 
 def main() -> None:
@@ -122,6 +131,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="loads per tree, alternating")
     parser.add_argument("--per-file", type=int, default=30, help="passages per Markdown file")
     parser.add_argument("--tokens", action="store_true", help="only count the tokens each chunking embeds")
+    parser.add_argument(
+        "--per-token", action="store_true", help="also count tokens embedded and compare speed per token (with --base)"
+    )
     args = parser.parse_args()
     trees = ([("base", args.base)] if args.base else []) + [("ours", args.ours)]
     with tempfile.TemporaryDirectory(prefix="ds-load-compare-") as tmp:
@@ -149,6 +161,13 @@ def main() -> None:
             speed = statistics.mean(walls["base"]) / statistics.mean(walls["ours"])
             size = statistics.mean(sizes["ours"]) / statistics.mean(sizes["base"])
             print(f"ours vs base: speed {speed:.2f}x (mean wall), store {size:.2f}x")
+            if args.per_token:  # ours embeds every token; base only each chunk's first window
+                embedded = token_counts(corpus)
+                per_token = speed * embedded["ours"] / embedded["base"]
+                print(
+                    f"tokens embedded ours/base {embedded['ours'] / embedded['base']:.2f}x; "
+                    f"speed per token embedded {per_token:.2f}x"
+                )
         for name, tree in trees:  # the last store of each tree, loaded again unchanged
             last = work / f"{name}{args.rounds - 1}"
             reloads = sorted(load(tree, corpus, last)[0] for _ in range(3))

@@ -408,7 +408,7 @@ def test_ollama_api_embed_without_key(api_factory, monkeypatch):
     assert emb.embed_documents(["x", "yy"]) == [vector_for("x"), vector_for("yy")]
     [request] = api.requests
     assert request["path"] == "/api/embed"
-    assert request["body"] == {"model": "nomic-embed-text", "input": ["x", "yy"], "truncate": True}
+    assert request["body"] == {"model": "nomic-embed-text", "input": ["x", "yy"], "truncate": False}
     assert "authorization" not in request["headers"]
     assert emb.dimension == 768
     assert OllamaEmbedding(base_url=api.url + "/v1").base_url == api.url  # the OpenAI-compatible URL works too
@@ -419,6 +419,44 @@ def test_ollama_missing_model_names_the_server_message(api_factory):
     api = api_factory(ollama_reply)
     with pytest.raises(EmbeddingError, match=r"404 Not Found: model \"missing\" not found, try pulling it first"):
         OllamaEmbedding(model="missing", base_url=api.url).embed_query("x")
+
+
+def test_ollama_text_past_the_context_is_embedded_in_halves_not_cut_off(api_factory):
+    """Ollama refuses a text past the model's context (truncate: false): every character still
+    reaches a vector, through the halves it is cut into, and the other texts keep their own."""
+    context = 40
+
+    def reply(path: str, body: dict, headers: dict) -> tuple[int, Any]:
+        if any(len(text) > context for text in body["input"]):
+            return 400, {"error": "the input length exceeds the context length"}
+        return ollama_reply(path, body, headers)
+
+    api = api_factory(reply)
+    emb = OllamaEmbedding(model="all-minilm", base_url=api.url)
+    long_text = " ".join(f"word{n}" for n in range(25))  # 149 characters: halved twice or three times
+    short, pooled = emb.embed_documents(["short text", long_text])
+    assert short == vector_for("short text")
+    inputs = [request["body"]["input"] for request in api.requests]
+    pieces = [texts[0] for texts in inputs if all(len(t) <= context for t in texts) and texts != ["short text"]]
+    assert "".join(pieces) == long_text  # every character embedded, none twice
+    assert 4 <= len(pieces) <= 8 and all(len(piece) <= context for piece in pieces)
+    assert abs(sum(x * x for x in pooled) - 1.0) < 1e-6  # the halves' mean, normalised like Ollama's vectors
+
+
+def test_remote_models_declare_their_documented_windows():
+    """A remote model declares the tokens it reads where its documentation says: the default
+    chunk fits it (and stays at 1,500 characters when the window is wider); an unknown model declares none."""
+    from deepsearcher.embedding.base import UNDECLARED_CHUNK_SIZE, chunk_size_for_window
+
+    openai = OpenAIEmbedding(api_key="k")
+    assert openai.window_tokens == 8191 and openai.default_chunk_size() == UNDECLARED_CHUNK_SIZE
+    assert GeminiEmbedding(api_key="k").window_tokens == 2048
+    assert VoyageEmbedding(api_key="k").window_tokens == 32000
+    assert JinaEmbedding(api_key="k").window_tokens == 8192
+    small = SiliconflowEmbedding(model="BAAI/bge-large-en-v1.5", api_key="k")
+    assert small.window_tokens == 512
+    assert small.default_chunk_size() == UNDECLARED_CHUNK_SIZE < chunk_size_for_window(512)
+    assert OpenAIEmbedding(model="my-own-deployment", api_key="k").window_tokens is None
 
 
 # ---------------------------------------------------------------------- Bedrock through boto3

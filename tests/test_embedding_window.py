@@ -3,9 +3,15 @@ size follows it, and a text longer than the window is embedded as several window
 
 from __future__ import annotations
 
+import logging
+import sys
+import types
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pytest
 from helpers import components_for, write_config
 
 from deepsearcher.app.loading import LoadRequest, load
@@ -33,6 +39,61 @@ def test_the_tail_past_the_window_moves_the_vector(embedding):
     assert float(without @ with_heron) < 0.998
     assert float(with_heron @ heron) > float(without @ heron) + 0.04
     assert abs(float(np.linalg.norm(with_heron)) - 1.0) < 1e-4
+
+
+class StandInFastEmbed:
+    """`fastembed.TextEmbedding` as far as FastEmbedEmbedding uses it. FastEmbed itself cannot be
+    installed here (it pins huggingface-hub<2), so this stands in for it with real parts: the
+    bundled MiniLM's own tokenizer.json, cut at 256 tokens the way FastEmbed's tokenizer cuts, and
+    the real bundled model reading only what that cut keeps (FastEmbed's silent truncation)."""
+
+    def __init__(self, embedding: Any, expose_tokenizer: bool = True) -> None:
+        from tokenizers import Tokenizer
+
+        from deepsearcher.embedding._bundled import bundled_model_dir
+
+        self.tokenizer = Tokenizer.from_file(str(bundled_model_dir() / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=256)
+        self.embedding = embedding
+        self.model = types.SimpleNamespace(tokenizer=self.tokenizer if expose_tokenizer else None)
+
+    def passage_embed(self, texts: list[str], batch_size: int = 256) -> Iterator[np.ndarray]:
+        for encoding, text in zip(self.tokenizer.encode_batch(texts), texts, strict=True):
+            kept = text[: max(end for _, end in encoding.offsets)]  # what FastEmbed's model reads
+            yield np.asarray(self.embedding.embed_documents([kept])[0])
+
+    def query_embed(self, texts: list[str]) -> Iterator[np.ndarray]:
+        return self.passage_embed(texts)
+
+
+@pytest.mark.parametrize("expose_tokenizer", [True, False])
+def test_fastembed_declares_its_window_and_embeds_past_it(embedding, monkeypatch, caplog, expose_tokenizer):
+    """FastEmbed cuts a text at its window: with its tokenizer in reach the text is embedded as
+    windows (the appended sentence moves the vector); without it, a warning names the model."""
+    from deepsearcher.embedding.fastembed_embedding import FastEmbedEmbedding
+
+    stand_in = StandInFastEmbed(embedding, expose_tokenizer)
+    module = types.SimpleNamespace(TextEmbedding=lambda **kwargs: stand_in)
+    module.TextEmbedding.list_supported_models = lambda: [{"model": "stand-in/minilm", "dim": 384}]  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "fastembed", module)
+    monkeypatch.setattr("deepsearcher.embedding.fastembed_embedding.require", lambda name, **kw: module)
+    provider = FastEmbedEmbedding("stand-in/minilm")
+    with caplog.at_level(logging.WARNING, logger="deepsearcher.embedding.fastembed_embedding"):
+        short, without, with_heron = (
+            np.asarray(v) for v in provider.embed_documents(["a short note", LONG_TEXT, f"{LONG_TEXT} {HERON}"])
+        )
+    heron = np.asarray(embedding.embed_query("obsidian heron"))
+    assert np.allclose(short, embedding.embed_documents(["a short note"])[0], atol=1e-6)  # a text that fits: as is
+    if expose_tokenizer:
+        assert provider.window_tokens == 256 and provider.default_chunk_size() == chunk_size_for_window(256)
+        assert float(with_heron @ heron) > float(without @ heron) + 0.04
+        assert not caplog.records
+    else:
+        assert provider.window_tokens is None
+        assert np.allclose(without, with_heron)  # FastEmbed cut the heron off ...
+        [record] = caplog.records  # ... and the user is told, once, naming the model
+        assert "stand-in/minilm" in record.getMessage() and "cut off" in record.getMessage()
 
 
 def test_a_sentence_appended_to_a_long_file_is_found_on_a_dense_only_server(milvus_servers, tmp_path: Path):

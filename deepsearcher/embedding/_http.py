@@ -22,7 +22,7 @@ from typing import ClassVar, TypeVar
 import httpx
 
 from deepsearcher.config.api_keys import resolve_api_key
-from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.embedding.base import UNDECLARED_CHUNK_SIZE, BaseEmbedding
 from deepsearcher.transport.http import BadResponse, HTTPStatusError, call_sync, classify_http, error_detail
 from deepsearcher.transport.retry import DEFAULT_CALL_TIMEOUT, DEFAULT_TIMEOUT, Failure, GiveUp, RetryPolicy
 from deepsearcher.types.errors import ConfigurationError, ProviderError, failure_message
@@ -119,6 +119,9 @@ class RemoteEmbedding(BaseEmbedding):
     base_url_env: ClassVar[tuple[str, ...]] = ()
     #: Vector length of the models we know, so `dimension` needs no network call.
     known_dimensions: ClassVar[dict[str, int]] = {}
+    #: Tokens each model reads from one input, where its documentation says: declared as
+    #: `window_tokens`, so the default chunk size fits it (an API that truncates does so unseen).
+    known_windows: ClassVar[dict[str, int]] = {}
     #: The API's limits per request: number of inputs, and a rough character budget.
     max_batch: ClassVar[int] = 2048
     max_batch_chars: ClassVar[int | None] = None
@@ -175,6 +178,7 @@ class RemoteEmbedding(BaseEmbedding):
         self.extra_headers = dict(headers or {})
         self.options = kwargs  # provider-specific request fields, sent as given
         self._dimension: int | None = self.requested_dimension or self.known_dimensions.get(self.model)
+        self.window_tokens = self.known_windows.get(self.model)
         self._dimension_lock = threading.Lock()
         self._http: httpx.Client | None = None
         self.retries = 0  # how many retries this instance made (for logs and tests)
@@ -197,6 +201,11 @@ class RemoteEmbedding(BaseEmbedding):
 
     def embed_query(self, text: str) -> list[float]:
         return self._embed([self.query_prefix + text], QUERY)[0]
+
+    def default_chunk_size(self) -> int:
+        """What fits the declared window, but no more than the size used when none is declared:
+        an 8,192-token window would otherwise mean 29,000-character chunks."""
+        return min(UNDECLARED_CHUNK_SIZE, super().default_chunk_size())
 
     @property
     def dimension(self) -> int:

@@ -4,12 +4,16 @@ A transformer encoder reads at most its window of tokens and silently drops the 
 end of a long chunk would never reach its vector. Each window is encoded like a text of its
 own and the text's vector is the token-weighted mean of its windows' vectors (mean pooling
 over all its tokens, taken window by window). ONNX Runtime gets its windows from the
-tokenizer's overflowing encodings; sentence-transformers from `token_windows` below.
+tokenizer's overflowing encodings; sentence-transformers and FastEmbed from `token_windows`
+below; a server that refuses a text past its context (Ollama) from `halves`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+
+_SPACE = re.compile(r"\s")
 
 
 def pool_windows(
@@ -53,3 +57,15 @@ def token_windows(text: str, offsets: Sequence[tuple[int, int]], window: int) ->
         pieces.append((text[begin:finish], end - start))
         start = end
     return pieces
+
+
+def halves(text: str) -> tuple[str, str] | None:
+    """`text` cut in two near its middle, at the whitespace closest to it (mid-word only when
+    it has none); None for a text too short to cut. For a server that refuses a text longer
+    than its context and whose tokenizer is not at hand: each half is embedded on its own."""
+    middle = len(text) // 2
+    if middle == 0:
+        return None
+    spaces = [match.start() for match in _SPACE.finditer(text) if 0 < match.start() < len(text) - 1]
+    cut = min(spaces, key=lambda at: abs(at - middle)) if spaces else middle
+    return text[:cut], text[cut:]

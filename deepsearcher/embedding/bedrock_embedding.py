@@ -55,6 +55,11 @@ class BedrockEmbedding(RemoteEmbedding):
         "cohere.embed-multilingual-v3": 1024,
         "cohere.embed-v4:0": 1536,
     }
+    known_windows: ClassVar[dict[str, int]] = {  # Titan: 8,192 tokens; Cohere v3: 512 (`truncate: END` cuts past it)
+        "amazon.titan-embed-text-v2:0": 8192,
+        "cohere.embed-english-v3": 512,
+        "cohere.embed-multilingual-v3": 512,
+    }
     max_batch: ClassVar[int] = 96  # Cohere's texts per call
 
     def __init__(

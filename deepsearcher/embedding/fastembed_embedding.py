@@ -1,4 +1,12 @@
-"""Qdrant's FastEmbed: small ONNX models on the CPU, no torch."""
+"""Qdrant's FastEmbed: small ONNX models on the CPU, no torch.
+
+FastEmbed's tokenizer cuts every text at the model's window (512 tokens for BGE) and drops the
+rest without a word. Here the model declares that window (`window_tokens`, read from FastEmbed's
+own tokenizer), so the default chunk size fits it, and a text that still overflows is embedded
+as token windows cut between words, its vector the token-weighted mean of theirs (`_windows`,
+as the bundled model does). Where a FastEmbed version hides its tokenizer, a warning names the
+model and the characters it will not read.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +16,14 @@ from typing import Any
 from deepsearcher.config.optional import require
 from deepsearcher.config.registry import register_provider
 from deepsearcher.embedding._http import EmbeddingError
-from deepsearcher.embedding.base import BaseEmbedding
+from deepsearcher.embedding._windows import pool_windows, token_windows
+from deepsearcher.embedding.base import UNDECLARED_CHUNK_SIZE, BaseEmbedding, chunk_size_for_window
+
+logger = logging.getLogger(__name__)
+
+#: Tokens of the smallest window among FastEmbed's text models (MiniLM's), for the warning
+#: given when a FastEmbed version hides the tokenizer that would tell the real one.
+_SMALLEST_WINDOW = 256
 
 DEFAULT_MODEL = "BAAI/bge-small-en-v1.5"
 
@@ -52,12 +67,58 @@ class FastEmbedEmbedding(BaseEmbedding):
                 hint="Run once with network access to download it, or set cache_dir to a folder that holds the model",
             ) from exc
         self._dimension = _known_dimension(fastembed, model)
+        self._tokenizer = _tokenizer_of(self._model)
+        self.window_tokens = _truncation_of(self._tokenizer)
+        self._warned = False
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [vector.tolist() for vector in self._model.passage_embed(texts, batch_size=self.batch_size)]
+        if self._tokenizer is None or not self.window_tokens:
+            self._warn_cut(texts)
+            return self._passages(texts)
+        special = self._tokenizer.num_special_tokens_to_add(False)
+        owners: list[int] = []
+        pieces: list[tuple[str, int]] = []
+        for index, encoding in enumerate(self._tokenizer.encode_batch(texts)):
+            windows = [encoding, *encoding.overflowing]
+            offsets = [span for window in windows for span in window.offsets]
+            parts = token_windows(texts[index], offsets, self.window_tokens - special) if len(windows) > 1 else []
+            parts = parts or [(texts[index], max(1, len(encoding.ids)))]
+            owners.extend([index] * len(parts))
+            pieces.extend(parts)
+        vectors = self._passages([piece for piece, _ in pieces])
+        if len(pieces) == len(texts):
+            return vectors
+        return pool_windows(len(texts), owners, [tokens for _, tokens in pieces], vectors, normalize=True)
+
+    def default_chunk_size(self) -> int:
+        """What fits the window, but no more than before it was declared (1,500 characters): a
+        512-token window (1,756) would change every stored file's fingerprint, re-embedding it."""
+        return min(UNDECLARED_CHUNK_SIZE, super().default_chunk_size())
 
     def embed_query(self, text: str) -> list[float]:
         return next(iter(self._model.query_embed([text]))).tolist()
+
+    def _passages(self, texts: list[str]) -> list[list[float]]:
+        return [vector.tolist() for vector in self._model.passage_embed(texts, batch_size=self.batch_size)]
+
+    def _warn_cut(self, texts: list[str]) -> None:
+        """Once: this FastEmbed hides its tokenizer, so a text past the window loses its end. The
+        window is unknown then; texts that would overflow the smallest usual one (256 tokens) are named."""
+        fits = chunk_size_for_window(_SMALLEST_WINDOW)
+        longer = [len(text) for text in texts if len(text) > fits]
+        if longer and not self._warned:
+            self._warned = True
+            logger.warning(
+                "FastEmbed model %s: this FastEmbed version hides its tokenizer, so text past the model's "
+                "window is cut off by FastEmbed unread; %d of %d texts here are longer than %d characters "
+                "(the longest %d). Set chunk_size to what the model's window holds (%d for 256 tokens).",
+                self.model_name,
+                len(longer),
+                len(texts),
+                fits,
+                max(longer),
+                fits,
+            )
 
     @property
     def dimension(self) -> int:
@@ -75,3 +136,16 @@ def _known_dimension(fastembed: Any, model: str) -> int | None:
     except Exception:  # an older or newer catalogue format: fall back to a probe
         logging.getLogger(__name__).debug("FastEmbed catalogue lookup failed", exc_info=True)
     return None
+
+
+def _tokenizer_of(model: Any) -> Any:
+    """FastEmbed's `tokenizers.Tokenizer` of a loaded TextEmbedding (None where a version hides it)."""
+    tokenizer = getattr(getattr(model, "model", None), "tokenizer", None)
+    return tokenizer if callable(getattr(tokenizer, "encode_batch", None)) else None
+
+
+def _truncation_of(tokenizer: Any) -> int | None:
+    """The window FastEmbed's tokenizer cuts at (its truncation max_length), special tokens included."""
+    truncation = getattr(tokenizer, "truncation", None)
+    length = truncation.get("max_length") if isinstance(truncation, dict) else None
+    return int(length) if length else None

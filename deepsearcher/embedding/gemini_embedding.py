@@ -26,6 +26,11 @@ class GeminiEmbedding(RemoteEmbedding):
         "text-embedding-004": 768,
         "embedding-001": 768,
     }
+    known_windows: ClassVar[dict[str, int]] = {  # input token limit; a longer text is cut unseen
+        "gemini-embedding-001": 2048,
+        "text-embedding-004": 2048,
+        "embedding-001": 2048,
+    }
     max_batch: ClassVar[int] = 100  # requests per batchEmbedContents call
 
     def __init__(self, model: str | None = None, *args: Any, **kwargs: Any) -> None:

@@ -35,6 +35,15 @@ class JinaEmbedding(OpenAIEmbedding):
         "jina-embeddings-v2-base-code": 768,
         "jina-embeddings-v2-small-en": 512,
     }
+    known_windows: ClassVar[dict[str, int]] = {
+        "jina-embeddings-v3": 8192,
+        "jina-embeddings-v2-base-en": 8192,
+        "jina-embeddings-v2-base-zh": 8192,
+        "jina-embeddings-v2-base-de": 8192,
+        "jina-embeddings-v2-base-es": 8192,
+        "jina-embeddings-v2-base-code": 8192,
+        "jina-embeddings-v2-small-en": 8192,
+    }
     max_batch: ClassVar[int] = 2048
     max_batch_chars: ClassVar[int | None] = 500_000
 

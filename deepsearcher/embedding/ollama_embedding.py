@@ -1,11 +1,26 @@
-"""Embedding models served by a local Ollama (POST /api/embed): no key, no cloud."""
+"""Embedding models served by a local Ollama (POST /api/embed): no key, no cloud.
+
+No text is cut off: requests say `truncate: false`, so Ollama refuses a text past the model's
+context ("the input length exceeds the context length", 400) instead of dropping its end (the
+old `truncate: true` did, silently; Ollama 0.13.5+ refuses either way). A refused batch is sent
+again text by text, and a text still refused is embedded as two halves, each as far as needed,
+its vector the length-weighted mean of theirs (`_windows`), as the bundled model does with its
+token windows. Ollama's tokenizer is not at hand here, so the cut is by characters.
+"""
 
 from __future__ import annotations
 
+import logging
 from typing import Any, ClassVar
 
 from deepsearcher.config.registry import register_provider
-from deepsearcher.embedding._http import BadResponse, RemoteEmbedding, vector_of
+from deepsearcher.embedding._http import BadResponse, EmbeddingError, RemoteEmbedding, vector_of
+from deepsearcher.embedding._windows import halves, pool_windows
+
+logger = logging.getLogger(__name__)
+
+#: How Ollama words its refusal of a text longer than the model's context.
+_TOO_LONG = "context length"
 
 
 @register_provider("embedding")
@@ -52,7 +67,7 @@ class OllamaEmbedding(RemoteEmbedding):
             self._dimension = self.known_dimensions.get(self.model[: -len(":latest")])
 
     def _request(self, texts: list[str], kind: str) -> tuple[str, dict[str, Any]]:
-        body: dict[str, Any] = {"model": self.model, "input": texts, "truncate": True}
+        body: dict[str, Any] = {"model": self.model, "input": texts, "truncate": False}
         if self.requested_dimension:
             body["dimensions"] = self.requested_dimension
         body.update(self.options)
@@ -63,3 +78,22 @@ class OllamaEmbedding(RemoteEmbedding):
         if not isinstance(embeddings, list) or len(embeddings) != count:
             raise BadResponse(f"expected {count} vectors in 'embeddings'")
         return [vector_of(vector) for vector in embeddings]
+
+    def _embed_batch(self, texts: list[str], kind: str) -> list[list[float]]:
+        try:
+            return super()._embed_batch(texts, kind)
+        except EmbeddingError as exc:
+            if exc.status != 400 or _TOO_LONG not in exc.reason:
+                raise
+            if len(texts) > 1:  # find the texts that are too long: one request each
+                return [vector for text in texts for vector in self._embed_batch([text], kind)]
+            parts = halves(texts[0])
+            if parts is None:
+                raise
+        logger.info(
+            "Ollama model %s refused a text of %d characters as longer than its context: embedded in two halves",
+            self.model,
+            len(texts[0]),
+        )
+        vectors = [self._embed_batch([part], kind)[0] for part in parts]
+        return pool_windows(1, [0, 0], [len(part) for part in parts], vectors, normalize=True)

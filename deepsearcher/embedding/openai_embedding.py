@@ -34,6 +34,11 @@ class OpenAIEmbedding(RemoteEmbedding):
         "text-embedding-3-large": 3072,
         "text-embedding-ada-002": 1536,
     }
+    known_windows: ClassVar[dict[str, int]] = {  # "max input 8,191 tokens" (a longer input is refused)
+        "text-embedding-3-small": 8191,
+        "text-embedding-3-large": 8191,
+        "text-embedding-ada-002": 8191,
+    }
     max_batch: ClassVar[int] = 2048  # inputs per request
     max_batch_chars: ClassVar[int | None] = 800_000  # ~ the 300k-token request cap
 

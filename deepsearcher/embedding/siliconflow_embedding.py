@@ -29,5 +29,12 @@ class SiliconflowEmbedding(OpenAIEmbedding):
         "Qwen/Qwen3-Embedding-4B": 2560,
         "Qwen/Qwen3-Embedding-0.6B": 1024,
     }
+    known_windows: ClassVar[dict[str, int]] = {
+        "BAAI/bge-m3": 8192,
+        "Pro/BAAI/bge-m3": 8192,
+        "BAAI/bge-large-zh-v1.5": 512,
+        "BAAI/bge-large-en-v1.5": 512,
+        "netease-youdao/bce-embedding-base_v1": 512,
+    }
     max_batch: ClassVar[int] = 32  # the documented maximum length of `input`
     max_batch_chars: ClassVar[int | None] = None

@@ -34,6 +34,15 @@ class VoyageEmbedding(RemoteEmbedding):
         "voyage-large-2": 1536,
         "voyage-code-2": 1536,
     }
+    known_windows: ClassVar[dict[str, int]] = {  # context length; `truncation: true` cuts past it
+        "voyage-3.5": 32000,
+        "voyage-3.5-lite": 32000,
+        "voyage-3-large": 32000,
+        "voyage-3": 32000,
+        "voyage-3-lite": 32000,
+        "voyage-code-3": 32000,
+        "voyage-2": 4000,
+    }
     max_batch: ClassVar[int] = 1000  # the documented maximum length of `input`
     max_batch_chars: ClassVar[int | None] = 300_000  # stays under the 120K-token cap of the large models
 
