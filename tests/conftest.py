@@ -10,6 +10,12 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # `make test`'s xdist workers start with COLUMNS=80 and LINES=24 in their environment, which a
+    # serial run does not have; rich fixes a console's width from COLUMNS when the CLI's console is
+    # created at import, so every table would be cut at 80 columns whatever width a test then asks for.
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
 
 
 @pytest.fixture(scope="session")
@@ -53,3 +59,16 @@ def milvus_servers():
     pool = ServerPool()
     yield pool
     pool.stop_all()
+
+
+#: The xdist group of every test that uses a real Milvus server: `make test` runs the suite in two
+#: worker processes (`-n 2 --dist loadgroup`), and each worker's `milvus_servers` would start its own
+#: Milvus 2.3.5, whose embedded etcd peer port (2380) is fixed. One group runs on one worker, so one
+#: 2.3.5 server serves the whole run, as in a run without workers.
+MILVUS_SERVER_GROUP = "milvus-servers"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "milvus_servers" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group(MILVUS_SERVER_GROUP))
