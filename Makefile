@@ -69,7 +69,7 @@ lint: install-dev
 # tests/test_docs_snippets.py runs the getting-started and guide snippets (the local model answers one).
 # The suite runs in two worker processes (pytest-xdist): much of a test's time is spent waiting on
 # a subprocess, a server or a socket, so two workers keep both cores busy. Tests that use the real
-# Milvus servers form one group on one worker (tests/conftest.py: one Milvus 2.3.5 per machine).
+# Milvus servers run on one worker (tests/conftest.py: one Milvus 2.3.5 per machine).
 # mypy (about a minute of one core from nothing) runs beside the tests instead of before them; ruff
 # runs first, in seconds, and any failure of either fails the target after the tests.
 PYTEST_WORKERS ?= 2
@@ -77,7 +77,7 @@ test: install-dev browser docs local-llm
 	$(BIN)/ruff check $(RUFF_PATHS)
 	$(BIN)/ruff format --check $(RUFF_PATHS)
 	@$(BIN)/mypy > $(VENV)/mypy.log 2>&1 & mypy=$$!; \
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadgroup; tests=$$?; \
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS); tests=$$?; \
 	wait $$mypy; types=$$?; echo "mypy:"; cat $(VENV)/mypy.log; \
 	[ $$tests -eq 0 ] && [ $$types -eq 0 ]
 

@@ -3,6 +3,7 @@ real Milvus servers on loopback (started once per session, on first use)."""
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -61,14 +62,32 @@ def milvus_servers():
     pool.stop_all()
 
 
-#: The xdist group of every test that uses a real Milvus server: `make test` runs the suite in two
-#: worker processes (`-n 2 --dist loadgroup`), and each worker's `milvus_servers` would start its own
-#: Milvus 2.3.5, whose embedded etcd peer port (2380) is fixed. One group runs on one worker, so one
-#: 2.3.5 server serves the whole run, as in a run without workers.
+#: `make test` runs the suite in two pytest-xdist workers. Each worker's `milvus_servers` would start
+#: its own Milvus 2.3.5, whose embedded etcd peer port (2380) is fixed: so every test of a file that
+#: uses the fixture runs on one worker, as one unit, and one 2.3.5 serves the run as in a serial run.
+#: (xdist's own `xdist_group` marks do not group under pytest 9.2: xdist 3.8 renames `item._nodeid`,
+#: which pytest 9 no longer reads.) Other tests are handed out one by one, as `--dist load` does.
 MILVUS_SERVER_GROUP = "milvus-servers"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "milvus_servers" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group(MILVUS_SERVER_GROUP))
+@functools.cache
+def _uses_milvus_servers(test_file: Path) -> bool:
+    try:
+        return "milvus_servers" in test_file.read_text(encoding="utf-8")
+    except OSError:  # not a file of ours (a node id that is no path): never grouped
+        return False
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist's hook; without xdist installed it is never called
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    if config.getoption("dist") not in ("load", "loadgroup"):
+        return None  # another --dist mode asked for by name: xdist's own
+    from xdist.scheduler import LoadScopeScheduling
+
+    root = config.rootpath
+
+    class ServerFilesOnOneWorker(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return MILVUS_SERVER_GROUP if _uses_milvus_servers(root / nodeid.split("::", 1)[0]) else nodeid
+
+    return ServerFilesOnOneWorker(config, log)
