@@ -76,9 +76,10 @@ PYTEST_WORKERS ?= 2
 test: install-dev browser docs local-llm
 	$(BIN)/ruff check $(RUFF_PATHS)
 	$(BIN)/ruff format --check $(RUFF_PATHS)
-	@$(BIN)/mypy > $(VENV)/mypy.log 2>&1 & mypy=$$!; \
+	@log=$$(mktemp); $(BIN)/mypy > $$log 2>&1 & mypy=$$!; \
+	echo "mypy (beside the tests), then: pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS)"; \
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS); tests=$$?; \
-	wait $$mypy; types=$$?; echo "mypy:"; cat $(VENV)/mypy.log; \
+	wait $$mypy; types=$$?; echo "mypy:"; cat $$log; rm -f $$log; \
 	[ $$tests -eq 0 ] && [ $$types -eq 0 ]
 
 # Only the real-model tier (tests/test_real_llm.py): about 3-4 min on a quiet 2-core machine.
