@@ -35,6 +35,13 @@ def cli(*args: str, stored_mark: Path | None = None) -> list[str]:
     return [sys.executable, "-c", code, *args]
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """In the child: SIGINT's default action, as under a terminal. A test run started in the
+    background of a shell inherits SIGINT ignored, and Python then never raises KeyboardInterrupt:
+    the load ran on to the end and exited 0."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_ends_in_one_line_and_rerunning_resumes(tmp_path: Path, milvus_uri: str) -> None:
     config = write_config(tmp_path / "config.yaml", milvus_uri)
     docs = tmp_path / "docs"
@@ -50,6 +57,7 @@ def test_ctrl_c_ends_in_one_line_and_rerunning_resumes(tmp_path: Path, milvus_ur
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=_ctrl_c_as_in_a_terminal,
     )
     deadline = time.monotonic() + WAIT_SECONDS
     while not stored.exists() and process.poll() is None and time.monotonic() < deadline:
