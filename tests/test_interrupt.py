@@ -22,9 +22,24 @@ FILES = 120
 WAIT_SECONDS = 120
 
 
-def cli(*args: str) -> list[str]:
+def cli(*args: str, stored_mark: Path | None = None) -> list[str]:
+    """The real CLI; with `stored_mark`, a file appears once its load has stored 3 batches (the
+    pipeline's batch announcements), so the test interrupts it mid-load however busy the machine is."""
     code = "import sys; from deepsearcher.cli.main import run; sys.argv[0] = 'deepsearcher'; run()"
+    if stored_mark is not None:
+        code = (
+            "from pathlib import Path; from deepsearcher.offline_loading import pipeline; "
+            "pipeline.BATCH_OBSERVERS.append(lambda stage, batch: stage == 'inserted' and batch == 3 "
+            f"and Path({str(stored_mark)!r}).touch()); {code}"
+        )
     return [sys.executable, "-c", code, *args]
+
+
+def _ctrl_c_as_in_a_terminal() -> None:
+    """In the child: SIGINT's default action, as under a terminal. A test run started in the
+    background of a shell inherits SIGINT ignored, and Python then never raises KeyboardInterrupt:
+    the load ran on to the end and exited 0."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_ctrl_c_ends_in_one_line_and_rerunning_resumes(tmp_path: Path, milvus_uri: str) -> None:
@@ -35,13 +50,20 @@ def test_ctrl_c_ends_in_one_line_and_rerunning_resumes(tmp_path: Path, milvus_ur
         (docs / f"note{index:03}.md").write_text(f"# Note {index}\n\nLantern number {index} hangs by door {index}.\n")
     command = cli("load", str(docs), "-c", str(config), "--batch-size", "2")
     env = {**os.environ, "COLUMNS": "200"}
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    collection_dir = Path(milvus_uri) / "collections" / "deepsearcher"
+    stored = tmp_path / "three-batches-stored"
+    process = subprocess.Popen(
+        cli("load", str(docs), "-c", str(config), "--batch-size", "2", stored_mark=stored),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=_ctrl_c_as_in_a_terminal,
+    )
     deadline = time.monotonic() + WAIT_SECONDS
-    while not collection_dir.exists() and process.poll() is None and time.monotonic() < deadline:
+    while not stored.exists() and process.poll() is None and time.monotonic() < deadline:
+        # a few batches in (a fixed sleep after the collection appeared: none, or all, on a busy machine)
         time.sleep(0.05)
-    time.sleep(0.5)  # a few batches in
-    assert process.poll() is None, "the load ended before it could be interrupted"
+    assert stored.exists() and process.poll() is None, "the load ended before it could be interrupted"
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=WAIT_SECONDS)
     assert process.returncode == 130, stderr

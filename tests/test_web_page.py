@@ -250,7 +250,10 @@ def test_history_sources_and_drop(server, tmp_path: Path, milvus_uri: str, page)
         victim = rows.first.get_attribute("data-reference")
         rows.first.locator(".delete-source").click()
         page.wait_for_selector("#collection-list .collection[data-name=science] >> text=2 sources")
-        page.wait_for_function("document.querySelectorAll('#collection-list .source-row').length === 2")
+        # the same wait as a locator's: wait_for_function's string is eval'd in the page once the first
+        # check fails (a busy machine), which the page's CSP (no 'unsafe-eval') refuses
+        page.locator("#collection-list .source-row").nth(1).wait_for()
+        page.locator("#collection-list .source-row").nth(2).wait_for(state="detached")
         with httpx.Client(base_url=live.url) as api:
             left = [row["reference"] for row in api.get("/v1/collections/science/sources").json()]
         assert len(left) == 2 and victim not in left
