@@ -62,6 +62,9 @@ class RunContext:
         #: keywords every vector-store search of this query gets (DeepSearcher's `tenant_id`)
         self.store_kwargs: dict[str, Any] = dict(store_kwargs or {})
         self.extra: dict[str, Any] = {}
+        #: the question with its bridge phrases replaced by their answers (agent/bridge.py), when an
+        #: agent resolved any: what the concise answer is extracted for
+        self.rewritten_question: str | None = None
         self.on_event = on_event
         self.max_tokens = max_tokens
         self.authorized_collections = authorized_collections

@@ -8,6 +8,7 @@ from typing import Any
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import RAGAgent, describe_class
+from deepsearcher.agent.bridge import resolve_chain
 from deepsearcher.agent.citations import content_words, named_subjects, unmentioned_subjects
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.options import IterativeOptions, TopK
@@ -22,6 +23,8 @@ from deepsearcher.vector_db.base import BaseVectorDB
 
 MAX_SUB_QUERIES = 4
 MAX_GAP_QUERIES = 3
+#: the rewritten question's passages read before the bridge hops' own (agent/bridge.py)
+BRIDGE_LEAD = 3
 #: Reciprocal-rank fusion's constant (Cormack et al., 2009): among chunks of the same best rank,
 #: the one with the larger sum of 1 / (RRF_K + rank) over the searches that found it comes first.
 RRF_K = 60
@@ -112,13 +115,18 @@ class DeepSearch(RAGAgent):
         retrieved: list[RetrievalResult] = []
         judged_texts: set[str] = set()
         searched: list[str] = []
+        bridged: list[RetrievalResult] = []
         for iteration in range(1, max_iter + 1):
             if iteration > 1 and ctx.budget_exhausted():  # the first iteration always runs: something to answer from
                 break
             searched.extend(queries)
-            kept, found, judge_kept = await self._search_and_judge(
-                query, queries, collections, top_k, judged_texts, ctx, iteration, fusion
-            )
+            judging = self._search_and_judge(query, queries, collections, top_k, judged_texts, ctx, iteration, fusion)
+            if iteration == 1:  # the bridges are followed while the first round is judged
+                (kept, found, judge_kept), bridged = await asyncio.gather(
+                    judging, self._follow_bridges(query, ctx, collections, top_k)
+                )
+            else:
+                kept, found, judge_kept = await judging
             accepted.extend(kept)
             relevant += judge_kept
             retrieved.extend(found)
@@ -129,8 +137,41 @@ class DeepSearch(RAGAgent):
             if not queries:
                 break
         if relevant:
-            return fusion.ranked([*accepted, *_naming_passages(query, accepted, fusion.ranked(retrieved))])
-        return self._fallback(retrieved, ctx, "judge", keep=top_k, key=fusion.key)
+            chosen = fusion.ranked([*accepted, *_naming_passages(query, accepted, fusion.ranked(retrieved))])
+        else:
+            chosen = self._fallback(retrieved, ctx, "judge", keep=top_k, key=fusion.key)
+        return deduplicate_results([*bridged, *chosen])
+
+    async def _follow_bridges(
+        self, query: str, ctx: RunContext, collections: list[str], top_k: int
+    ) -> list[RetrievalResult]:
+        """The passages of the question's bridge chain (agent/bridge.py), read first: the rewritten
+        question's best ones, then each hop's first; none when the question has no bridge or a
+        hop could not be answered. The rewritten question is kept for the concise answer."""
+
+        async def search(text: str) -> list[RetrievalResult]:
+            return await self.retriever.asearch(text, collections, top_k=top_k, **ctx.store_kwargs)
+
+        chain = await resolve_chain(query, search, self.llm, ctx)
+        if not chain.resolved:
+            return []
+        final = await search(chain.question)
+        ctx.emit(
+            "search",
+            iteration=1,
+            query=chain.question,
+            collections=collections,
+            retrieved=len(final),
+            accepted=len(final),
+        )
+        ctx.rewritten_question = chain.question
+        hop_firsts = [hop.passages[0] for hop in chain.hops if hop.passages]
+        return [*final[:BRIDGE_LEAD], *hop_firsts, *final[BRIDGE_LEAD:]]
+
+    async def _extract(self, question: str, shown: list[RetrievalResult], ctx: RunContext) -> str:
+        """The concise answer of the question its bridges rewrote ("Who was in charge of Austria?"),
+        when they were followed: asked the original, a small model names the first hop's answer."""
+        return await super()._extract(ctx.rewritten_question or question, shown, ctx)
 
     async def _sub_queries(self, query: str, ctx: RunContext) -> list[str]:
         sub_queries = await ctx.structured(

@@ -96,9 +96,11 @@ def usable_extraction(short: str, question: str, titles: list[str], texts: list[
     return grounded_in(short, texts)
 
 
-async def extract_answer(llm: BaseLLM, question: str, passages: list[tuple[str, str]], ctx: RunContext) -> str:
+async def extract_answer(
+    llm: BaseLLM, question: str, passages: list[tuple[str, str]], ctx: RunContext, step: str = "extract"
+) -> str:
     """The few words answering `question` copied from `passages` ((title, text), best first), or "".
-    One LLM call with a small reply budget (the `extract` step)."""
+    One LLM call with a small reply budget, counted under `step`."""
     shown = passages[:EXTRACT_PASSAGES]
     if not shown:
         return ""
@@ -108,5 +110,5 @@ async def extract_answer(llm: BaseLLM, question: str, passages: list[tuple[str, 
     )
     kind = answer_kind(question)
     prompt = prompts.EXTRACT_ANSWER.format(passages=block, question=question, kind=kind)
-    reply = await ctx.chat(llm, [{"role": "user", "content": prompt}], "extract", max_tokens=EXTRACT_TOKENS)
+    reply = await ctx.chat(llm, [{"role": "user", "content": prompt}], step, max_tokens=EXTRACT_TOKENS)
     return clean_extracted(reply)

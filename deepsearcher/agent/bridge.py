@@ -1,0 +1,176 @@
+"""Bridge questions answered hop by hop: "Who is the current opposition leader in the country
+where Buyende is located?" needs the country's name before its opposition leader can be searched.
+
+Why: a small model given the passages of the whole question answers its first hop (issue 30:
+every MuSiQue answer of the local 1.5B named the association, the country, the county — never
+the president, the waterfall, the neighbouring county), and a search for the whole question
+rarely finds the second passage, which names the bridge entity, not the question's words.
+
+How: the question's *bridge phrases* are found by their grammar, not by an LLM (asked to split a
+question into steps, the 1.5B copied its examples back on 9 of 12 DEV questions):
+a relative clause after a common noun ("the country where Buyende is located"), a
+possessive ("Izgoy's performer") and a role of a named thing ("the composer of Aschenbrodel").
+The innermost phrase is asked as a question of its own ("Who is the composer of Aschenbrodel?"),
+searched, and answered by the extraction step; its answer replaces the phrase in the question,
+and the next phrase is found in the rewritten question, up to `MAX_HOPS`. What is left ("Who was
+in charge of Austria?") is the question the final passages are searched and extracted for.
+A hop whose answer is not usable (not found, not in a passage read) ends the chain: the agent
+answers as it would have without it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from deepsearcher.agent.citations import named_subjects, unmentioned_subjects
+from deepsearcher.agent.context import RunContext
+from deepsearcher.agent.extract import answer_kind, extract_answer, usable_extraction
+from deepsearcher.llm.base import BaseLLM
+from deepsearcher.types import RetrievalResult
+
+#: Bridges resolved at most (MuSiQue goes to 4 hops: 3 bridges and the question itself).
+MAX_HOPS = 3
+
+#: a lowercase word that is not a function word ("the first compiler and in which year" is no phrase)
+_NOUN = r"(?!(?:and|or|but|in|on|at|of|to|for|with|by|from|as|is|was|are|were|be|been|has|have|had)\b)[a-z][\w-]*"
+#: a common noun phrase of one to three lowercase words after "the" ("the first modern greenhouses")
+_HEAD = rf"(?:{_NOUN}\s+){{0,2}}?{_NOUN}"
+_RELATIVE = r"(?:which|that|who|whom|whose|where|(?:in|on|at|by|from|of|for|to|with|under|during|into)\s+which)"
+#: "the country where Buyende is located": the clause runs to a comma, the question's end, or
+#: the question's own "did/does" ("…where the Tikhaya Sosna is located did the Renaissance begin?")
+_CLAUSE = r"(?:(?!\s(?:did|does|do)\s)[^,?;])*[^,?;\s]"
+_RELATIVE_PHRASE = re.compile(rf"\bthe\s+(?P<head>{_HEAD})\s+{_RELATIVE}\s+{_CLAUSE}", re.UNICODE)
+_CAPITALISED = r"[A-Z0-9][^\s,?;:'’]*"
+_JOINER = r"(?:of|the|and|for|de|da|del|von|van|der|la|le|&)"
+#: a named thing: capitalised words, joined by "of", "for", "von"... only before another capitalised
+#: word ("Journal of Psychotherapy Integration", "Jump for Glory", "Lil Hardin Armstrong")
+_NAME = rf"[A-Z][^\s,?;:'’]*(?:\s+(?:{_JOINER}\s+)*{_CAPITALISED})*"
+#: "Izgoy's performer", "Hello Love's performer": one lowercase role word after a name's possessive
+_POSSESSIVE_PHRASE = re.compile(rf"(?P<owner>{_NAME})['’]s\s+(?P<role>{_NOUN})\b")
+#: "the composer of Aschenbrodel", "the spouse of Lil Hardin Armstrong"
+#: (the whole name: not "Oskar" of "the first king of Oskar Lund's country")
+_ROLE_OF_PHRASE = re.compile(
+    rf"\bthe\s+(?P<role>{_HEAD})\s+of\s+(?P<owner>(?:the\s+)?{_NAME})(?![\w'’-])(?!\s+(?:{_JOINER}\s+)*[A-Z0-9])"
+)
+#: the question itself asking for the phrase ("Who is the spouse of X?"): not a bridge, the last hop
+_ASKS_FOR = re.compile(r"^\W*(?:who|what|which)\s+(?:is|was|are|were)\s+$", re.IGNORECASE)
+#: a relative clause right after "did"/"does" is the subject of the question: where it ends and the
+#: question's own verb starts ("When did the city where the Olympics will be held fall?") is unknown
+_SUBJECT_POSITION = re.compile(r"\b(?:do|does|did)\s+$", re.IGNORECASE)
+#: "India's national ...": an adjective, not a role
+_ADJECTIVE = re.compile(r"(?:al|ic|ian|ese|ish|ous|ive|ful|ern|ary)$")
+_PERSON_ROLES = frozenset(
+    """actor actress author writer novelist poet director producer composer singer songwriter performer artist
+    player founder co-founder spouse wife husband partner father mother parent son daughter child sibling brother
+    sister grandfather grandmother creator president leader king queen monarch emperor man woman person
+    individual musician designer architect lyricist screenwriter editor owner coach manager governor mayor
+    minister chancellor ceo chairman head captain narrator host presenter star lead vocalist inventor
+    discoverer explorer painter sculptor""".split()
+)
+#: what "the X of <name>" / "<name>'s X" may ask for as a bridge: a person, or a place or body one has
+_BRIDGE_ROLES = _PERSON_ROLES | frozenset(
+    """birthplace hometown country nationality capital headquarters label company network team band album
+    publisher manufacturer predecessor successor developer sponsor university school city state county
+    province region continent river""".split()
+)
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One bridge resolved: the phrase of the question, the question asked for it, its answer and
+    the passages it was read from (best first)."""
+
+    phrase: str
+    question: str
+    answer: str
+    passages: list[RetrievalResult] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Chain:
+    """The hops resolved, innermost first, and the question rewritten with their answers."""
+
+    question: str
+    hops: list[Hop]
+
+    @property
+    def resolved(self) -> bool:
+        return bool(self.hops)
+
+
+def bridge_phrases(question: str) -> list[str]:
+    """The question's bridge phrases whose span holds no other one (the innermost), in order; none
+    for a choice or yes/no question (its names are compared, not chained)."""
+    if answer_kind(question) in {"yes or no", "one of the choices the question names"}:
+        return []
+    spans = []
+    for pattern in (_RELATIVE_PHRASE, _POSSESSIVE_PHRASE, _ROLE_OF_PHRASE):
+        for match in pattern.finditer(question):
+            if _is_bridge(question, match):
+                spans.append((match.start(), match.end()))
+    innermost = [
+        span
+        for span in spans
+        if not any(other != span and span[0] <= other[0] and other[1] <= span[1] for other in spans)
+    ]
+    return [question[start:end] for start, end in sorted(set(innermost))]
+
+
+def _is_bridge(question: str, match: re.Match[str]) -> bool:
+    """A phrase is a bridge unless it is what the question asks for ("Who is <phrase>?"), a
+    relative clause whose end is unknown, or a role that names no person, place or body."""
+    before, rest = question[: match.start()], question[match.end() :].strip(" ?.!")
+    if _ASKS_FOR.match(before) and not rest:
+        return False
+    groups = match.groupdict()
+    if "head" in groups:
+        return not _SUBJECT_POSITION.search(before)
+    role = groups["role"].split()[-1].casefold()
+    singular = role[:-1] if role.endswith("s") and role[:-1] in _BRIDGE_ROLES else role
+    return singular in _BRIDGE_ROLES and not _ADJECTIVE.search(singular)
+
+
+def hop_question(phrase: str) -> str:
+    """The phrase asked on its own: "Who is the composer of Aschenbrodel?"."""
+    match = _ROLE_OF_PHRASE.fullmatch(phrase) or _RELATIVE_PHRASE.fullmatch(phrase)
+    role = match.group("role" if "role" in match.groupdict() else "head") if match else ""
+    possessive = _POSSESSIVE_PHRASE.fullmatch(phrase)
+    if possessive:
+        role = possessive.group("role")
+    last = role.split()[-1].casefold() if role.split() else ""
+    asks = "Who" if last in _PERSON_ROLES or last.rstrip("s") in _PERSON_ROLES else "What"
+    return f"{asks} is {phrase}?"
+
+
+Search = Callable[[str], Awaitable[list[RetrievalResult]]]
+
+
+async def resolve_chain(question: str, search: Search, llm: BaseLLM, ctx: RunContext) -> Chain:
+    """Resolve the question's bridge phrases innermost first (one search and one short extraction
+    each); stop at the first hop whose answer cannot stand. Emits one `intermediate_answer` per hop."""
+    hops: list[Hop] = []
+    current = question
+    for _ in range(MAX_HOPS):
+        phrases = bridge_phrases(current)
+        if not phrases:
+            break
+        phrase = phrases[0]
+        asked = hop_question(phrase)
+        found = await search(asked)
+        texts = [result.text for result in found]
+        names = named_subjects(asked)
+        if not found or (names and unmentioned_subjects(asked, texts) == names):
+            break  # nothing found names the phrase's subject: an answer would be invented
+        passages = [(result.title or "", result.text) for result in found]
+        answer = await extract_answer(llm, asked, passages, ctx, step="bridge")
+        titles = [title for title, _ in passages]
+        if not usable_extraction(answer, asked, titles, texts) or answer.casefold() in current.casefold():
+            ctx.emit("intermediate_answer", query=asked, answer=answer or "not found", used=False)
+            break
+        ctx.emit("intermediate_answer", query=asked, answer=answer, used=True)
+        hops.append(Hop(phrase=phrase, question=asked, answer=answer, passages=found))
+        # "Nashville, U. S" -> "Nashville": a comma would end the next relative clause too early
+        current = current.replace(phrase, answer.split(",")[0].strip() or answer, 1)
+    return Chain(question=current, hops=hops)
