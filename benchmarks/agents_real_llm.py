@@ -136,6 +136,11 @@ def run_one(agent: Any, log: CallLog, question: Any, collection: str, args: argp
         extracted=next((s.data.get("extracted") for s in result.steps if s.kind == "answer"), None),
         fallback=any(step.kind == "fallback" for step in result.steps),
         queries=[step.data["query"] for step in result.steps if step.kind == "search"],
+        hops=[  # DeepSearch's bridge chain: each hop asked, its answer, whether it was used
+            [step.data["query"], step.data["answer"], step.data.get("used", True)]
+            for step in result.steps
+            if step.kind == "intermediate_answer"
+        ],
         judged=sum(data.get("judged", 0) for data in judged),
         kept=sum(data.get("accepted", 0) for data in judged),
         titles=titles,  # all, in order: what the answer read, and enough to re-rank them offline
@@ -189,7 +194,10 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def per_question(rows: list[dict[str, Any]]) -> str:
     """One line per (question, agent): gold, short answer, verdict, what was cited."""
-    lines = ["| set | id | agent | gold | short answer | verdict | cite prec | R@5 | wall s |", "|" + "---|" * 9]
+    lines = [
+        "| set | id | agent | gold | short answer | verdict | cite prec | R@5 | wall s | bridge hops |",
+        "|" + "---|" * 10,
+    ]
     for row in rows:
         if "tokens" not in row:
             verdict = f"error: {row.get('error')}"
@@ -201,9 +209,16 @@ def per_question(rows: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {row['dataset']} | {row['id'][-12:]} | {row['agent']} | {str(row.get('gold', ''))[:30]} | {short} "
             f"| {verdict} | {row.get('cite_precision') if row.get('cite_precision') is not None else '–'} "
-            f"| {row.get('recall_5') if row.get('recall_5') is not None else '–'} | {row['wall_s']} |"
+            f"| {row.get('recall_5') if row.get('recall_5') is not None else '–'} | {row['wall_s']} "
+            f"| {_hops(row)} |"
         )
     return "\n".join(lines)
+
+
+def _hops(row: dict[str, Any]) -> str:
+    """A row's bridge chain as "answer -> answer" (an unused hop's answer in brackets)."""
+    hops = row.get("hops") or []
+    return " → ".join(str(answer)[:24] if used else f"({str(answer)[:24]})" for _, answer, used in hops) or "–"
 
 
 def interleaved(components: Any, args: argparse.Namespace) -> list[tuple[Any, str, Any]]:
