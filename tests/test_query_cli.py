@@ -147,5 +147,7 @@ def test_query_timeout_option_ends_a_hung_query_clearly(server, config_file: Pat
             str(config_file),
         ],
     )
-    assert time.monotonic() - started < 5
+    # the query ended without waiting for the model's 10 s reply (a looser bound than the 1 s
+    # deadline plus start-up: under a loaded CI box start-up alone once took over 4 s)
+    assert time.monotonic() - started < 9
     assert result.exit_code == 1 and "within its 1 s deadline: step 'answer'" in " ".join(result.stderr.split())

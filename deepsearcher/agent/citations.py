@@ -236,7 +236,13 @@ def _without_opening(name: str, body: str) -> str:
     return joined.group(1) if joined and body.startswith(name) else name
 
 
+def mentions_name(text: str, name: str) -> bool:
+    """Whether `text` mentions `name`: one of its words is there (a surname, one word of a title).
+    The one rule abstention, follow-up searches and DeepSearch's naming passages share."""
+    return bool(set(content_words(name)) & set(content_words(text)))
+
+
 def unmentioned_subjects(question: str, texts: list[str]) -> list[str]:
     """The question's names of which no word is in `texts`: what the documents never mention."""
-    haystack = set(content_words(" ".join(texts)))
-    return [name for name in named_subjects(question) if not set(content_words(name)) & haystack]
+    haystack = " ".join(texts)
+    return [name for name in named_subjects(question) if not mentions_name(haystack, name)]

@@ -9,7 +9,7 @@ from typing import Any
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import RAGAgent, describe_class
 from deepsearcher.agent.bridge import resolve_chain
-from deepsearcher.agent.citations import content_words, named_subjects, unmentioned_subjects
+from deepsearcher.agent.citations import mentions_name, named_subjects, unmentioned_subjects
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.options import IterativeOptions, TopK
 from deepsearcher.config.registry import register_provider
@@ -337,8 +337,7 @@ def _naming_passages(
     (issue 30: "Jack Owens")."""
     added: list[RetrievalResult] = []
     for name in unmentioned_subjects(question, [result.text for result in kept]):
-        words = set(content_words(name))
-        hit = next((r for r in retrieved if words & set(content_words(r.text)) and r not in added), None)
+        hit = next((r for r in retrieved if mentions_name(r.text, name) and r not in added), None)
         if hit is not None:
             added.append(hit)
     return added
