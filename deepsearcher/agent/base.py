@@ -17,7 +17,7 @@ from deepsearcher.agent.collection_router import (
     nothing_to_search,
     store_kwargs_from,
 )
-from deepsearcher.agent.context import RunContext
+from deepsearcher.agent.context import RunContext, both_at_once
 from deepsearcher.agent.events import EventCallback, StepEvent
 from deepsearcher.agent.extract import extract_answer
 from deepsearcher.agent.grounding import NOT_FOUND_SHORT, abstain, check_answer, unanswerable_reason
@@ -248,8 +248,11 @@ class RAGAgent(BaseAgent):
             **extra,
         )
         missing = unanswerable_reason(question, sources)  # no LLM call: a small model would invent one
-        extracted = "" if missing else await self._extract(question, shown, ctx)
-        written = "" if missing else await ctx.stream_answer(self.llm, prompt)
+        extracted, written = "", ""
+        if not missing:  # independent calls: the extraction no longer adds a whole LLM round to the wait
+            extracted, written = await both_at_once(
+                self._extract(question, shown, ctx), ctx.stream_answer(self.llm, prompt)
+            )
         checked = (
             abstain(question, sources, missing) if missing else check_answer(question, written, sources, extracted)
         )
