@@ -104,7 +104,8 @@ def test_cancelling_the_caller_stops_both_before_it_returns() -> None:
 
 
 def test_the_extraction_and_the_answer_are_in_flight_together(server, science_store, embedding) -> None:
-    server.latency = 0.2  # each reply waits, so two calls sent one after another never overlap
+    # every reply waits (whichever of the two arrives first): sent in turn, they would never overlap
+    server.latency = 0.4
     server.on(EXTRACT_PROMPT, "Grace Hopper")
     server.on(ANSWER_PROMPT, "Answer: Grace Hopper\nGrace Hopper built the A-0 compiler [1].")
     agent = NaiveRAG(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=science_store)
@@ -116,6 +117,21 @@ def test_the_extraction_and_the_answer_are_in_flight_together(server, science_st
     assert all(usage.calls == 1 for usage in result.usage_by_step.values())
     answer = next(step for step in result.steps if step.kind == "answer")
     assert answer.data["extracted"] == "Grace Hopper" and [s.kind for s in result.steps][-1] == "answer"
+
+
+def test_an_llm_serving_one_call_at_a_time_gets_the_extraction_first(server, science_store, embedding) -> None:
+    # a local model (llama.cpp, Ollama: max_concurrency 1) would take the two in either order: the
+    # answer, waiting for its turn, would go while the extraction waits to retry
+    server.on(EXTRACT_PROMPT, Fail.server_error(500), "Grace Hopper")
+    server.on(ANSWER_PROMPT, "Answer: Grace Hopper\nGrace Hopper built the A-0 compiler [1].")
+    llm = server.llm(max_concurrency=1, **FAST_RETRIES)
+    result = NaiveRAG(llm=llm, embedding_model=embedding, vector_db=science_store).query_result(
+        QUESTION, collections=["science"]
+    )
+    sent = [request.last_user_message for request in server.requests]
+    assert [prompt.startswith(EXTRACT_PROMPT) for prompt in sent] == [True, True, False]  # retried, then the answer
+    assert sent[2].startswith(ANSWER_PROMPT)
+    assert result.short_answer == "Grace Hopper"
 
 
 def test_when_both_calls_fail_the_user_sees_the_extractions_error_as_before(server, science_store, embedding) -> None:
@@ -141,11 +157,11 @@ def test_a_hung_extraction_fails_the_query_at_its_deadline_naming_the_extraction
     server.on(ANSWER_PROMPT, "Answer: Grace Hopper\nGrace Hopper built it [1].")
     agent = NaiveRAG(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=science_store)
     tokens: list[str] = []
-    with pytest.raises(QueryTimeoutError, match=r"within its 1 s deadline: step 'extract'"):
+    with pytest.raises(QueryTimeoutError, match=r"within its 1.5 s deadline: step 'extract'"):
         agent.query_result(
             QUESTION,
             collections=["science"],
-            timeout=1.0,
+            timeout=1.5,
             on_event=lambda event: tokens.append(event.data["token"]) if event.kind == "answer_token" else None,
         )
     assert "".join(tokens).startswith("Answer: Grace Hopper")  # the answer was written meanwhile
