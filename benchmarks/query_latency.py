@@ -90,6 +90,7 @@ def critical_rounds(result, limit: int) -> tuple[int, int]:
         fixed = 1 + usage.get("reflection", _zero()).calls + 1  # sub-queries, reflections, answer
         return fixed + sum(1 for n in judges if n), fixed + sum(math.ceil(n / limit) for n in judges)
     # ChainOfRAG is sequential by design: each call waits for the one before, but the extraction
+    # (beside the final answer when the LLM serves more than one call at a time, as here)
     rounds = sum(u.calls for step, u in usage.items() if step != "extract")
     return rounds, rounds
 
