@@ -83,15 +83,16 @@ def script(server: ScriptedLLMServer) -> None:
 
 def critical_rounds(result, limit: int) -> tuple[int, int]:
     """(rounds with unlimited concurrency, rounds under the concurrency limit) of one query; the
-    extraction is not one: it runs beside the answer."""
+    extraction is none of them when the LLM serves more than one call at a time: it runs beside
+    the answer (agent/base.py), else before it."""
     usage = result.usage_by_step
+    extraction = usage.get("extract", _zero()).calls if limit == 1 else 0
     if result.agent == "DeepSearch":
         judges = judged_per_round(result)
-        fixed = 1 + usage.get("reflection", _zero()).calls + 1  # sub-queries, reflections, answer
+        fixed = 1 + usage.get("reflection", _zero()).calls + 1 + extraction  # sub-queries, reflections, answer
         return fixed + sum(1 for n in judges if n), fixed + sum(math.ceil(n / limit) for n in judges)
-    # ChainOfRAG is sequential by design: each call waits for the one before, but the extraction
-    # (beside the final answer when the LLM serves more than one call at a time, as here)
-    rounds = sum(u.calls for step, u in usage.items() if step != "extract")
+    # ChainOfRAG is sequential by design: each call waits for the one before
+    rounds = sum(u.calls for step, u in usage.items() if step != "extract") + extraction
     return rounds, rounds
 
 
