@@ -8,7 +8,15 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers import ANSWER_PROMPT, FAST_RETRIES, JUDGE_PROMPT, SUB_QUERIES_PROMPT, make_docs
+from helpers import (
+    ANSWER_PROMPT,
+    CHAIN_FINAL_PROMPT,
+    FAST_RETRIES,
+    JUDGE_PROMPT,
+    SUB_QUERIES_PROMPT,
+    last_request,
+    make_docs,
+)
 
 from deepsearcher.agent import ChainOfRAG, CollectionRouter, DeepSearch, NaiveRAG, RAGRouter
 from deepsearcher.agent.context import RunContext
@@ -159,7 +167,7 @@ def test_chain_of_rag_follows_up_and_stops_early(server, store, embedding) -> No
         "extract",
         "answer",
     }
-    final_prompt = server.requests[-1].last_user_message
+    final_prompt = last_request(server, CHAIN_FINAL_PROMPT).last_user_message
     assert "Follow-up question 1: Who built the first compiler?" in final_prompt
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import last_request
 
 from deepsearcher.agent import ChainOfRAG, DeepSearch, NaiveRAG
 from deepsearcher.agent import prompts as agent_prompts
@@ -106,8 +107,8 @@ def test_deep_search_falls_back_to_the_best_chunks_when_the_judge_rejects_all(se
     fallback = next(step for step in result.steps if step.kind == "fallback")
     assert fallback.data["kept"] == 3 and fallback.data["step"] == "judge"  # top_k; its order: test_deep_search_fusion
     assert len(result.retrieved_results) == 3 and result.answer.startswith("Grace Hopper")
-    assert "(no sources found)" not in server.requests[-1].last_user_message
-    assert "Hopper" in server.requests[-1].last_user_message
+    answer_prompt = last_request(server, ANSWER).last_user_message
+    assert "(no sources found)" not in answer_prompt and "Hopper" in answer_prompt
 
 
 def test_chain_of_rag_falls_back_when_no_passage_is_marked_supporting(server, store, embedding) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import ANSWER_PROMPT, last_request
 from typer.testing import CliRunner
 from upstream_shapes import JsonFileStore, QueryOnlyEmbedding, UpperCaseLoader, UrllibCrawler
 from website_server import LocalServer, Reply
@@ -125,4 +126,4 @@ def test_cli_load_search_and_query_through_an_upstream_store(tmp_path: Path, ser
     assert asked.exit_code == 0, asked.output
     result = json.loads(asked.stdout)
     assert result["answer"] == "Grace Hopper built it [1]."
-    assert "Grace Hopper built the first compiler." in server.requests[-1].last_user_message
+    assert "Grace Hopper built the first compiler." in last_request(server, ANSWER_PROMPT).last_user_message

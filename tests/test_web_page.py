@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from helpers import make_docs
+from helpers import last_request, make_docs
 
 from deepsearcher.testing import scripted_llm_fixture
 
@@ -178,7 +178,7 @@ def test_upload_ask_and_read_the_cited_source(server, tmp_path: Path, milvus_uri
         page.keyboard.press("Escape")
         panel.wait_for(state="hidden")
 
-    assert json.loads(server.requests[-1].raw_body)["stream"] is True  # the answer was streamed
+    assert json.loads(last_request(server, ANSWER).raw_body)["stream"] is True  # the answer was streamed
 
 
 def test_api_key_is_asked_for_and_sent(server, tmp_path: Path, milvus_uri: str, page) -> None:

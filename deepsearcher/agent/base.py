@@ -17,7 +17,7 @@ from deepsearcher.agent.collection_router import (
     nothing_to_search,
     store_kwargs_from,
 )
-from deepsearcher.agent.context import RunContext
+from deepsearcher.agent.context import RunContext, both_at_once
 from deepsearcher.agent.events import EventCallback, StepEvent
 from deepsearcher.agent.extract import extract_answer
 from deepsearcher.agent.grounding import NOT_FOUND_SHORT, abstain, check_answer, unanswerable_reason
@@ -248,8 +248,7 @@ class RAGAgent(BaseAgent):
             **extra,
         )
         missing = unanswerable_reason(question, sources)  # no LLM call: a small model would invent one
-        extracted = "" if missing else await self._extract(question, shown, ctx)
-        written = "" if missing else await ctx.stream_answer(self.llm, prompt)
+        extracted, written = ("", "") if missing else await self._extract_and_write(question, shown, prompt, ctx)
         checked = (
             abstain(question, sources, missing) if missing else check_answer(question, written, sources, extracted)
         )
@@ -259,6 +258,17 @@ class RAGAgent(BaseAgent):
         if checked.abstained:
             ctx.emit("abstained", reason=checked.answer.split(". What was found")[0], written=written, llm=not missing)
         return checked.answer, sources
+
+    async def _extract_and_write(
+        self, question: str, shown: list[RetrievalResult], prompt: str, ctx: RunContext
+    ) -> tuple[str, str]:
+        """(the extracted concise answer, the written answer): two independent calls, made at the
+        same time so the extraction adds no LLM round to the wait (benchmarks/query_latency.py).
+        An LLM serving one call at a time (a local model) gains nothing from that and would take
+        them in either order: it gets them in turn, extraction first, as it always has."""
+        if getattr(self.llm, "max_concurrency", 1) > 1:
+            return await both_at_once(self._extract(question, shown, ctx), ctx.stream_answer(self.llm, prompt))
+        return await self._extract(question, shown, ctx), await ctx.stream_answer(self.llm, prompt)
 
     async def _extract(self, question: str, shown: list[RetrievalResult], ctx: RunContext) -> str:
         """The concise answer's words copied from the first passages in the order shown (agent/extract.py)."""

@@ -22,6 +22,7 @@ from deepsearcher.types.errors import DeepSearcherError
 
 logger = logging.getLogger("deepsearcher.agent")
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 class QueryTimeoutError(DeepSearcherError):
@@ -37,6 +38,33 @@ class QueryTimeoutError(DeepSearcherError):
         )
         self.timeout = timeout
         self.step = step
+
+
+async def both_at_once(first: Awaitable[T], second: Awaitable[U]) -> tuple[T, U]:
+    """Two independent steps (LLM calls) awaited at the same time, failing as if awaited in turn.
+
+    Why not `asyncio.gather`: it leaves the other call running when one fails. Here nothing is
+    left running once this returns or raises (a failure or a cancellation of the caller cancels
+    and awaits both), and the error raised is the one running them one after another would
+    raise: `first`'s when it fails (`second` is then stopped), else `second`'s (when `second`
+    fails first, `first` is awaited to learn whether its own error comes before)."""
+    tasks = (asyncio.ensure_future(first), asyncio.ensure_future(second))
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        if _failed(tasks[1]):
+            await asyncio.wait(tasks[:1])  # in turn, `first` would have run (and maybe failed) before
+        return tasks[0].result(), tasks[1].result()  # first's error, else second's, else both values
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.wait(tasks)  # stopped, not merely asked to stop
+        for task in tasks:
+            _failed(task)  # an error not raised is read here, so asyncio does not log it as lost
+
+
+def _failed(task: asyncio.Future[Any]) -> bool:
+    """Whether `task` ended with an error (reading it marks it as retrieved)."""
+    return task.done() and not task.cancelled() and task.exception() is not None
 
 
 def answer_reserve(timeout: float) -> float:
