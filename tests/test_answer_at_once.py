@@ -12,7 +12,7 @@ import pytest
 from helpers import ANSWER_PROMPT, EXTRACT_PROMPT, FAST_RETRIES, last_request
 
 from deepsearcher.agent import NaiveRAG
-from deepsearcher.agent.context import QueryTimeoutError, both_at_once
+from deepsearcher.agent.context import QueryTimeoutError, all_at_once, both_at_once
 from deepsearcher.llm.errors import LLMError
 from deepsearcher.testing import scripted_llm_fixture
 from deepsearcher.testing.scripted_llm import Fail, Reply
@@ -54,6 +54,29 @@ def test_both_values_come_back_once_both_ran_together() -> None:
         return await pending
 
     assert asyncio.run(run()) == ("first", "second")
+
+
+def test_a_rounds_steps_come_back_in_order_and_one_failure_stops_the_rest() -> None:
+    """DeepSearch's searches and judgements of a round (`all_at_once`): values in the order given;
+    when one fails, the others are cancelled before its error is raised (no judge call of a failed
+    query goes on running, as it did with asyncio.gather)."""
+
+    async def run() -> tuple[list[str], list[str]]:
+        steps = [Step(name) for name in ("a", "b", "c")]
+        pending = asyncio.ensure_future(all_at_once(step.run() for step in steps))
+        await asyncio.wait_for(asyncio.gather(*(step.started.wait() for step in steps)), 5)
+        for step in reversed(steps):
+            step.release.set()
+        values = await pending
+        failing = [Step("a"), Step("b", RuntimeError("judge failed")), Step("c")]
+        pending = asyncio.ensure_future(all_at_once(step.run() for step in failing))
+        await asyncio.wait_for(asyncio.gather(*(step.started.wait() for step in failing)), 5)
+        failing[1].release.set()
+        with pytest.raises(RuntimeError, match="judge failed"):
+            await pending
+        return values, [step.ended for step in failing]
+
+    assert asyncio.run(run()) == (["a", "b", "c"], ["cancelled", "failed", "cancelled"])
 
 
 def test_the_first_failing_stops_the_second_before_raising() -> None:

@@ -10,7 +10,7 @@ import asyncio
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from deepsearcher.agent.events import EventCallback, StepEvent
@@ -55,11 +55,33 @@ async def both_at_once(first: Awaitable[T], second: Awaitable[U]) -> tuple[T, U]
             await asyncio.wait(tasks[:1])  # in turn, `first` would have run (and maybe failed) before
         return tasks[0].result(), tasks[1].result()  # first's error, else second's, else both values
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.wait(tasks)  # stopped, not merely asked to stop
-        for task in tasks:
-            _failed(task)  # an error not raised is read here, so asyncio does not log it as lost
+        await _stopped(tasks)
+
+
+async def all_at_once(steps: Iterable[Awaitable[T]]) -> list[T]:
+    """Independent steps (a round's searches or judgements) awaited at the same time, their values
+    in order. Unlike `asyncio.gather`, the first failure stops the others (cancelled and awaited:
+    no LLM call of a failed query goes on running) before it is raised; so does a cancellation."""
+    tasks = [asyncio.ensure_future(step) for step in steps]
+    if not tasks:
+        return []
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        failed = next((task for task in tasks if _failed(task)), None)
+        if failed is not None:
+            failed.result()  # raises its error
+        return [task.result() for task in tasks]
+    finally:
+        await _stopped(tasks)
+
+
+async def _stopped(tasks: Sequence[asyncio.Future[Any]]) -> None:
+    """Cancel `tasks` and wait until they have stopped, not merely been asked to."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.wait(tasks)
+    for task in tasks:
+        _failed(task)  # an error not raised is read here, so asyncio does not log it as lost
 
 
 def _failed(task: asyncio.Future[Any]) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any
 
@@ -10,7 +9,7 @@ from deepsearcher.agent import prompts
 from deepsearcher.agent.base import RAGAgent, describe_class
 from deepsearcher.agent.bridge import resolve_chain
 from deepsearcher.agent.citations import mentions_name, named_subjects, unmentioned_subjects
-from deepsearcher.agent.context import RunContext
+from deepsearcher.agent.context import RunContext, all_at_once, both_at_once
 from deepsearcher.agent.options import IterativeOptions, TopK
 from deepsearcher.config.registry import register_provider
 from deepsearcher.embedding.base import BaseEmbedding
@@ -122,7 +121,7 @@ class DeepSearch(RAGAgent):
             searched.extend(queries)
             judging = self._search_and_judge(query, queries, collections, top_k, judged_texts, ctx, iteration, fusion)
             if iteration == 1:  # the bridges are followed while the first round is judged
-                (kept, found, judge_kept), bridged = await asyncio.gather(
+                (kept, found, judge_kept), bridged = await both_at_once(
                     judging, self._follow_bridges(query, ctx, collections, top_k)
                 )
             else:
@@ -228,8 +227,8 @@ class DeepSearch(RAGAgent):
         `fusion`, chunks judged before included. Each chunk is judged once, against the question and
         every sub-query that retrieved it: in a multi-hop question the first sub-query to find a
         chunk is often not the one it answers."""
-        found = await asyncio.gather(
-            *(self.retriever.asearch(q, collections, top_k=top_k, **ctx.store_kwargs) for q in queries)
+        found = await all_at_once(
+            self.retriever.asearch(q, collections, top_k=top_k, **ctx.store_kwargs) for q in queries
         )
         by_text: dict[str, tuple[RetrievalResult, list[str]]] = {}
         for sub_query, results in zip(queries, found, strict=False):
@@ -250,7 +249,7 @@ class DeepSearch(RAGAgent):
                 )
                 ctx.extra["nothing_named"] = nowhere
                 return [], [result for result, _ in candidates], 0
-        verdicts = await asyncio.gather(*(self._judge(question, asked, result, ctx) for result, asked in candidates))
+        verdicts = await all_at_once(self._judge(question, asked, result, ctx) for result, asked in candidates)
         # the passage a search ranks first is never silently dropped: a small model's judge says NO to
         # passages that hold the answer (issue 30: it rejected the one search ranked first)
         firsts = {results[0].text for results in found if results}
