@@ -7,13 +7,14 @@ the president, the waterfall, the neighbouring county), and a search for the who
 rarely finds the second passage, which names the bridge entity, not the question's words.
 
 How: the question's *bridge phrases* are found by their grammar, not by an LLM (asked to split a
-question into steps, the 1.5B copied its examples back on 9 of 12 DEV questions):
+question into steps, the 1.5B copied its few-shot examples into 8 of 12 MuSiQue DEV questions'
+steps and restated the question as step 1 in the other 4):
 a relative clause after a common noun ("the country where Buyende is located"), a
-possessive ("Izgoy's performer") and a role of a named thing ("the composer of Aschenbrodel").
-The innermost phrase is asked as a question of its own ("Who is the composer of Aschenbrodel?"),
+possessive ("Izgoy's performer") and a role of a named thing ("the author of Dead Ernest").
+The innermost phrase is asked as a question of its own ("Who is the author of Dead Ernest?"),
 searched, and answered by the extraction step; its answer replaces the phrase in the question,
 and the next phrase is found in the rewritten question, up to `MAX_HOPS`. What is left ("Who was
-in charge of Austria?") is the question the final passages are searched and extracted for.
+in charge of Maharashtra?") is the question the final passages are searched and extracted for.
 A hop whose answer is not usable (not found, not in a passage read) ends the chain: the agent
 answers as it would have without it.
 """
@@ -45,11 +46,11 @@ _RELATIVE_PHRASE = re.compile(rf"\bthe\s+(?P<head>{_HEAD})\s+{_RELATIVE}\s+{_CLA
 _CAPITALISED = r"[A-Z0-9][^\s,?;:'’]*"
 _JOINER = r"(?:of|the|and|for|de|da|del|von|van|der|la|le|&)"
 #: a named thing: capitalised words, joined by "of", "for", "von"... only before another capitalised
-#: word ("Journal of Psychotherapy Integration", "Jump for Glory", "Lil Hardin Armstrong")
+#: word ("Mississippi Institute of Arts and Letters", "Jump for Glory", "Lil Hardin Armstrong")
 _NAME = rf"[A-Z][^\s,?;:'’]*(?:\s+(?:{_JOINER}\s+)*{_CAPITALISED})*"
-#: "Izgoy's performer", "Hello Love's performer": one lowercase role word after a name's possessive
+#: "Izgoy's performer", "Damerjog's country": one lowercase role word after a name's possessive
 _POSSESSIVE_PHRASE = re.compile(rf"(?P<owner>{_NAME})['’]s\s+(?P<role>{_NOUN})\b")
-#: "the composer of Aschenbrodel", "the spouse of Lil Hardin Armstrong"
+#: "the author of Dead Ernest", "the spouse of Lil Hardin Armstrong"
 #: (the whole name: not "Oskar" of "the first king of Oskar Lund's country")
 _ROLE_OF_PHRASE = re.compile(
     rf"\bthe\s+(?P<role>{_HEAD})\s+of\s+(?P<owner>(?:the\s+)?{_NAME})(?![\w'’-])(?!\s+(?:{_JOINER}\s+)*[A-Z0-9])"
@@ -133,7 +134,7 @@ def _is_bridge(question: str, match: re.Match[str]) -> bool:
 
 
 def hop_question(phrase: str) -> str:
-    """The phrase asked on its own: "Who is the composer of Aschenbrodel?"."""
+    """The phrase asked on its own: "Who is the author of Dead Ernest?"."""
     match = _ROLE_OF_PHRASE.fullmatch(phrase) or _RELATIVE_PHRASE.fullmatch(phrase)
     role = match.group("role" if "role" in match.groupdict() else "head") if match else ""
     possessive = _POSSESSIVE_PHRASE.fullmatch(phrase)
