@@ -129,6 +129,10 @@ def test_a_question_about_what_no_document_mentions_is_not_answered(server, stor
     # the entity graph's heuristic finds the names; a word capitalised only because it opens the question is none
     assert named_subjects("Besides the Aurora Cell, what did Tomas Eriksen design?") == ["Aurora Cell", "Tomas Eriksen"]
     assert named_subjects("Faroe Islands population in 1801?") == ["Faroe Islands"]
+    # a possessive's "s" is in every passage: the name without it is what must be mentioned
+    question = "Who scored the first goal for Varngard Ostermere's team?"
+    assert named_subjects(question) == ["Varngard Ostermere"]
+    assert unmentioned_subjects(question, [NOTE_TEXT, "It's the team's first goal."]) == ["Varngard Ostermere"]
 
 
 def test_a_comparison_is_computed_from_the_dates_not_the_models_conclusion(server, store, embedding) -> None:
@@ -356,6 +360,11 @@ def test_a_short_answer_that_cannot_answer_the_question_is_recut_from_the_explan
     assert echoed.abstained and echoed.short_answer == "not found"  # a source's label is no answer
     choice = check_answer("Did the station run on 4 or 5 cells?", "Answer: 4\nIt ran on 4 cells.", station)
     assert choice.short_answer == "4"  # a choice the question offers stays
+    passage = check_answer(
+        "Which of the two stations ran on cells?", "Passage 2 [1]. The Svalbard station ran on 4 cells [1].", station
+    )
+    # the label the model was shown is no answer: the explanation's own sentence is
+    assert "4" in passage.short_answer and "Passage" not in passage.answer and not passage.abstained
 
 
 EXTRACT_PROMPT = "Read the passages, then answer the question with only the words"
@@ -391,6 +400,7 @@ def test_the_short_answer_is_the_extracted_words_not_the_explanations_wrong_role
         ("How many people run the lab?", "Jonas Weber", False),  # no number where one is asked
         ("Is Jonas Weber the backup contact?", "Yes", True),
         ("Was Arne Solberg or Bjorn Lie born first?", "Bjorn Lie", True),  # a choice the question names
+        ("Which of the two rowers was born first?", "Passage 2", False),  # a passage's label, not an answer
     ],
 )
 def test_an_extracted_answer_stands_only_when_it_can_answer(question: str, extracted: str, usable: bool) -> None:

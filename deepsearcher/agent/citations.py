@@ -215,11 +215,17 @@ def grounded_in(short_answer: str, texts: list[str]) -> bool:
 _OPENERS = re.compile(r"^\s*(?:did|do|does|has|have|had|can|could|would|should|will|name|list)\b\s*", re.IGNORECASE)
 
 
+#: "Varngard Ostermere's" is the name "Varngard Ostermere": the "s" left of the possessive is in
+#: every English passage, so a name no document mentions counted as mentioned (issue 30: DeepSearch
+#: answered a generated unanswerable question about a made-up footballer's team)
+_POSSESSIVE_END = re.compile(r"['’]s?$")
+
+
 def named_subjects(question: str) -> list[str]:
     """The names a question asks about ("Faroe Islands", "Lothair II"): the entity graph's own
     heuristic (graph.entities.mentions), one for links, follow-up searches and abstention."""
     body = _OPENERS.sub("", question, count=1).strip()
-    names = [_without_opening(name, body) for name in mentions(body)]
+    names = [_POSSESSIVE_END.sub("", _without_opening(name, body)) for name in mentions(body)]
     return [
         name for name in dict.fromkeys(names) if name and any(word not in _STOPWORDS for word in content_words(name))
     ]

@@ -43,7 +43,14 @@ _KINDS: list[tuple[re.Pattern[str], str]] = [
     (_PLACE_QUESTION, "a place"),
 ]
 _NOT_FOUND = re.compile(r"\bnot\s+found\b|\bnot\s+(?:mentioned|stated|given)\b|\bunknown\b|^\W*none\W*$", re.I)
+#: "Passage 2": the label the extraction prompt gave a passage, not an answer (issue 30's 1.5B run)
+_PASSAGE_LABEL = re.compile(r"^\W*passages?\s*\d+(?:\s*(?:,|and)\s*\d+)*\W*$", re.I)
 _PREFIX = re.compile(r"^\W*(?:(?:short\s+|final\s+)?answer|the answer is)\W*?[:：]?\s*", re.I)
+
+
+def is_passage_label(text: str) -> bool:
+    """Whether `text` only names passages ("Passage 2"): what the model was shown, not an answer."""
+    return bool(_PASSAGE_LABEL.match(text))
 
 
 def expected_kind(question: str) -> str | None:
@@ -77,7 +84,7 @@ def usable_extraction(short: str, question: str, titles: list[str], texts: list[
     """Whether an extracted answer can stand as the answer: not "not found", not only the
     question's own words (unless it offers choices), not the title of a passage the question is
     about, a number where one is asked, and its names and numbers in a passage read."""
-    if not short or _NOT_FOUND.search(short):
+    if not short or _NOT_FOUND.search(short) or is_passage_label(short):
         return False
     kind = answer_kind(question)
     if kind == "yes or no":

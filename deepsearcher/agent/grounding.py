@@ -24,7 +24,7 @@ from deepsearcher.agent.citations import (
     unmentioned_subjects,
 )
 from deepsearcher.agent.comparison import compare
-from deepsearcher.agent.extract import answer_kind, expected_kind, usable_extraction
+from deepsearcher.agent.extract import answer_kind, expected_kind, is_passage_label, usable_extraction
 from deepsearcher.agent.result import Source
 
 NOT_FOUND_SHORT = "not found"
@@ -106,7 +106,11 @@ def fits_question(short: str, question: str, sources: list[Source]) -> bool:
     if not short:
         return False
     bare = short.strip("()[] ").casefold()
-    if short.startswith("(") or any(bare == (source.title or "").casefold() for source in sources):
+    if (
+        short.startswith("(")
+        or is_passage_label(short)
+        or any(bare == (source.title or "").casefold() for source in sources)
+    ):
         return False
     if any(f"({source.title})" in short for source in sources if source.title):  # "… of (Harry Potter in …)"
         return False
@@ -115,6 +119,10 @@ def fits_question(short: str, question: str, sources: list[Source]) -> bool:
         return False
     kind = expected_kind(question)
     return kind is None or any(char.isdigit() for char in short)
+
+
+#: "Passage 2 [6]." — the model naming a passage it read (the extraction prompt numbers them), not answering
+_PASSAGE_NAMED = re.compile(r"\bpassages?\s+\d+(?:\s*\[\d+\])?\s*[.:]?", re.I)
 
 
 def _without_labels(text: str, sources: list[Source]) -> str:
@@ -155,7 +163,7 @@ def check_answer(question: str, written: str, sources: list[Source], extracted: 
     if missing:
         return abstain(question, sources, missing)
     short, explanation = split_short_answer(written)
-    explanation = _without_own_source_list(explanation)
+    explanation = _PASSAGE_NAMED.sub(" ", _without_own_source_list(explanation)).strip()
     first = split_sentences(explanation)[:1]
     if (short is not None and says_not_found(short)) or (short is None and first and says_not_found(first[0])):
         return abstain(question, sources, "the model found no passage that states it")
