@@ -65,6 +65,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--offset", type=int, default=0, help="skip the first N questions of each set (a DEV slice: --offset 50)"
     )
+    parser.add_argument(
+        "--only", nargs="+", default=None, help="of the questions selected, only these ids (re-running rows)"
+    )
     parser.add_argument("--max-iter", type=int, default=1)
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--n-ctx", type=int, default=4096)
@@ -232,6 +235,8 @@ def interleaved(components: Any, args: argparse.Namespace) -> list[tuple[Any, st
         load_corpus(components, dataset, collection)
         chosen = dataset.questions[args.offset : args.offset + args.limit]
         questions = chosen + unanswerable_questions(dataset, args.unanswerable)
+        if args.only:  # a re-run of some rows of the run fixed above (same selection, same order)
+            questions = [question for question in questions if question.id in args.only]
         per_set.append([(dataset, collection, question) for question in questions])
     return [item for group in itertools.zip_longest(*per_set) for item in group if item is not None]
 
