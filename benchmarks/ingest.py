@@ -46,10 +46,13 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def chunk_texts(corpus: Path) -> list[str]:
-    """The very texts the pipeline embeds: chunk index_text (title + text) after splitting,
-    of one corpus file or of every readable file under a folder (benchmarks/real_corpus.py),
-    read as `deepsearcher load` reads them (extension-less text files included)."""
+def chunk_texts(corpus: Path, chunk_size: int) -> list[str]:
+    """The very texts the pipeline embeds: chunk index_text (title + text) after splitting at the
+    pipeline's chunk size (the model's `default_chunk_size()`: 1,500 characters was the default
+    before chunks followed the model's window, and the raw limit was then measured on half as
+    many, longer texts), of one corpus file or of every readable file under a folder
+    (benchmarks/real_corpus.py), read as `deepsearcher load` reads them (extension-less text
+    files included)."""
     from deepsearcher.loader.file_loader.file_loader import FileLoader
     from deepsearcher.loader.file_loader.text_detection import WithTextFiles
     from deepsearcher.loader.splitter import split_docs_to_chunks
@@ -57,7 +60,7 @@ def chunk_texts(corpus: Path) -> list[str]:
 
     loader = WithTextFiles(FileLoader(), [])
     documents = [doc for source in iter_file_sources([corpus], loader) for doc in source.documents]
-    return [chunk.index_text for chunk in split_docs_to_chunks(documents)]
+    return [chunk.index_text for chunk in split_docs_to_chunks(documents, chunk_size=chunk_size)]
 
 
 def embed_rate(embedding, texts: list[str], window: int) -> tuple[float, list[list[float]]]:
@@ -98,8 +101,8 @@ def sweep_worker(
     for embedding in embeddings.values():
         embedding.embed_query("load")
     load_seconds = (time.perf_counter() - started) / len(embeddings)
-    texts = chunk_texts(corpus)[:sample]
     reference = embeddings[thread_counts[0]]
+    texts = chunk_texts(corpus, reference.default_chunk_size())[:sample]
     reference.inner.batch_size = 1
     alone = reference.embed_documents(texts)
     configs = [(t, w, b) for t in thread_counts for w in windows for b in batch_sizes if b <= w]
@@ -130,7 +133,7 @@ def raw_worker(corpus: Path, backend: str, window: int, batch_size: int, threads
     from deepsearcher.embedding.minilm_embedding import MiniLMEmbedding
 
     embedding = MiniLMEmbedding(backend=backend, batch_size=batch_size, **({"threads": threads} if threads else {}))
-    texts = chunk_texts(corpus)
+    texts = chunk_texts(corpus, embedding.default_chunk_size())
     rate, _vectors = embed_rate(embedding, texts, window)
     return {"texts": len(texts), "rate": rate, "peak_rss_mib": peak_rss_mib()}
 
