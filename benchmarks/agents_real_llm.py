@@ -195,6 +195,22 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def rescore(rows: list[dict[str, Any]], data_dirs: list[Path]) -> int:
+    """Recompute `correct` of the rows of `data_dirs`' questions with today's scoring (a scoring
+    fix then applies to a finished run: "A or B?" questions beyond dates); how many were rescored."""
+    questions = {}
+    for data_dir in data_dirs:
+        dataset = load_dataset(data_dir)
+        questions.update({(dataset.name, question.id): question for question in dataset.questions})
+    count = 0
+    for row in rows:
+        question = questions.get((row["dataset"], row["id"]))
+        if question is not None and "short" in row and not row.get("unanswerable"):
+            row["correct"] = answer_correct(row["short"], question.answers, question.question)
+            count += 1
+    return count
+
+
 def per_question(rows: list[dict[str, Any]]) -> str:
     """One line per (question, agent): gold, short answer, verdict, what was cited."""
     lines = [
@@ -247,7 +263,9 @@ def main(argv: list[str] | None = None) -> int:
     results = args.out / "results.jsonl"
     rows = [json.loads(line) for line in results.read_text().splitlines()] if results.exists() else []
     if args.report_only:
+        rescored = rescore(rows, args.data)
         print(table(rows) + "\n\n" + per_question(rows))
+        print(f"\n(accuracy recomputed with today's scoring for {rescored} rows of the sets given by --data)")
         return 0
     done = {(r["dataset"], r["model"], r["agent"], r["id"]) for r in rows}
     agents = [name.strip() for name in args.agents.split(",") if name.strip()]

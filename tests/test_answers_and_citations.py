@@ -201,6 +201,9 @@ def test_eval_scores_and_the_generated_unanswerable_split(tmp_path) -> None:
     made = unanswerable_questions(load_dataset(folder), 5)
     assert len(made) == 1 and "Krafla Works" not in made[0].question and made[0].id == "unanswerable-1"
     assert answer_correct("founded by Ada Berg", "Ada Berg") == 1.0 and answer_correct("Berg", "Ada Berg") == 0.0
+    larger = "Which plant is larger, the Pterocarya or the Cotula?"  # any "A or B?" question, not only dates
+    assert answer_correct("Cotula is larger than Pterocarya", "Pterocarya", larger) == 0.0
+    assert answer_correct("the Pterocarya", "Pterocarya", larger) == 1.0
     assert citation_precision(["Ada Berg founded it.", "Other text."], "Ada Berg") == 0.5
     assert citation_precision([], "Ada Berg") is None and citation_precision(["x"], "yes") is None
     assert check_answer("Who founded it?", "The documents do not mention it.", []).abstained

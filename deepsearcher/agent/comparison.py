@@ -36,6 +36,12 @@ def candidates(question: str) -> tuple[str, str] | None:
     """("A", "B") of a "..., A or B?" question that asks which came earlier or later."""
     if not (_EARLIER.search(question) or _LATER.search(question)):
         return None
+    return choices(question)
+
+
+def choices(question: str) -> tuple[str, str] | None:
+    """("A", "B") of any "..., A or B?" question ("Which plant is larger, the Pterocarya or the
+    Cotula?"): scoring credits an answer naming one of them only."""
     match = _CANDIDATES.search(question.strip())
     if not match:
         return None

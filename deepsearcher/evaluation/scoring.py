@@ -99,10 +99,10 @@ def answer_correct(short_answer: str, answer: str | Sequence[str], question: str
     """1.0 when a normalised gold answer (or alias) is contained in the normalised short answer; for a
     comparison question ("..., A or B?") the other candidate must also be absent, so "A or B" is not
     credited."""
-    from deepsearcher.agent.comparison import candidates
+    from deepsearcher.agent.comparison import choices
 
     predicted = f" {normalize_answer(short_answer)} "
-    pair = candidates(question) if question else None
+    pair = choices(question) if question else None
     for reference in _references(answer):
         gold = normalize_answer(reference)
         if not gold or f" {gold} " not in predicted:
