@@ -25,7 +25,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from deepsearcher.agent.citations import named_subjects, unmentioned_subjects
+from deepsearcher.agent.citations import named_nowhere
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.extract import answer_kind, extract_answer, usable_extraction
 from deepsearcher.llm.base import BaseLLM
@@ -161,8 +161,7 @@ async def resolve_chain(question: str, search: Search, llm: BaseLLM, ctx: RunCon
         asked = hop_question(phrase)
         found = await search(asked)
         texts = [result.text for result in found]
-        names = named_subjects(asked)
-        if not found or (names and unmentioned_subjects(asked, texts) == names):
+        if not found or named_nowhere(asked, texts):
             break  # nothing found names the phrase's subject: an answer would be invented
         passages = [(result.title or "", result.text) for result in found]
         answer = await extract_answer(llm, asked, passages, ctx, step="bridge")

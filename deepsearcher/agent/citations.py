@@ -252,3 +252,12 @@ def unmentioned_subjects(question: str, texts: list[str]) -> list[str]:
     """The question's names of which no word is in `texts`: what the documents never mention."""
     haystack = " ".join(texts)
     return [name for name in named_subjects(question) if not mentions_name(haystack, name)]
+
+
+def named_nowhere(question: str, texts: list[str]) -> str | None:
+    """Why no passage retrieved can answer: not one of the question's names is in any of them (the
+    answer check would then abstain before any LLM call), else None."""
+    names = named_subjects(question)
+    if not names or unmentioned_subjects(question, texts) != names:
+        return None
+    return f"no passage retrieved mentions {' or '.join(names)}"

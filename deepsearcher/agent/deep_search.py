@@ -8,7 +8,7 @@ from typing import Any
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import RAGAgent, describe_class
 from deepsearcher.agent.bridge import resolve_chain
-from deepsearcher.agent.citations import mentions_name, named_subjects, unmentioned_subjects
+from deepsearcher.agent.citations import mentions_name, named_nowhere, unmentioned_subjects
 from deepsearcher.agent.context import RunContext, all_at_once, both_at_once
 from deepsearcher.agent.options import IterativeOptions, TopK
 from deepsearcher.config.registry import register_provider
@@ -242,7 +242,7 @@ class DeepSearch(RAGAgent):
         judged_texts.update(by_text)
         candidates = list(by_text.values())
         if iteration == 1 and candidates:
-            nowhere = _named_nowhere(question, [result.text for results in found for result in results])
+            nowhere = named_nowhere(question, [result.text for results in found for result in results])
             if nowhere:  # nothing retrieved names anything the question asks about: judging it is wasted
                 ctx.emit(
                     "judge", iteration=iteration, judged=0, accepted=0, unparseable=0, kept_first=0, skipped=nowhere
@@ -317,15 +317,6 @@ class DeepSearch(RAGAgent):
             fresh = unmentioned
         ctx.emit("reflection", iteration=iteration, queries=fresh, repeated=repeated, unmentioned=unmentioned)
         return fresh
-
-
-def _named_nowhere(question: str, texts: list[str]) -> str | None:
-    """Why no passage retrieved can answer: not one of the question's names is in any of them (the
-    answer check would then abstain before any LLM call), else None."""
-    names = named_subjects(question)
-    if not names or unmentioned_subjects(question, texts) != names:
-        return None
-    return f"no passage retrieved mentions {' or '.join(names)}"
 
 
 def _naming_passages(

@@ -48,9 +48,18 @@ _PASSAGE_LABEL = re.compile(r"^\W*passages?\s*\d+(?:\s*(?:,|and)\s*\d+)*\W*$", r
 _PREFIX = re.compile(r"^\W*(?:(?:short\s+|final\s+)?answer|the answer is)\W*?[:：]?\s*", re.I)
 
 
+#: "Passage 2 [6]." inside a written answer: the model naming a passage it read, not answering
+_PASSAGE_NAMED = re.compile(r"\bpassages?\s+\d+(?:\s*\[\d+\])?\s*[.:]?", re.I)
+
+
 def is_passage_label(text: str) -> bool:
     """Whether `text` only names passages ("Passage 2"): what the model was shown, not an answer."""
     return bool(_PASSAGE_LABEL.match(text))
+
+
+def without_passage_names(text: str) -> str:
+    """`text` without the passage labels it names ("Passage 2 [6]. On March 2…" -> "On March 2…")."""
+    return _PASSAGE_NAMED.sub(" ", text).strip()
 
 
 def expected_kind(question: str) -> str | None:

@@ -24,7 +24,13 @@ from deepsearcher.agent.citations import (
     unmentioned_subjects,
 )
 from deepsearcher.agent.comparison import compare
-from deepsearcher.agent.extract import answer_kind, expected_kind, is_passage_label, usable_extraction
+from deepsearcher.agent.extract import (
+    answer_kind,
+    expected_kind,
+    is_passage_label,
+    usable_extraction,
+    without_passage_names,
+)
 from deepsearcher.agent.result import Source
 
 NOT_FOUND_SHORT = "not found"
@@ -121,10 +127,6 @@ def fits_question(short: str, question: str, sources: list[Source]) -> bool:
     return kind is None or any(char.isdigit() for char in short)
 
 
-#: "Passage 2 [6]." — the model naming a passage it read (the extraction prompt numbers them), not answering
-_PASSAGE_NAMED = re.compile(r"\bpassages?\s+\d+(?:\s*\[\d+\])?\s*[.:]?", re.I)
-
-
 def _without_labels(text: str, sources: list[Source]) -> str:
     """`text` without the "(Title)" labels the model copied from the source list it was shown."""
     for source in sources:
@@ -163,7 +165,7 @@ def check_answer(question: str, written: str, sources: list[Source], extracted: 
     if missing:
         return abstain(question, sources, missing)
     short, explanation = split_short_answer(written)
-    explanation = _PASSAGE_NAMED.sub(" ", _without_own_source_list(explanation)).strip()
+    explanation = without_passage_names(_without_own_source_list(explanation))
     first = split_sentences(explanation)[:1]
     if (short is not None and says_not_found(short)) or (short is None and first and says_not_found(first[0])):
         return abstain(question, sources, "the model found no passage that states it")
