@@ -40,8 +40,12 @@ _NOUN = r"(?!(?:and|or|but|in|on|at|of|to|for|with|by|from|as|is|was|are|were|be
 _HEAD = rf"(?:{_NOUN}\s+){{0,2}}?{_NOUN}"
 _RELATIVE = r"(?:which|that|who|whom|whose|where|(?:in|on|at|by|from|of|for|to|with|under|during|into)\s+which)"
 #: "the country where Buyende is located": the clause runs to a comma, the question's end, or
-#: the question's own "did/does" ("…where the Tikhaya Sosna is located did the Renaissance begin?")
-_CLAUSE = r"(?:(?!\s(?:did|does|do)\s)[^,?;])*[^,?;\s]"
+#: the question's own "did/does" ("…where the Tikhaya Sosna is located did the Renaissance begin?");
+#: a comma before a capitalised word is a place's ("…around Leland, North Carolina in 1986")
+_CLAUSE = r"(?:(?!\s(?:did|does|do)\s)(?:[^,?;]|,(?=\s[A-Z])))*[^,?;\s]"
+#: a question word inside a relative clause: the clause is what is asked, not a bridge
+_ASKED_INSIDE = re.compile(r"\b(?:what|which|who|whom|when|where|how)\b", re.IGNORECASE)
+_LEADING_RELATIVE = re.compile(rf"^\s*{_RELATIVE}\s+")
 _RELATIVE_PHRASE = re.compile(rf"\bthe\s+(?P<head>{_HEAD})\s+{_RELATIVE}\s+{_CLAUSE}", re.UNICODE)
 _CAPITALISED = r"[A-Z0-9][^\s,?;:'’]*"
 _JOINER = r"(?:of|the|and|for|de|da|del|von|van|der|la|le|&)"
@@ -78,6 +82,82 @@ _BRIDGE_ROLES = _PERSON_ROLES | frozenset(
 )
 
 
+_WH = r"(?:who|whom|what|which|when|where)"
+_BE = r"(?:is|was|are|were)"
+#: a declarative question that asks about its last thing ("Kate Ramsay is a character from an
+#: Australian soap opera created by who?"): the thing (no other article inside it), then how the
+#: asking part joins it: a relative pronoun, "whose", ", and <be>", or a participle ("created by")
+_TAIL = re.compile(
+    rf"^(?P<stem>\S.*?\s)(?:an?|the)\s+(?P<thing>(?:(?!\b(?:an?|the|that|which|who|whose|whom)\b|(?<![\w-])and(?![\w-]))[^?,])+?)"
+    rf"(?P<link>\s+(?:that|which|who)\s+|\s+whose\s+|,?\s+and\s+(?={_BE}\s)|\s+(?=\w+(?:ed|en|wn)\s+(?:by|in|on|at|from|for|with)\s))"
+    rf"(?P<rest>[^?]*\b{_WH}\b[^?]*?)\s*\?\s*$",
+    re.IGNORECASE,
+)
+_QUESTION_START = re.compile(rf"^\W*(?:{_WH}|how|why|in|on|at|by|for|from|to|{_BE}|do|does|did|has|have|had)\b", re.I)
+_AND_ASK = re.compile(rf",?\s+and\s+({_BE}\s.*)$", re.IGNORECASE)
+_QUOTED_NAME = re.compile(r"[\"“]([^\"”]+)[\"”]")
+#: "godfather is whom" (after "whose"), "is based where", "founded by who": the parts turned into
+#: a question about the thing's name once it is known
+_WHOSE_ASK = re.compile(rf"^(?P<role>.+?)\s+(?P<be>{_BE})\s+(?P<wh>who|whom|what)$", re.I)
+_BE_ASK = re.compile(rf"^(?P<be>{_BE})\s+(?:(?P<part>\w+)\s+by\s+(?P<by>{_WH}(?:\s+\w+)?)|(?P<mid>.+?)\s+(?P<wh>{_WH}))$", re.I)
+_PARTICIPLE_ASK = re.compile(rf"^(?P<part>\w+)\s+(?P<prep>by|in|on|at|from|for|with)\s+(?P<wh>{_WH}(?:\s+\w+)?)$", re.I)
+
+
+@dataclass(frozen=True)
+class Tail:
+    """A declarative question split at its last thing: the hop that names the thing ("Kate Ramsay
+    is a fictional character from which Australian soap opera?"), or the thing's name when the
+    question quotes it, and the question to ask once it is named ("By whom was Home and Away
+    created?")."""
+
+    hop: str
+    named: str
+    link: str
+    rest: str
+
+    def asked_of(self, name: str) -> str:
+        """The question left once the thing is known to be `name`."""
+        rest = " ".join(self.rest.split())
+        link = self.link.strip(" ,").casefold()
+        if link == "whose":
+            whose = _WHOSE_ASK.match(rest)
+            if whose:
+                asks = "What" if whose["wh"].casefold() == "what" else "Who"
+                return f"{asks} {whose['be']} {name}'s {whose['role']}?"
+            return f"{name}'s {rest}?"
+        be = _BE_ASK.match(rest) if link != "" else None
+        if be and be["part"]:
+            return f"By {_whom(be['by'])} {be['be']} {name} {be['part']}?"
+        if be:
+            return f"{be['wh'].capitalize()} {be['be']} {name} {be['mid']}?"
+        participle = _PARTICIPLE_ASK.match(rest) if link == "" else None
+        if participle:
+            return f"{participle['prep'].capitalize()} {_whom(participle['wh'])} was {name} {participle['part']}?"
+        return f"{name} {rest}?"
+
+
+def _whom(wh: str) -> str:
+    return "whom" if wh.casefold() == "who" else wh
+
+
+def trailing_ask(question: str) -> Tail | None:
+    """The question's last thing and what it asks of it, for a declarative question whose question
+    word comes at its end ("…a racing video game developed by what company?"); else None."""
+    if _QUESTION_START.match(question) or answer_kind(question) in {"yes or no", "one of the choices the question names"}:
+        return None
+    match = _TAIL.match(question.strip())
+    if not match or len(match["stem"].split()) < 2:
+        return None
+    thing = match["thing"].strip()
+    quoted = _QUOTED_NAME.search(thing)
+    hop = f"{match['stem']}which {thing}?"
+    link, rest = match["link"], match["rest"]
+    joined = _AND_ASK.search(rest)  # "…house that was founded in 2005, and is based where": the last part asks
+    if joined:
+        link, rest = " and ", joined.group(1)
+    return Tail(hop=hop, named=quoted.group(1) if quoted else "", link=link, rest=rest)
+
+
 @dataclass(frozen=True)
 class Hop:
     """One bridge resolved: the phrase of the question, the question asked for it, its answer and
@@ -95,10 +175,12 @@ class Chain:
 
     question: str
     hops: list[Hop]
+    original: str = ""
 
     @property
     def resolved(self) -> bool:
-        return bool(self.hops)
+        """Whether there is another question to ask: a hop answered, or a quoted name put in."""
+        return bool(self.hops) or self.question != (self.original or self.question)
 
 
 def bridge_phrases(question: str) -> list[str]:
@@ -127,7 +209,8 @@ def _is_bridge(question: str, match: re.Match[str]) -> bool:
         return False
     groups = match.groupdict()
     if "head" in groups:
-        return not _SUBJECT_POSITION.search(before)
+        clause = _LEADING_RELATIVE.sub("", question[match.end("head") : match.end()], count=1)
+        return not _SUBJECT_POSITION.search(before) and not _ASKED_INSIDE.search(clause)
     role = groups["role"].split()[-1].casefold()
     singular = role[:-1] if role.endswith("s") and role[:-1] in _BRIDGE_ROLES else role
     return singular in _BRIDGE_ROLES and not _ADJECTIVE.search(singular)
@@ -150,15 +233,22 @@ Search = Callable[[str], Awaitable[list[RetrievalResult]]]
 
 async def resolve_chain(question: str, search: Search, llm: BaseLLM, ctx: RunContext) -> Chain:
     """Resolve the question's bridge phrases innermost first (one search and one short extraction
-    each); stop at the first hop whose answer cannot stand. Emits one `intermediate_answer` per hop."""
+    each), then its trailing ask (`trailing_ask`) once; stop at the first hop whose answer cannot
+    stand. Emits one `intermediate_answer` per hop."""
     hops: list[Hop] = []
     current = question
+    tail_done = False
     for _ in range(MAX_HOPS):
         phrases = bridge_phrases(current)
-        if not phrases:
+        tail = None if phrases or tail_done else trailing_ask(current)
+        if tail is not None:
+            tail_done = True
+            if tail.named:  # "…for the show "Scaredy Squirrel" which was written by who?": nothing to find
+                current = tail.asked_of(tail.named)
+                continue
+        elif not phrases:
             break
-        phrase = phrases[0]
-        asked = hop_question(phrase)
+        asked = tail.hop if tail is not None else hop_question(phrases[0])
         found = await search(asked)
         texts = [result.text for result in found]
         if not found or named_nowhere(asked, texts):
@@ -170,7 +260,9 @@ async def resolve_chain(question: str, search: Search, llm: BaseLLM, ctx: RunCon
             ctx.emit("intermediate_answer", query=asked, answer=answer or "not found", used=False)
             break
         ctx.emit("intermediate_answer", query=asked, answer=answer, used=True)
+        phrase = phrases[0] if tail is None else asked
         hops.append(Hop(phrase=phrase, question=asked, answer=answer, passages=found))
         # "Nashville, U. S" -> "Nashville": a comma would end the next relative clause too early
-        current = current.replace(phrase, answer.split(",")[0].strip() or answer, 1)
-    return Chain(question=current, hops=hops)
+        name = answer.split(",")[0].strip() or answer
+        current = tail.asked_of(name) if tail is not None else current.replace(phrase, name, 1)
+    return Chain(question=current, hops=hops, original=question)

@@ -14,9 +14,24 @@ from dataclasses import dataclass
 
 from deepsearcher.agent.result import Source
 
-_EARLIER = re.compile(r"\b(first|earlier|earliest|older|oldest|sooner|before)\b", re.I)
-_LATER = re.compile(r"\b(later|latest|last|younger|youngest|more recent(?:ly)?|newer|after)\b", re.I)
+_EARLIER_WORDS = r"first|earlier|earliest|older|oldest|sooner|before"
+_LATER_WORDS = r"later|latest|last|younger|youngest|more recent(?:ly)?|newer|after"
+_EARLIER = re.compile(rf"\b({_EARLIER_WORDS})\b", re.I)
+_LATER = re.compile(rf"\b({_LATER_WORDS})\b", re.I)
 _CANDIDATES = re.compile(r"(?:[,:]|\bbetween\b)\s*([^,:?]+?)\s+(?:or|and)\s+([^,:?]+?)\s*\?\s*$", re.I)
+#: "Which band was formed first The Exies or Circus Diablo ?": no comma, the comparative before the pair
+_AFTER_COMPARATIVE = re.compile(
+    rf"\b(?:{_EARLIER_WORDS}|{_LATER_WORDS})\s+([^,:?]+?)\s+or\s+([^,:?]+?)\s*\?\s*$",
+    re.I,
+)
+#: "the forming of The Dandy Warhols or the birth of Robert Young": the things, dated by their pages
+_EVENT_OF = re.compile(
+    r"^(?:the\s+)?(?:forming|formation|founding|birth|death|release|publication|opening|creation|establishment)"
+    r"\s+of\s+",
+    re.I,
+)
+#: "the Pterocarya": a lowercase article is not part of the name ("The Exies" keeps its own)
+_ARTICLE = re.compile(r"^the\s+")
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 
 
@@ -42,10 +57,10 @@ def candidates(question: str) -> tuple[str, str] | None:
 def choices(question: str) -> tuple[str, str] | None:
     """("A", "B") of any "..., A or B?" question ("Which plant is larger, the Pterocarya or the
     Cotula?"): scoring credits an answer naming one of them only."""
-    match = _CANDIDATES.search(question.strip())
+    match = _CANDIDATES.search(question.strip()) or _AFTER_COMPARATIVE.search(question.strip())
     if not match:
         return None
-    first, second = (part.strip().strip("\"'“”") for part in match.groups())
+    first, second = (_ARTICLE.sub("", _EVENT_OF.sub("", part.strip().strip("\"'“”"))) for part in match.groups())
     return (first, second) if first and second and first.casefold() != second.casefold() else None
 
 

@@ -23,7 +23,7 @@ from deepsearcher.agent.citations import (
     strip_citations,
     unmentioned_subjects,
 )
-from deepsearcher.agent.comparison import compare
+from deepsearcher.agent.comparison import choices, compare
 from deepsearcher.agent.extract import (
     answer_kind,
     expected_kind,
@@ -155,11 +155,18 @@ def abstention(question: str, sources: list[Source], why: str) -> str:
     )
 
 
-def check_answer(question: str, written: str, sources: list[Source], extracted: str = "") -> CheckedAnswer:
+def check_answer(
+    question: str,
+    written: str,
+    sources: list[Source],
+    extracted: str = "",
+    decided: tuple[str, str] | None = None,
+) -> CheckedAnswer:
     """The answer as returned: short answer split off (or cut from the first sentence), a computed
     comparison where the question asks one, the grounding check, citations on every claim.
     `extracted`: the words the extraction call copied from a passage (agent/extract.py); when
-    usable they are the short answer, and the explanation is checked against them."""
+    usable they are the short answer, and the explanation is checked against them. `decided`: an
+    answer computed from the question's parts (agent/both.py), which stands over the model's own."""
     texts = [source.text for source in sources]
     missing = unanswerable_reason(question, sources)
     if missing:
@@ -178,7 +185,7 @@ def check_answer(question: str, written: str, sources: list[Source], extracted: 
         computed is None
         and usable_extraction(extracted, question, titles, texts)
         and not _narrower(short, extracted)
-        and not _own_yes_or_no(short, question)
+        and (decided or not _own_yes_or_no(short, question))
     ):
         short = extracted
         if not set(content_words(short)) <= set(content_words(explanation)):  # it explained another answer
@@ -188,10 +195,16 @@ def check_answer(question: str, written: str, sources: list[Source], extracted: 
         short = typed_short(question, unlabelled) or short_from_sentence(unlabelled, question)
         if not short:  # the model gave back a source's label and nothing else
             return abstain(question, sources, "the model named a source but no answer")
+    pair = choices(question) if computed is None else None
+    chosen = _one_choice(pair, [short, extracted], [*split_sentences(explanation)[:1], explanation]) if pair else None
+    if chosen:  # "Which singer is American, Mark King or Nick Hexum?" is answered by a name, not "American"
+        short = chosen
     if computed is not None:  # the model's arithmetic is replaced; its conclusion dropped when it differs
         agrees = computed.winner.casefold() in short.casefold()
         explanation = f"{explanation}\n\n{computed.sentence()}" if agrees else computed.sentence()
         short = computed.winner
+    if decided:  # what each part was answered decides; the model's explanation follows
+        explanation = f"{decided[1]}\n\n{explanation}"
     if short and not set(content_words(short)) <= set(content_words(explanation)):
         explanation = f"{short}.\n\n{explanation}".strip()  # the explanation must state the answer it explains
     if not grounded_in(short, texts):
@@ -200,6 +213,22 @@ def check_answer(question: str, written: str, sources: list[Source], extracted: 
     if claims and not any(claim.supported for claim in claims):
         return abstain(question, sources, "no sentence of the answer is supported by a passage")
     return CheckedAnswer(cited + unanswered_parts_note(question, sources), short, claims)
+
+
+def _one_choice(pair: tuple[str, str], answers: list[str], explanations: list[str]) -> str | None:
+    """The one choice of an "A or B?" question the answer names: the short answers first (the one
+    named first where one names both: "Cotula is larger than Pterocarya"), then the explanation's
+    first sentence, then all of it, where it names exactly one; None when nothing names just one."""
+    for text, first_of_both in [*((answer, True) for answer in answers), *((text, False) for text in explanations)]:
+        said = content_words(text)
+        positions = {}
+        for choice in pair:
+            words = content_words(choice)
+            if words and set(words) <= set(said):
+                positions[choice] = said.index(words[0])
+        if len(positions) == 1 or (positions and first_of_both):
+            return min(positions, key=lambda choice: positions[choice])
+    return None
 
 
 def _item_explained(extracted: str, explanation: str) -> str:
