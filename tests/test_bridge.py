@@ -1,7 +1,8 @@
-"""Bridge questions answered hop by hop (issue 30: the 1.5B answered every MuSiQue question with its
-first hop): the grammar that finds the bridge phrases, and DeepSearch following a two-hop chain on
-a real Milvus Lite store with the real embedding model, the scripted OpenAI-compatible server on
-127.0.0.1 playing the model (made-up documents and questions)."""
+"""Questions answered part by part (issue 30): bridge questions hop by hop (the 1.5B answered every
+MuSiQue question with its first hop) and "Are X and Y both P?" per thing (it answered "yes").
+The grammar that finds the parts, and DeepSearch answering them on a real Milvus Lite store with
+the real embedding model, the scripted OpenAI-compatible server on 127.0.0.1 playing the model
+(made-up documents and questions)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 from helpers import ANSWER_PROMPT, FAST_RETRIES, SUB_QUERIES_PROMPT
 
 from deepsearcher.agent import DeepSearch
-from deepsearcher.agent.bridge import bridge_phrases, hop_question
+from deepsearcher.agent.both import parts
+from deepsearcher.agent.bridge import bridge_phrases, hop_question, trailing_ask
 from deepsearcher.testing import scripted_llm_fixture
 from deepsearcher.testing.store_corpus import make_chunks
 from deepsearcher.vector_db.milvus import Milvus
@@ -48,10 +50,73 @@ DOCUMENTS = {
         ("What is Norway's national anthem?", []),  # an adjective, not a role
         ("What is the voice of Rosie in the series?", []),  # no named thing the role belongs to
         ("Who built the first compiler and in which year?", []),  # "and in which" joins two questions
+        (
+            "Who directed the film that was shot near Varnholm, North Dakota in 1986?",
+            ["What is the film that was shot near Varnholm, North Dakota in 1986?"],  # a place's comma
+        ),
+        ("Lena Moor voiced Tilly on the sitcom that premiered on which date?", []),  # the clause is asked
     ],
 )
 def test_the_bridge_phrases_of_a_question_are_found_by_their_grammar(question: str, hops: list[str]) -> None:
     assert [hop_question(phrase) for phrase in bridge_phrases(question)] == hops
+
+
+@pytest.mark.parametrize(
+    ("question", "hop", "then"),
+    [
+        (
+            "Kate Varne is a character from an Icelandic soap opera created by who?",
+            "Kate Varne is a character from which Icelandic soap opera?",
+            "By whom was NAME created?",
+        ),
+        (
+            "The manuscript of the Sonata in Q is in the hand of a Danish organist whose godfather is whom?",
+            "The manuscript of the Sonata in Q is in the hand of which Danish organist?",
+            "Who is NAME's godfather?",
+        ),
+        (
+            "Ola Berg's first novel was published by a small publishing house that was founded in 2005,"
+            " and is based where?",
+            "Ola Berg's first novel was published by which small publishing house?",
+            "Where is NAME based?",
+        ),
+        (
+            "Tom Lid voiced Rosie on the animated sitcom that originally premiered on which date?",
+            "Tom Lid voiced Rosie on which animated sitcom?",
+            "NAME originally premiered on which date?",
+        ),
+        (
+            "The runner-up of the 1999 Nordic Rally appears on the cover of a racing game developed by what company?",
+            "The runner-up of the 1999 Nordic Rally appears on the cover of which racing game?",
+            "By what company was NAME developed?",
+        ),
+    ],
+)
+def test_a_declarative_question_asking_about_its_last_thing_names_the_thing_first(
+    question: str, hop: str, then: str
+) -> None:
+    """The thing is asked for with "which" in place of its article; the asking part becomes a
+    question about the thing's name once it is known."""
+    tail = trailing_ask(question)
+    assert tail is not None and (tail.hop, tail.asked_of("NAME")) == (hop, then)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who directed the film that was shot in Varnholm?",  # a question word first: not declarative
+        "Is Kate Varne a character from an Icelandic soap opera?",  # yes or no
+        "Kate Varne is father to which Icelandic actress?",  # no thing before the question word
+    ],
+)
+def test_other_questions_have_no_trailing_ask(question: str) -> None:
+    assert trailing_ask(question) is None
+
+
+def test_a_quoted_thing_needs_no_hop() -> None:
+    tail = trailing_ask('Tor Vik was the story editor for the show "Frost Hare" which was written by who?')
+    assert tail is not None and tail.named == "Frost Hare"
+    assert tail.asked_of(tail.named) == "By whom was Frost Hare written?"
 
 
 @pytest.fixture
@@ -106,3 +171,70 @@ def test_a_hop_that_cannot_be_answered_ends_the_chain_and_deep_search_answers_as
     assert not any(step.data.get("query") == "Which university did Ingrid Vang attend?" for step in result.steps)
     extractions = [r.prompt_text for r in server.requests if r.prompt_text.startswith(EXTRACT)]
     assert any(f"Question: {question}\n" in text for text in extractions)
+
+
+def test_deep_search_names_the_thing_a_declarative_question_ends_on_then_asks_about_it(
+    server, store, embedding
+) -> None:
+    """ "…by a writer who studied at which university?": the writer is named first (one bridge
+    call), then the question about him is searched and its concise answer extracted."""
+    question = "Cold Meridian is a 1998 novel by a writer who studied at which university?"
+    hop_question_asked = "Cold Meridian is a 1998 novel by which writer?"
+    server.on(SUB_QUERIES_PROMPT, '["Cold Meridian writer"]')
+    server.on(_extraction_for(hop_question_asked), "Halvard Brekke")
+    server.on(_extraction_for("Halvard Brekke studied at which university?"), "University of Bergen")
+    server.on(ANSWER_PROMPT, "Answer: Halvard Brekke\nCold Meridian was written by Halvard Brekke [1].")
+    agent = DeepSearch(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, max_iter=1)
+    result = agent.query_result(question, collections=["books"])
+
+    hop = next(step for step in result.steps if step.kind == "intermediate_answer")
+    assert hop.data == {"query": hop_question_asked, "answer": "Halvard Brekke", "used": True}
+    searched = [step.data["query"] for step in result.steps if step.kind == "search"]
+    assert "Halvard Brekke studied at which university?" in searched
+    assert result.short_answer == "University of Bergen" and not result.abstained
+    assert result.usage_by_step["bridge"].calls == 1 and result.usage_by_step["extract"].calls == 1
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        (
+            "Are Arne Vik and Bo Lind both film directors?",
+            ["Is Arne Vik a film director?", "Is Bo Lind a film director?"],
+        ),
+        (
+            "Are both magazines, the Frost Review and Salt Weekly, Danish publications?",
+            ["Is the Frost Review a Danish publication?", "Is Salt Weekly a Danish publication?"],
+        ),
+        ("Are both Skrim and Halma board games?", ["Is Skrim a board game?", "Is Halma a board game?"]),
+        ("Were Arne Vik and Bo Lind both born in Oslo?", ["Was Arne Vik born in Oslo?", "Was Bo Lind born in Oslo?"]),
+        ("Are Vik Airport and Lind Airport both airports in the same state?", []),  # together, not each
+        ("Is Arne Vik a film director?", []),
+    ],
+)
+def test_a_both_question_is_asked_of_each_thing(question: str, asked: list[str]) -> None:
+    assert [part.question for part in parts(question)] == asked
+
+
+def test_deep_search_answers_a_both_question_from_each_things_answer_not_the_models_yes(
+    server, store, embedding
+) -> None:
+    """Each thing is asked about over the passages naming it first; one "no" makes the answer
+    "no" though the written answer says yes."""
+    question = "Are Cold Meridian and Halvard Brekke both novels?"
+    server.on(SUB_QUERIES_PROMPT, '["Cold Meridian", "Halvard Brekke"]')
+    server.on(_extraction_for("Is Cold Meridian a novel?"), "Yes")
+    server.on(_extraction_for("Is Halvard Brekke a novel?"), "No")
+    server.on(ANSWER_PROMPT, "Answer: Yes\nBoth are novels [1].")
+    agent = DeepSearch(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, max_iter=1)
+    result = agent.query_result(question, collections=["books"])
+
+    assert result.short_answer == "no"
+    assert result.answer.startswith(
+        "No, asked of each: “Is Cold Meridian a novel”: yes; “Is Halvard Brekke a novel”: no"
+    )
+    answered = {step.data["query"]: step.data["answer"] for step in result.steps if step.kind == "intermediate_answer"}
+    assert answered == {"Is Cold Meridian a novel?": "yes", "Is Halvard Brekke a novel?": "no"}
+    assert result.usage_by_step["both"].calls == 2 and "extract" not in result.usage_by_step
+    shown = next(r.prompt_text for r in server.requests if "Question: Is Halvard Brekke a novel?" in r.prompt_text)
+    assert shown.index("(Halvard Brekke)") < shown.index("(Cold Meridian)")  # its own page first

@@ -250,7 +250,9 @@ class RAGAgent(BaseAgent):
         missing = unanswerable_reason(question, sources)  # no LLM call: a small model would invent one
         extracted, written = ("", "") if missing else await self._extract_and_write(question, shown, prompt, ctx)
         checked = (
-            abstain(question, sources, missing) if missing else check_answer(question, written, sources, extracted)
+            abstain(question, sources, missing)
+            if missing
+            else check_answer(question, written, sources, extracted, decided=ctx.decided)
         )
         ctx.extra.update(short_answer=checked.short_answer, claims=checked.claims, abstained=checked.abstained)
         supported = sum(claim.supported for claim in checked.claims)

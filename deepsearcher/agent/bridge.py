@@ -31,6 +31,8 @@ from deepsearcher.agent.extract import answer_kind, extract_answer, usable_extra
 from deepsearcher.llm.base import BaseLLM
 from deepsearcher.types import RetrievalResult
 
+#: the answers of these questions are compared, not chained
+_NOT_CHAINED = frozenset({"yes or no", "one of the choices the question names"})
 #: Bridges resolved at most (MuSiQue goes to 4 hops: 3 bridges and the question itself).
 MAX_HOPS = 3
 
@@ -99,7 +101,9 @@ _QUOTED_NAME = re.compile(r"[\"“]([^\"”]+)[\"”]")
 #: "godfather is whom" (after "whose"), "is based where", "founded by who": the parts turned into
 #: a question about the thing's name once it is known
 _WHOSE_ASK = re.compile(rf"^(?P<role>.+?)\s+(?P<be>{_BE})\s+(?P<wh>who|whom|what)$", re.I)
-_BE_ASK = re.compile(rf"^(?P<be>{_BE})\s+(?:(?P<part>\w+)\s+by\s+(?P<by>{_WH}(?:\s+\w+)?)|(?P<mid>.+?)\s+(?P<wh>{_WH}))$", re.I)
+_BE_ASK = re.compile(
+    rf"^(?P<be>{_BE})\s+(?:(?P<part>\w+)\s+by\s+(?P<by>{_WH}(?:\s+\w+)?)|(?P<mid>.+?)\s+(?P<wh>{_WH}))$", re.I
+)
 _PARTICIPLE_ASK = re.compile(rf"^(?P<part>\w+)\s+(?P<prep>by|in|on|at|from|for|with)\s+(?P<wh>{_WH}(?:\s+\w+)?)$", re.I)
 
 
@@ -143,7 +147,7 @@ def _whom(wh: str) -> str:
 def trailing_ask(question: str) -> Tail | None:
     """The question's last thing and what it asks of it, for a declarative question whose question
     word comes at its end ("…a racing video game developed by what company?"); else None."""
-    if _QUESTION_START.match(question) or answer_kind(question) in {"yes or no", "one of the choices the question names"}:
+    if _QUESTION_START.match(question) or answer_kind(question) in _NOT_CHAINED:
         return None
     match = _TAIL.match(question.strip())
     if not match or len(match["stem"].split()) < 2:
@@ -186,7 +190,7 @@ class Chain:
 def bridge_phrases(question: str) -> list[str]:
     """The question's bridge phrases whose span holds no other one (the innermost), in order; none
     for a choice or yes/no question (its names are compared, not chained)."""
-    if answer_kind(question) in {"yes or no", "one of the choices the question names"}:
+    if answer_kind(question) in _NOT_CHAINED:
         return []
     spans = []
     for pattern in (_RELATIVE_PHRASE, _POSSESSIVE_PHRASE, _ROLE_OF_PHRASE):

@@ -115,6 +115,9 @@ class RunContext:
         #: the question with its bridge phrases replaced by their answers (agent/bridge.py), when an
         #: agent resolved any: what the concise answer is extracted for
         self.rewritten_question: str | None = None
+        #: an answer decided in code from answers to the question's parts (agent/both.py): it stands
+        #: like a computed comparison, over what the model wrote; then the sentence that says how
+        self.decided: tuple[str, str] | None = None
         self.on_event = on_event
         self.max_tokens = max_tokens
         self.authorized_collections = authorized_collections

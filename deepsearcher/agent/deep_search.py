@@ -7,6 +7,7 @@ from typing import Any
 
 from deepsearcher.agent import prompts
 from deepsearcher.agent.base import RAGAgent, describe_class
+from deepsearcher.agent.both import decide
 from deepsearcher.agent.bridge import resolve_chain
 from deepsearcher.agent.citations import mentions_name, named_nowhere, unmentioned_subjects
 from deepsearcher.agent.context import RunContext, all_at_once, both_at_once
@@ -169,7 +170,12 @@ class DeepSearch(RAGAgent):
 
     async def _extract(self, question: str, shown: list[RetrievalResult], ctx: RunContext) -> str:
         """The concise answer of the question its bridges rewrote ("Who was in charge of Austria?"),
-        when they were followed: asked the original, a small model names the first hop's answer."""
+        when they were followed: asked the original, a small model names the first hop's answer.
+        "Are X and Y both P?" is asked of each instead (agent/both.py)."""
+        decision = await decide(question, shown, self.llm, ctx)
+        if decision is not None:  # "Are X and Y both P?": asked of each, combined in code
+            ctx.decided = (decision.answer, decision.sentence)
+            return decision.answer
         return await super()._extract(ctx.rewritten_question or question, shown, ctx)
 
     async def _sub_queries(self, query: str, ctx: RunContext) -> list[str]:
