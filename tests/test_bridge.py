@@ -55,6 +55,14 @@ DOCUMENTS = {
             ["What is the film that was shot near Varnholm, North Dakota in 1986?"],  # a place's comma
         ),
         ("Lena Moor voiced Tilly on the sitcom that premiered on which date?", []),  # the clause is asked
+        (
+            "How many shops are in the state that borders the east of the state where Arne Vik lived when he died?",
+            ["What is the state where Arne Vik lived when he died?"],  # the inner one, inside another
+        ),
+        (
+            "What kind of school did the author of Frost, Salt, Very Long Night attend?",
+            ["Who is the author of Frost, Salt, Very Long Night?"],  # a title's commas
+        ),
     ],
 )
 def test_the_bridge_phrases_of_a_question_are_found_by_their_grammar(question: str, hops: list[str]) -> None:
@@ -193,6 +201,21 @@ def test_deep_search_names_the_thing_a_declarative_question_ends_on_then_asks_ab
     assert "Halvard Brekke studied at which university?" in searched
     assert result.short_answer == "University of Bergen" and not result.abstained
     assert result.usage_by_step["bridge"].calls == 1 and result.usage_by_step["extract"].calls == 1
+
+
+def test_a_hop_answer_from_a_passage_about_something_else_ends_the_chain(server, store, embedding) -> None:
+    """ "Halvard Brekke" is in a passage, but not in one that mentions Salt Harbour: the hop's
+    answer was read from another book's page, so the question is answered as asked."""
+    question = "Which university did the author of Salt Harbour attend?"
+    server.on(SUB_QUERIES_PROMPT, '["Salt Harbour author"]')
+    server.on(_extraction_for("Who is the author of Salt Harbour?"), "Halvard Brekke")
+    server.on(_extraction_for(question), "not found")
+    server.on(ANSWER_PROMPT, "The documents do not say which university.")
+    agent = DeepSearch(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, max_iter=1)
+    result = agent.query_result(question, collections=["books"])
+    hop = next(step for step in result.steps if step.kind == "intermediate_answer")
+    assert hop.data == {"query": "Who is the author of Salt Harbour?", "answer": "Halvard Brekke", "used": False}
+    assert not any(step.data.get("query") == "Which university did Halvard Brekke attend?" for step in result.steps)
 
 
 @pytest.mark.parametrize(

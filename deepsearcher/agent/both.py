@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from deepsearcher.agent.citations import content_words
+from deepsearcher.agent.citations import naming_first
 from deepsearcher.agent.context import RunContext, all_at_once
 from deepsearcher.agent.extract import extract_answer
 from deepsearcher.llm.base import BaseLLM
@@ -68,16 +68,8 @@ def _singular(what: str) -> str:
     return f"{'an' if noun[0].casefold() in 'aeiou' else 'a'} {noun}"
 
 
-def _naming_first(name: str, shown: list[RetrievalResult]) -> list[tuple[str, str]]:
-    """The passages about `name` first (its title, then its words in the text), then the others."""
-    words = set(content_words(name))
-
-    def rank(result: RetrievalResult) -> int:
-        if words and words <= set(content_words(result.title or "")):
-            return 0
-        return 1 if words and words <= set(content_words(result.text)) else 2
-
-    return [(result.title or "", result.text) for result in sorted(shown, key=rank)]
+def _passages(results: list[RetrievalResult]) -> list[tuple[str, str]]:
+    return [(result.title or "", result.text) for result in results]
 
 
 @dataclass(frozen=True)
@@ -95,7 +87,10 @@ async def decide(question: str, shown: list[RetrievalResult], llm: BaseLLM, ctx:
     if not asked or not shown:
         return None
     replies = await all_at_once(
-        [extract_answer(llm, part.question, _naming_first(part.name, shown), ctx, step="both") for part in asked]
+        [
+            extract_answer(llm, part.question, _passages(naming_first(shown, [part.name])), ctx, step="both")
+            for part in asked
+        ]
     )
     said = [reply.split()[0].strip(",.!").casefold() if reply.split() else "" for reply in replies]
     for part, word in zip(asked, said, strict=True):

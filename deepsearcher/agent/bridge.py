@@ -25,7 +25,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from deepsearcher.agent.citations import named_nowhere
+from deepsearcher.agent.citations import grounded_in, mentions_name, named_nowhere, named_subjects, naming_first
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.extract import answer_kind, extract_answer, usable_extraction
 from deepsearcher.llm.base import BaseLLM
@@ -45,8 +45,9 @@ _RELATIVE = r"(?:which|that|who|whom|whose|where|(?:in|on|at|by|from|of|for|to|w
 #: the question's own "did/does" ("…where the Tikhaya Sosna is located did the Renaissance begin?");
 #: a comma before a capitalised word is a place's ("…around Leland, North Carolina in 1986")
 _CLAUSE = r"(?:(?!\s(?:did|does|do)\s)(?:[^,?;]|,(?=\s[A-Z])))*[^,?;\s]"
-#: a question word inside a relative clause: the clause is what is asked, not a bridge
-_ASKED_INSIDE = re.compile(r"\b(?:what|which|who|whom|when|where|how)\b", re.IGNORECASE)
+#: a question word asking inside a relative clause ("…premiered on which date", "…founded by who"):
+#: the clause is what is asked, not a bridge ("…lived in when he died" asks nothing)
+_ASKED_INSIDE = re.compile(r"\b(?:what|which)\s+\w+|\b(?:what|which|who|whom|when|where)\s*$", re.IGNORECASE)
 _LEADING_RELATIVE = re.compile(rf"^\s*{_RELATIVE}\s+")
 _RELATIVE_PHRASE = re.compile(rf"\bthe\s+(?P<head>{_HEAD})\s+{_RELATIVE}\s+{_CLAUSE}", re.UNICODE)
 _CAPITALISED = r"[A-Z0-9][^\s,?;:'’]*"
@@ -58,8 +59,10 @@ _NAME = rf"[A-Z][^\s,?;:'’]*(?:\s+(?:{_JOINER}\s+)*{_CAPITALISED})*"
 _POSSESSIVE_PHRASE = re.compile(rf"(?P<owner>{_NAME})['’]s\s+(?P<role>{_NOUN})\b")
 #: "the author of Dead Ernest", "the spouse of Lil Hardin Armstrong"
 #: (the whole name: not "Oskar" of "the first king of Oskar Lund's country")
+#: a title's commas ("Alexander and the Terrible, Horrible, No Good, Very Bad Day") are part of it
 _ROLE_OF_PHRASE = re.compile(
-    rf"\bthe\s+(?P<role>{_HEAD})\s+of\s+(?P<owner>(?:the\s+)?{_NAME})(?![\w'’-])(?!\s+(?:{_JOINER}\s+)*[A-Z0-9])"
+    rf"\bthe\s+(?P<role>{_HEAD})\s+of\s+(?P<owner>(?:the\s+)?{_NAME}(?:,\s+{_NAME})*)"
+    rf"(?![\w'’-])(?!\s+(?:{_JOINER}\s+)*[A-Z0-9])(?!,\s+[A-Z0-9])"
 )
 #: the question itself asking for the phrase ("Who is the spouse of X?"): not a bridge, the last hop
 _ASKS_FOR = re.compile(r"^\W*(?:who|what|which)\s+(?:is|was|are|were)\s+$", re.IGNORECASE)
@@ -173,6 +176,17 @@ class Hop:
     passages: list[RetrievalResult] = field(default_factory=list)
 
 
+def _stands(answer: str, asked: str, titles: list[str], texts: list[str], question: str) -> bool:
+    """Whether a hop's answer can be put in the question: usable (agent/extract.py), not already
+    in it, and in a passage that mentions the hop's own names: an answer read from a passage about
+    something else is another question's ("the river the Tekeze turns into" -> "Squamish River")."""
+    if not usable_extraction(answer, asked, titles, texts) or answer.casefold() in question.casefold():
+        return False
+    names = named_subjects(asked)
+    about = [text for text in texts if all(mentions_name(text, name) for name in names)]
+    return grounded_in(answer, about)
+
+
 @dataclass(frozen=True)
 class Chain:
     """The hops resolved, innermost first, and the question rewritten with their answers."""
@@ -194,7 +208,10 @@ def bridge_phrases(question: str) -> list[str]:
         return []
     spans = []
     for pattern in (_RELATIVE_PHRASE, _POSSESSIVE_PHRASE, _ROLE_OF_PHRASE):
-        for match in pattern.finditer(question):
+        found = (
+            pattern.finditer(question) if pattern is _POSSESSIVE_PHRASE else _matches_at_every_the(pattern, question)
+        )
+        for match in found:
             if _is_bridge(question, match):
                 spans.append((match.start(), match.end()))
     innermost = [
@@ -203,6 +220,14 @@ def bridge_phrases(question: str) -> list[str]:
         if not any(other != span and span[0] <= other[0] and other[1] <= span[1] for other in spans)
     ]
     return [question[start:end] for start, end in sorted(set(innermost))]
+
+
+def _matches_at_every_the(pattern: re.Pattern[str], question: str) -> list[re.Match[str]]:
+    """Matches of a phrase that opens with "the", tried at every "the", overlapping ones included:
+    "the state that borders the east of the state where Hank Snow lived" holds "the state where
+    Hank Snow lived", which `finditer`, having matched the outer phrase, would never try."""
+    starts = [word.start() for word in re.finditer(r"\bthe\s", question)]
+    return [match for start in starts if (match := pattern.match(question, start))]
 
 
 def _is_bridge(question: str, match: re.Match[str]) -> bool:
@@ -257,10 +282,11 @@ async def resolve_chain(question: str, search: Search, llm: BaseLLM, ctx: RunCon
         texts = [result.text for result in found]
         if not found or named_nowhere(asked, texts):
             break  # nothing found names the phrase's subject: an answer would be invented
-        passages = [(result.title or "", result.text) for result in found]
+        about = naming_first(found, named_subjects(asked))
+        passages = [(result.title or "", result.text) for result in about]
         answer = await extract_answer(llm, asked, passages, ctx, step="bridge")
         titles = [title for title, _ in passages]
-        if not usable_extraction(answer, asked, titles, texts) or answer.casefold() in current.casefold():
+        if not _stands(answer, asked, titles, texts, current):
             ctx.emit("intermediate_answer", query=asked, answer=answer or "not found", used=False)
             break
         ctx.emit("intermediate_answer", query=asked, answer=answer, used=True)

@@ -248,6 +248,19 @@ def mentions_name(text: str, name: str) -> bool:
     return bool(set(content_words(name)) & set(content_words(text)))
 
 
+def naming_first(results: list[RetrievalResult], names: list[str]) -> list[RetrievalResult]:
+    """`results` with those about every one of `names` first: titled by them, then mentioning them
+    in the text (`mentions_name`); search order kept within each. A small model answers from the
+    first passages it reads, and a part of a question is about its own names."""
+
+    def rank(result: RetrievalResult) -> int:
+        if names and all(mentions_name(result.title or "", name) for name in names):
+            return 0
+        return 1 if all(mentions_name(result.text, name) for name in names) else 2
+
+    return sorted(results, key=rank)
+
+
 def unmentioned_subjects(question: str, texts: list[str]) -> list[str]:
     """The question's names of which no word is in `texts`: what the documents never mention."""
     haystack = " ".join(texts)
