@@ -59,10 +59,7 @@ DOCUMENTS = {
             "How many shops are in the state that borders the east of the state where Arne Vik lived when he died?",
             ["What is the state where Arne Vik lived when he died?"],  # the inner one, inside another
         ),
-        (
-            "What kind of school did the author of Frost, Salt, Very Long Night attend?",
-            ["Who is the author of Frost, Salt, Very Long Night?"],  # a title's commas
-        ),
+        ("When did the country where the city where Arne Vik was born is located refuse it?", []),  # subject
     ],
 )
 def test_the_bridge_phrases_of_a_question_are_found_by_their_grammar(question: str, hops: list[str]) -> None:
@@ -115,6 +112,8 @@ def test_a_declarative_question_asking_about_its_last_thing_names_the_thing_firs
         "Who directed the film that was shot in Varnholm?",  # a question word first: not declarative
         "Is Kate Varne a character from an Icelandic soap opera?",  # yes or no
         "Kate Varne is father to which Icelandic actress?",  # no thing before the question word
+        "Kate Varne is a consultant who has worked with the mayor of what city?",  # the thing is Kate Varne
+        "There is a country where trains ran. Who built the line in the city that won which prize?",  # 2 sentences
     ],
 )
 def test_other_questions_have_no_trailing_ask(question: str) -> None:

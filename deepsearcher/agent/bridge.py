@@ -59,16 +59,14 @@ _NAME = rf"[A-Z][^\s,?;:'’]*(?:\s+(?:{_JOINER}\s+)*{_CAPITALISED})*"
 _POSSESSIVE_PHRASE = re.compile(rf"(?P<owner>{_NAME})['’]s\s+(?P<role>{_NOUN})\b")
 #: "the author of Dead Ernest", "the spouse of Lil Hardin Armstrong"
 #: (the whole name: not "Oskar" of "the first king of Oskar Lund's country")
-#: a title's commas ("Alexander and the Terrible, Horrible, No Good, Very Bad Day") are part of it
 _ROLE_OF_PHRASE = re.compile(
-    rf"\bthe\s+(?P<role>{_HEAD})\s+of\s+(?P<owner>(?:the\s+)?{_NAME}(?:,\s+{_NAME})*)"
-    rf"(?![\w'’-])(?!\s+(?:{_JOINER}\s+)*[A-Z0-9])(?!,\s+[A-Z0-9])"
+    rf"\bthe\s+(?P<role>{_HEAD})\s+of\s+(?P<owner>(?:the\s+)?{_NAME})(?![\w'’-])(?!\s+(?:{_JOINER}\s+)*[A-Z0-9])"
 )
 #: the question itself asking for the phrase ("Who is the spouse of X?"): not a bridge, the last hop
 _ASKS_FOR = re.compile(r"^\W*(?:who|what|which)\s+(?:is|was|are|were)\s+$", re.IGNORECASE)
 #: a relative clause right after "did"/"does" is the subject of the question: where it ends and the
 #: question's own verb starts ("When did the city where the Olympics will be held fall?") is unknown
-_SUBJECT_POSITION = re.compile(r"\b(?:do|does|did)\s+$", re.IGNORECASE)
+_SUBJECT_POSITION = re.compile(r"\b(?:do|does|did)\s+(?:the\s+\w+\s+(?:where|which|that|who)\s+)?$", re.IGNORECASE)
 #: "India's national ...": an adjective, not a role
 _ADJECTIVE = re.compile(r"(?:al|ic|ian|ese|ish|ous|ive|ful|ern|ary)$")
 _PERSON_ROLES = frozenset(
@@ -93,13 +91,17 @@ _BE = r"(?:is|was|are|were)"
 #: Australian soap opera created by who?"): the thing (no other article inside it), then how the
 #: asking part joins it: a relative pronoun, "whose", ", and <be>", or a participle ("created by")
 _TAIL = re.compile(
-    rf"^(?P<stem>\S.*?\s)(?:an?|the)\s+(?P<thing>(?:(?!\b(?:an?|the|that|which|who|whose|whom)\b|(?<![\w-])and(?![\w-]))[^?,])+?)"
-    rf"(?P<link>\s+(?:that|which|who)\s+|\s+whose\s+|,?\s+and\s+(?={_BE}\s)|\s+(?=\w+(?:ed|en|wn)\s+(?:by|in|on|at|from|for|with)\s))"
+    rf"^(?P<stem>\S.*?\s)(?:an?|the)\s+(?P<thing>(?:(?!\b(?:an?|the|that|which|who|whose|whom|{_BE}|has|had)\b"
+    rf"|(?<![\w-])and(?![\w-]))[^?,])+?)"
+    rf"(?P<link>\s+(?:that|which|who)\s+|\s+whose\s+|,?\s+and\s+(?={_BE}\s)|\s+(?=\w+(?:ed|en|wn|rn)\s+(?:by|in|on|at|from|for|with)\s))"
     rf"(?P<rest>[^?]*\b{_WH}\b[^?]*?)\s*\?\s*$",
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(rf"^\W*(?:{_WH}|how|why|in|on|at|by|for|from|to|{_BE}|do|does|did|has|have|had)\b", re.I)
 _AND_ASK = re.compile(rf",?\s+and\s+({_BE}\s.*)$", re.IGNORECASE)
+#: "Scott Howell is a consultant who…": the thing is the subject itself, nothing to find; "There
+#: is a country where…" or a second sentence: more than one thing is described
+_NOT_A_TAIL_STEM = re.compile(rf"\s{_BE}\s+$|^\s*(?:there|it)\s|[.!;]\s", re.IGNORECASE)
 _QUOTED_NAME = re.compile(r"[\"“]([^\"”]+)[\"”]")
 #: "godfather is whom" (after "whose"), "is based where", "founded by who": the parts turned into
 #: a question about the thing's name once it is known
@@ -107,7 +109,9 @@ _WHOSE_ASK = re.compile(rf"^(?P<role>.+?)\s+(?P<be>{_BE})\s+(?P<wh>who|whom|what
 _BE_ASK = re.compile(
     rf"^(?P<be>{_BE})\s+(?:(?P<part>\w+)\s+by\s+(?P<by>{_WH}(?:\s+\w+)?)|(?P<mid>.+?)\s+(?P<wh>{_WH}))$", re.I
 )
-_PARTICIPLE_ASK = re.compile(rf"^(?P<part>\w+)\s+(?P<prep>by|in|on|at|from|for|with)\s+(?P<wh>{_WH}(?:\s+\w+)?)$", re.I)
+_PARTICIPLE_ASK = re.compile(
+    rf"^(?P<part>\w+)\s+(?P<prep>by|in|on|at|from|for|with)\s+(?P<wh>{_WH}(?:\s+\w+){{0,2}})$", re.I
+)
 
 
 @dataclass(frozen=True)
@@ -153,7 +157,7 @@ def trailing_ask(question: str) -> Tail | None:
     if _QUESTION_START.match(question) or answer_kind(question) in _NOT_CHAINED:
         return None
     match = _TAIL.match(question.strip())
-    if not match or len(match["stem"].split()) < 2:
+    if not match or len(match["stem"].split()) < 2 or _NOT_A_TAIL_STEM.search(match["stem"]):
         return None
     thing = match["thing"].strip()
     quoted = _QUOTED_NAME.search(thing)
