@@ -2,8 +2,9 @@
 multi-hop sets: answer accuracy (normalised gold contained in the short answer; for "A or B"
 questions the other candidate absent), EM / F1 of the short answer, abstention on a generated
 unanswerable split (the sets' own questions about a made-up entity), citation precision (cited
-sources holding the gold answer), answers stating a fact without a citation, Recall@2/@5 of the
-gold titles, tokens, wall time, LLM calls, and parse repairs / unrecovered parse failures; then a
+sources holding the gold answer; over all answers, and over right answers only, where it says
+whether the citations point at the page that holds the answer), answers stating a fact without a
+citation, Recall@2/@5 of the gold titles, tokens, wall time, LLM calls, and parse repairs / unrecovered parse failures; then a
 per-question table.
 
     nice -n 10 python benchmarks/agents_real_llm.py --limit 5            # both sets, the 0.5B
@@ -163,10 +164,10 @@ def table(rows: list[dict[str, Any]]) -> str:
         groups[(row["dataset"], row["model"], row["agent"])].append(row)
     head = (
         "| set | model | agent | n | accuracy | abstention (unanswerable) | wrongly abstained | cite precision "
-        "| uncited facts | EM | F1 | R@2 | R@5 | tokens | wall s | calls | fallback | kept/judged "
-        "| repairs | unrecovered | errors |"
+        "| cite precision (right answers) | uncited facts | EM | F1 | R@2 | R@5 | tokens | wall s | calls | fallback "
+        "| kept/judged | repairs | unrecovered | errors |"
     )
-    lines = [head, "|" + "---|" * 21]
+    lines = [head, "|" + "---|" * 22]
     for (dataset, model, agent), group in sorted(groups.items()):
         ok = [row for row in group if "tokens" in row]
         answerable = [row for row in ok if not row.get("unanswerable")]
@@ -184,6 +185,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"| {mean([float(r['abstained']) for r in unanswerable])} "
             f"| {mean([float(r.get('abstained', False)) for r in answerable])} "
             f"| {mean([r.get('cite_precision') for r in answerable])} "
+            f"| {mean([r.get('cite_precision') for r in answerable if r.get('correct')])} "
             f"| {sum(1 for r in ok if r.get('uncited') and not r.get('abstained'))} "
             f"| {mean([r['em'] for r in answerable])} | {mean([r['f1'] for r in answerable])} "
             f"| {mean([r['recall_2'] for r in answerable])} | {mean([r['recall_5'] for r in answerable])} "
