@@ -4,8 +4,8 @@ questions the other candidate absent), EM / F1 of the short answer, abstention o
 unanswerable split (the sets' own questions about a made-up entity), citation precision (cited
 sources holding the gold answer; over all answers, and over right answers only, where it says
 whether the citations point at the page that holds the answer), answers stating a fact without a
-citation, Recall@2/@5 of the gold titles, tokens, wall time, LLM calls, and parse repairs / unrecovered parse failures; then a
-per-question table.
+citation, Recall@2/@5 of the gold titles, tokens, wall time, LLM calls, and parse repairs /
+unrecovered parse failures; then a per-question table.
 
     nice -n 10 python benchmarks/agents_real_llm.py --limit 5            # both sets, the 0.5B
     python benchmarks/agents_real_llm.py --model qwen2.5-coder-1.5b-instruct --limit 6 --unanswerable 3
