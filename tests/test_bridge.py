@@ -13,7 +13,8 @@ from helpers import ANSWER_PROMPT, FAST_RETRIES, SUB_QUERIES_PROMPT
 
 from deepsearcher.agent import DeepSearch
 from deepsearcher.agent.both import parts
-from deepsearcher.agent.bridge import bridge_phrases, hop_question, trailing_ask
+from deepsearcher.agent.bridge import bridge_phrases, hop_question
+from deepsearcher.agent.trailing import trailing_ask
 from deepsearcher.testing import scripted_llm_fixture
 from deepsearcher.testing.store_corpus import make_chunks
 from deepsearcher.vector_db.milvus import Milvus
