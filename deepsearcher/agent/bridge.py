@@ -15,8 +15,9 @@ The innermost phrase is asked as a question of its own ("Who is the author of De
 searched, and answered by the extraction step; its answer replaces the phrase in the question,
 and the next phrase is found in the rewritten question, up to `MAX_HOPS`. What is left ("Who was
 in charge of Maharashtra?") is the question the final passages are searched and extracted for.
-A hop whose answer is not usable (not found, not in a passage read) ends the chain: the agent
-answers as it would have without it.
+When no phrase is left, a statement ending on its question word has its last thing named the
+same way, once (agent/trailing.py). A hop whose answer is not usable (not found, not in a passage
+that mentions the hop's own names) ends the chain: the agent answers as it would have without it.
 """
 
 from __future__ import annotations
