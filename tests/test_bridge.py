@@ -203,6 +203,19 @@ def test_deep_search_names_the_thing_a_declarative_question_ends_on_then_asks_ab
     assert result.usage_by_step["bridge"].calls == 1 and result.usage_by_step["extract"].calls == 1
 
 
+def test_an_extraction_that_names_the_hops_answer_again_is_not_the_short_answer(server, store, embedding) -> None:
+    """Asked "Halvard Brekke studied at which university?", a small model may copy the name it was
+    given: that is the thing the question is about, so the written answer's own short answer stands."""
+    question = "Cold Meridian is a 1998 novel by a writer who studied at which university?"
+    server.on(SUB_QUERIES_PROMPT, '["Cold Meridian writer"]')
+    server.on(_extraction_for("Cold Meridian is a 1998 novel by which writer?"), "Halvard Brekke")
+    server.on(_extraction_for("Halvard Brekke studied at which university?"), "Halvard Brekke")
+    server.on(ANSWER_PROMPT, "Answer: University of Bergen\nHalvard Brekke studied at the University of Bergen [1].")
+    agent = DeepSearch(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, max_iter=1)
+    result = agent.query_result(question, collections=["books"])
+    assert result.short_answer == "University of Bergen" and not result.abstained
+
+
 def test_a_hop_answer_from_a_passage_about_something_else_ends_the_chain(server, store, embedding) -> None:
     """ "Halvard Brekke" is in a passage, but not in one that mentions Salt Harbour: the hop's
     answer was read from another book's page, so the question is answered as asked."""

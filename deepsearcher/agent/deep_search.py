@@ -9,7 +9,7 @@ from deepsearcher.agent import prompts
 from deepsearcher.agent.base import RAGAgent, describe_class
 from deepsearcher.agent.both import decide
 from deepsearcher.agent.bridge import resolve_chain
-from deepsearcher.agent.citations import mentions_name, named_nowhere, unmentioned_subjects
+from deepsearcher.agent.citations import content_words, mentions_name, named_nowhere, unmentioned_subjects
 from deepsearcher.agent.context import RunContext, all_at_once, both_at_once
 from deepsearcher.agent.options import IterativeOptions, TopK
 from deepsearcher.config.registry import register_provider
@@ -176,7 +176,11 @@ class DeepSearch(RAGAgent):
         if decision is not None:  # "Are X and Y both P?": asked of each, combined in code
             ctx.decided = (decision.answer, decision.sentence)
             return decision.answer
-        return await super()._extract(ctx.rewritten_question or question, shown, ctx)
+        rewritten = ctx.rewritten_question
+        extracted = await super()._extract(rewritten or question, shown, ctx)
+        if rewritten and set(content_words(extracted)) <= set(content_words(rewritten)):
+            return ""  # "Helen Hunt" for "Helen Hunt starred in what for seven years?": the hop's answer again
+        return extracted
 
     async def _sub_queries(self, query: str, ctx: RunContext) -> list[str]:
         sub_queries = await ctx.structured(
