@@ -9,6 +9,7 @@ import pytest
 from deepsearcher.agent.citations import group_sources
 from deepsearcher.agent.comparison import choices
 from deepsearcher.agent.grounding import check_answer
+from deepsearcher.evaluation.scoring import answer_correct
 from deepsearcher.types import RetrievalResult
 
 
@@ -70,3 +71,13 @@ def test_a_comparison_with_no_comma_before_its_pair_is_computed_from_the_dates()
 )
 def test_the_choices_of_a_question(question: str, pair: tuple[str, str] | None) -> None:
     assert choices(question) == pair
+
+
+def test_a_longer_gold_answer_names_its_choice() -> None:
+    """'Nicholas Lofton "Nick" Hexum' is the gold of "…, Mark King or Nick Hexum?": "Nick Hexum" is
+    right, the other choice, both, or neither are not."""
+    question, gold = "Which singer is American, Arne Vik or Bo Lind?", 'Bo "Bolle" Lind'
+    assert answer_correct("Bo Lind", gold, question) == 1.0
+    assert answer_correct("Arne Vik", gold, question) == 0.0
+    assert answer_correct("Arne Vik or Bo Lind", gold, question) == 0.0
+    assert answer_correct("American", gold, question) == 0.0

@@ -98,12 +98,14 @@ def token_f1(prediction: str, answer: str | Sequence[str]) -> float:
 def answer_correct(short_answer: str, answer: str | Sequence[str], question: str = "") -> float:
     """1.0 when a normalised gold answer (or alias) is contained in the normalised short answer; for a
     comparison question ("..., A or B?") the other candidate must also be absent, so "A or B" is not
-    credited."""
+    credited. There the choice a longer gold names is an alias of it: "Nick Hexum" answers "Which
+    singer is American, Mark King or Nick Hexum?" whose gold is 'Nicholas Lofton "Nick" Hexum'."""
     from deepsearcher.agent.comparison import choices
 
     predicted = f" {normalize_answer(short_answer)} "
     pair = choices(question) if question else None
-    for reference in _references(answer):
+    references = _references(answer)
+    for reference in [*references, *_choices_named(pair, references)]:
         gold = normalize_answer(reference)
         if not gold or f" {gold} " not in predicted:
             continue
@@ -111,6 +113,17 @@ def answer_correct(short_answer: str, answer: str | Sequence[str], question: str
         if not any(other and f" {other} " in predicted for other in others):
             return 1.0
     return 0.0
+
+
+def _choices_named(pair: tuple[str, str] | None, references: list[str]) -> list[str]:
+    """The one choice of `pair` each gold answer names with all its words (and the other not)."""
+    named = []
+    for reference in references:
+        words = set(normalize_answer(reference).split())
+        inside = [choice for choice in pair or () if set(normalize_answer(choice).split()) <= words]
+        if len(inside) == 1 and normalize_answer(inside[0]):
+            named.append(inside[0])
+    return named
 
 
 def is_abstention(short_answer: str) -> bool:
