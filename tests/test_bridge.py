@@ -24,7 +24,7 @@ EXTRACT = "Read the passages, then answer the question with only the words"
 DOCUMENTS = {
     "Cold Meridian": "Cold Meridian is a 1998 novel written by Halvard Brekke about a winter on a trawler.",
     "Halvard Brekke": "Halvard Brekke studied at the University of Bergen before he became a writer.",
-    "Salt Harbour": "Salt Harbour is a 2004 novel by Ingrid Vang, set in a fishing town.",
+    "Salt Harbour": "Salt Harbour is a 2004 novel by Ingrid Vang, a Norwegian writer, set in a fishing town.",
 }
 
 
@@ -184,10 +184,11 @@ def test_a_hop_that_cannot_be_answered_ends_the_chain_and_deep_search_answers_as
 def test_deep_search_names_the_thing_a_declarative_question_ends_on_then_asks_about_it(
     server, store, embedding
 ) -> None:
-    """ "…by a writer who studied at which university?": the writer is named first (one bridge
-    call), then the question about him is searched and its concise answer extracted."""
-    question = "Cold Meridian is a 1998 novel by a writer who studied at which university?"
-    hop_question_asked = "Cold Meridian is a 1998 novel by which writer?"
+    """ "…by a Norwegian writer who studied at which university?": the writer is named first (one
+    bridge call; its passage names "Cold Meridian", not "Norwegian"), then the question about him is
+    searched and its concise answer extracted."""
+    question = "Cold Meridian is a 1998 novel by a Norwegian writer who studied at which university?"
+    hop_question_asked = "Cold Meridian is a 1998 novel by which Norwegian writer?"
     server.on(SUB_QUERIES_PROMPT, '["Cold Meridian writer"]')
     server.on(_extraction_for(hop_question_asked), "Halvard Brekke")
     server.on(_extraction_for("Halvard Brekke studied at which university?"), "University of Bergen")

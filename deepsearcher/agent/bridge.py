@@ -98,12 +98,12 @@ class Hop:
 
 def _stands(answer: str, asked: str, titles: list[str], texts: list[str], question: str) -> bool:
     """Whether a hop's answer can be put in the question: usable (agent/extract.py), not already
-    in it, and in a passage that mentions the hop's own names: an answer read from a passage about
+    in it, and in a passage that mentions one of the hop's own names: an answer read from a passage about
     something else is another question's ("the river the Tekeze turns into" -> "Squamish River")."""
     if not usable_extraction(answer, asked, titles, texts) or answer.casefold() in question.casefold():
         return False
-    names = named_subjects(asked)
-    about = [text for text in texts if all(mentions_name(text, name) for name in names)]
+    names = named_subjects(asked)  # any one of them: "German" of "which German musician" is no page's name
+    about = [text for text in texts if not names or any(mentions_name(text, name) for name in names)]
     return grounded_in(answer, about)
 
 
