@@ -34,7 +34,8 @@ _QUESTION_START = re.compile(rf"^\W*(?:{_WH}|how|why|in|on|at|by|for|from|to|{_B
 _AND_ASK = re.compile(rf",?\s+and\s+({_BE}\s.*)$", re.IGNORECASE)
 #: "Scott Howell is a consultant who…": the thing is the subject itself, nothing to find; "There
 #: is a country where…" or a second sentence: more than one thing is described
-_NOT_A_TAIL_STEM = re.compile(rf"\s{_BE}\s+$|^\s*(?:there|it)\s|[.!;]\s", re.IGNORECASE)
+_NOT_A_TAIL_STEM = re.compile(rf"\s{_BE}\s+$|^\s*(?:there|it)\s", re.IGNORECASE)
+_SENTENCE_BREAK = re.compile(r"[a-z0-9][.!;]\s+[A-Z]")
 _QUOTED_NAME = re.compile(r"[\"“]([^\"”]+)[\"”]")
 #: "godfather is whom" (after "whose"), "is based where", "founded by who": the parts turned into
 #: a question about the thing's name once it is known
@@ -91,6 +92,8 @@ def trailing_ask(question: str) -> Tail | None:
         return None
     match = _TAIL.match(question.strip())
     if not match or len(match["stem"].split()) < 2 or _NOT_A_TAIL_STEM.search(match["stem"]):
+        return None
+    if _SENTENCE_BREAK.search(question.strip()):  # "…held in a European country. King Albert I of …"
         return None
     thing = match["thing"].strip()
     quoted = _QUOTED_NAME.search(thing)
