@@ -22,7 +22,7 @@ from deepsearcher.vector_db.milvus import Milvus
 server = scripted_llm_fixture(name="server", fallback="NO")
 EXTRACT = "Read the passages, then answer the question with only the words"
 DOCUMENTS = {
-    "Cold Meridian": "Cold Meridian is a 1998 novel written by Halvard Brekke about a winter on a trawler.",
+    "Cold Meridian": "Cold Meridian is a 1998 novel written by Halvard Brekke about a winter in a harbour.",
     "Halvard Brekke": "Halvard Brekke studied at the University of Bergen before he became a writer.",
     "Salt Harbour": "Salt Harbour is a 2004 novel by Ingrid Vang, a Norwegian writer, set in a fishing town.",
 }
@@ -218,8 +218,9 @@ def test_an_extraction_that_names_the_hops_answer_again_is_not_the_short_answer(
 
 
 def test_a_hop_answer_from_a_passage_about_something_else_ends_the_chain(server, store, embedding) -> None:
-    """ "Halvard Brekke" is in a passage, but not in one that mentions Salt Harbour: the hop's
-    answer was read from another book's page, so the question is answered as asked."""
+    """ "Halvard Brekke" is in a passage, but not in one that names Salt Harbour (his book's page
+    shares only the word "harbour"): the hop's answer was read from another book's page, so the
+    question is answered as asked."""
     question = "Which university did the author of Salt Harbour attend?"
     server.on(SUB_QUERIES_PROMPT, '["Salt Harbour author"]')
     server.on(_extraction_for("Who is the author of Salt Harbour?"), "Halvard Brekke")

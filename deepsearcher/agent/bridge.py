@@ -26,7 +26,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from deepsearcher.agent.citations import grounded_in, mentions_name, named_nowhere, named_subjects, naming_first
+from deepsearcher.agent.citations import content_words, grounded_in, named_nowhere, named_subjects, naming_first
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.extract import answer_kind, extract_answer, usable_extraction
 from deepsearcher.agent.trailing import NOT_CHAINED, trailing_ask
@@ -98,12 +98,15 @@ class Hop:
 
 def _stands(answer: str, asked: str, titles: list[str], texts: list[str], question: str) -> bool:
     """Whether a hop's answer can be put in the question: usable (agent/extract.py), not already
-    in it, and in a passage that mentions one of the hop's own names: an answer read from a passage about
-    something else is another question's ("the river the Tekeze turns into" -> "Squamish River")."""
+    in it, and in a passage that holds one of the hop's own names whole: an answer read from a
+    passage about something else is another question's ("the river which the Tekeze River turns
+    into" -> "Squamish River", from a page sharing only the word "River")."""
     if not usable_extraction(answer, asked, titles, texts) or answer.casefold() in question.casefold():
         return False
-    names = named_subjects(asked)  # any one of them: "German" of "which German musician" is no page's name
-    about = [text for text in texts if not names or any(mentions_name(text, name) for name in names)]
+    names = [set(content_words(name)) for name in named_subjects(asked)]
+    # one whole name ("Tekeze River", not just "River"), any one of them ("German" of "which German
+    # musician" is no page's name)
+    about = [text for text in texts if not names or any(name <= set(content_words(text)) for name in names)]
     return grounded_in(answer, about)
 
 
