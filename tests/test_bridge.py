@@ -141,16 +141,31 @@ def _extraction_for(question: str) -> re.Pattern[str]:
     return re.compile(rf"^{re.escape(EXTRACT)}.*Question: {re.escape(question)}\n", re.S)
 
 
+def _deep_search(server, store, embedding, question: str, replies: list[tuple[object, str]]):
+    """DeepSearch (one round) over the books store, the scripted model giving `replies` (prompt
+    pattern, reply)."""
+    for prompt, reply in replies:
+        server.on(prompt, reply)
+    agent = DeepSearch(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, max_iter=1)
+    return agent.query_result(question, collections=["books"])
+
+
 def test_deep_search_follows_the_bridge_and_answers_the_second_hop(server, store, embedding) -> None:
     """The hop is asked and searched on its own, its answer replaces the phrase, and the concise
     answer is extracted for the rewritten question from its own search, read first."""
     question = "Which university did the author of Cold Meridian attend?"
-    server.on(SUB_QUERIES_PROMPT, '["Cold Meridian author"]')
-    server.on(_extraction_for("Who is the author of Cold Meridian?"), "Halvard Brekke")
-    server.on(_extraction_for("Which university did Halvard Brekke attend?"), "University of Bergen")
-    server.on(ANSWER_PROMPT, "Answer: Halvard Brekke\nCold Meridian was written by Halvard Brekke [1].")
-    agent = DeepSearch(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, max_iter=1)
-    result = agent.query_result(question, collections=["books"])
+    result = _deep_search(
+        server,
+        store,
+        embedding,
+        question,
+        [
+            (SUB_QUERIES_PROMPT, '["Cold Meridian author"]'),
+            (_extraction_for("Who is the author of Cold Meridian?"), "Halvard Brekke"),
+            (_extraction_for("Which university did Halvard Brekke attend?"), "University of Bergen"),
+            (ANSWER_PROMPT, "Answer: Halvard Brekke\nCold Meridian was written by Halvard Brekke [1]."),
+        ],
+    )
 
     hop = next(step for step in result.steps if step.kind == "intermediate_answer")
     assert hop.data == {"query": "Who is the author of Cold Meridian?", "answer": "Halvard Brekke", "used": True}
@@ -168,12 +183,18 @@ def test_a_hop_that_cannot_be_answered_ends_the_chain_and_deep_search_answers_as
     """A hop answered "not found" is reported unused; the question is not rewritten and the
     concise answer is extracted for the question as asked."""
     question = "Which university did the author of Salt Harbour attend?"
-    server.on(SUB_QUERIES_PROMPT, '["Salt Harbour author"]')
-    server.on(_extraction_for("Who is the author of Salt Harbour?"), "not found")
-    server.on(_extraction_for(question), "not found")
-    server.on(ANSWER_PROMPT, "The documents do not say which university.")
-    agent = DeepSearch(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, max_iter=1)
-    result = agent.query_result(question, collections=["books"])
+    result = _deep_search(
+        server,
+        store,
+        embedding,
+        question,
+        [
+            (SUB_QUERIES_PROMPT, '["Salt Harbour author"]'),
+            (_extraction_for("Who is the author of Salt Harbour?"), "not found"),
+            (_extraction_for(question), "not found"),
+            (ANSWER_PROMPT, "The documents do not say which university."),
+        ],
+    )
     hop = next(step for step in result.steps if step.kind == "intermediate_answer")
     assert hop.data["used"] is False
     assert not any(step.data.get("query") == "Which university did Ingrid Vang attend?" for step in result.steps)
@@ -189,12 +210,18 @@ def test_deep_search_names_the_thing_a_declarative_question_ends_on_then_asks_ab
     searched and its concise answer extracted."""
     question = "Cold Meridian is a 1998 novel by a Norwegian writer who studied at which university?"
     hop_question_asked = "Cold Meridian is a 1998 novel by which Norwegian writer?"
-    server.on(SUB_QUERIES_PROMPT, '["Cold Meridian writer"]')
-    server.on(_extraction_for(hop_question_asked), "Halvard Brekke")
-    server.on(_extraction_for("Halvard Brekke studied at which university?"), "University of Bergen")
-    server.on(ANSWER_PROMPT, "Answer: Halvard Brekke\nCold Meridian was written by Halvard Brekke [1].")
-    agent = DeepSearch(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, max_iter=1)
-    result = agent.query_result(question, collections=["books"])
+    result = _deep_search(
+        server,
+        store,
+        embedding,
+        question,
+        [
+            (SUB_QUERIES_PROMPT, '["Cold Meridian writer"]'),
+            (_extraction_for(hop_question_asked), "Halvard Brekke"),
+            (_extraction_for("Halvard Brekke studied at which university?"), "University of Bergen"),
+            (ANSWER_PROMPT, "Answer: Halvard Brekke\nCold Meridian was written by Halvard Brekke [1]."),
+        ],
+    )
 
     hop = next(step for step in result.steps if step.kind == "intermediate_answer")
     assert hop.data == {"query": hop_question_asked, "answer": "Halvard Brekke", "used": True}
@@ -208,12 +235,18 @@ def test_an_extraction_that_names_the_hops_answer_again_is_not_the_short_answer(
     """Asked "Halvard Brekke studied at which university?", a small model may copy the name it was
     given: that is the thing the question is about, so the written answer's own short answer stands."""
     question = "Cold Meridian is a 1998 novel by a writer who studied at which university?"
-    server.on(SUB_QUERIES_PROMPT, '["Cold Meridian writer"]')
-    server.on(_extraction_for("Cold Meridian is a 1998 novel by which writer?"), "Halvard Brekke")
-    server.on(_extraction_for("Halvard Brekke studied at which university?"), "Halvard Brekke")
-    server.on(ANSWER_PROMPT, "Answer: University of Bergen\nHalvard Brekke studied at the University of Bergen [1].")
-    agent = DeepSearch(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, max_iter=1)
-    result = agent.query_result(question, collections=["books"])
+    result = _deep_search(
+        server,
+        store,
+        embedding,
+        question,
+        [
+            (SUB_QUERIES_PROMPT, '["Cold Meridian writer"]'),
+            (_extraction_for("Cold Meridian is a 1998 novel by which writer?"), "Halvard Brekke"),
+            (_extraction_for("Halvard Brekke studied at which university?"), "Halvard Brekke"),
+            (ANSWER_PROMPT, "Answer: University of Bergen\nHalvard Brekke studied at the University of Bergen [1]."),
+        ],
+    )
     assert result.short_answer == "University of Bergen" and not result.abstained
 
 
@@ -222,12 +255,18 @@ def test_a_hop_answer_from_a_passage_about_something_else_ends_the_chain(server,
     shares only the word "harbour"): the hop's answer was read from another book's page, so the
     question is answered as asked."""
     question = "Which university did the author of Salt Harbour attend?"
-    server.on(SUB_QUERIES_PROMPT, '["Salt Harbour author"]')
-    server.on(_extraction_for("Who is the author of Salt Harbour?"), "Halvard Brekke")
-    server.on(_extraction_for(question), "not found")
-    server.on(ANSWER_PROMPT, "The documents do not say which university.")
-    agent = DeepSearch(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, max_iter=1)
-    result = agent.query_result(question, collections=["books"])
+    result = _deep_search(
+        server,
+        store,
+        embedding,
+        question,
+        [
+            (SUB_QUERIES_PROMPT, '["Salt Harbour author"]'),
+            (_extraction_for("Who is the author of Salt Harbour?"), "Halvard Brekke"),
+            (_extraction_for(question), "not found"),
+            (ANSWER_PROMPT, "The documents do not say which university."),
+        ],
+    )
     hop = next(step for step in result.steps if step.kind == "intermediate_answer")
     assert hop.data == {"query": "Who is the author of Salt Harbour?", "answer": "Halvard Brekke", "used": False}
     assert not any(step.data.get("query") == "Which university did Halvard Brekke attend?" for step in result.steps)
@@ -260,12 +299,18 @@ def test_deep_search_answers_a_both_question_from_each_things_answer_not_the_mod
     """Each thing is asked about over the passages naming it first; one "no" makes the answer
     "no" though the written answer says yes."""
     question = "Are Cold Meridian and Halvard Brekke both novels?"
-    server.on(SUB_QUERIES_PROMPT, '["Cold Meridian", "Halvard Brekke"]')
-    server.on(_extraction_for("Is Cold Meridian a novel?"), "Yes")
-    server.on(_extraction_for("Is Halvard Brekke a novel?"), "No")
-    server.on(ANSWER_PROMPT, "Answer: Yes\nBoth are novels [1].")
-    agent = DeepSearch(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, max_iter=1)
-    result = agent.query_result(question, collections=["books"])
+    result = _deep_search(
+        server,
+        store,
+        embedding,
+        question,
+        [
+            (SUB_QUERIES_PROMPT, '["Cold Meridian", "Halvard Brekke"]'),
+            (_extraction_for("Is Cold Meridian a novel?"), "Yes"),
+            (_extraction_for("Is Halvard Brekke a novel?"), "No"),
+            (ANSWER_PROMPT, "Answer: Yes\nBoth are novels [1]."),
+        ],
+    )
 
     assert result.short_answer == "no"
     assert result.answer.startswith(

@@ -19,7 +19,7 @@ from deepsearcher.agent.collection_router import (
 )
 from deepsearcher.agent.context import RunContext, both_at_once
 from deepsearcher.agent.events import EventCallback, StepEvent
-from deepsearcher.agent.extract import extract_answer
+from deepsearcher.agent.extract import as_passages, extract_answer
 from deepsearcher.agent.grounding import NOT_FOUND_SHORT, abstain, check_answer, unanswerable_reason
 from deepsearcher.agent.options import AgentOptions, validate_options
 from deepsearcher.agent.result import QueryResult, Source
@@ -274,7 +274,7 @@ class RAGAgent(BaseAgent):
 
     async def _extract(self, question: str, shown: list[RetrievalResult], ctx: RunContext) -> str:
         """The concise answer's words copied from the first passages in the order shown (agent/extract.py)."""
-        return await extract_answer(self.llm, question, [(r.title or "", r.text) for r in shown], ctx)
+        return await extract_answer(self.llm, question, as_passages(shown), ctx)
 
     def _passage_text(self, result: RetrievalResult) -> str:
         """What the LLM reads of a chunk: its wider window, or with `text_window_splitter` off its own text."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from deepsearcher.agent.citations import naming_first
 from deepsearcher.agent.context import RunContext, all_at_once
-from deepsearcher.agent.extract import extract_answer
+from deepsearcher.agent.extract import as_passages, extract_answer
 from deepsearcher.llm.base import BaseLLM
 from deepsearcher.types import RetrievalResult
 
@@ -68,10 +68,6 @@ def _singular(what: str) -> str:
     return f"{'an' if noun[0].casefold() in 'aeiou' else 'a'} {noun}"
 
 
-def _passages(results: list[RetrievalResult]) -> list[tuple[str, str]]:
-    return [(result.title or "", result.text) for result in results]
-
-
 @dataclass(frozen=True)
 class Decision:
     """The answer decided from the parts' answers, and the sentence that says how."""
@@ -88,7 +84,7 @@ async def decide(question: str, shown: list[RetrievalResult], llm: BaseLLM, ctx:
         return None
     replies = await all_at_once(
         [
-            extract_answer(llm, part.question, _passages(naming_first(shown, [part.name])), ctx, step="both")
+            extract_answer(llm, part.question, as_passages(naming_first(shown, [part.name])), ctx, step="both")
             for part in asked
         ]
     )

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from deepsearcher.agent.citations import content_words, grounded_in, named_nowhere, named_subjects, naming_first
 from deepsearcher.agent.context import RunContext
-from deepsearcher.agent.extract import answer_kind, extract_answer, usable_extraction
+from deepsearcher.agent.extract import answer_kind, as_passages, extract_answer, usable_extraction
 from deepsearcher.agent.trailing import NOT_CHAINED, trailing_ask
 from deepsearcher.llm.base import BaseLLM
 from deepsearcher.types import RetrievalResult
@@ -206,7 +206,7 @@ async def resolve_chain(question: str, search: Search, llm: BaseLLM, ctx: RunCon
         if not found or named_nowhere(asked, texts):
             break  # nothing found names the phrase's subject: an answer would be invented
         about = naming_first(found, named_subjects(asked))
-        passages = [(result.title or "", result.text) for result in about]
+        passages = as_passages(about)
         answer = await extract_answer(llm, asked, passages, ctx, step="bridge")
         titles = [title for title, _ in passages]
         if not _stands(answer, asked, titles, texts, current):

@@ -11,7 +11,7 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from deepsearcher.agent.events import EventCallback, StepEvent
 from deepsearcher.agent.result import StepUsage
@@ -19,6 +19,9 @@ from deepsearcher.llm.base import BaseLLM
 from deepsearcher.llm.structured import structured_call
 from deepsearcher.transport.retry import timeout_after
 from deepsearcher.types.errors import DeepSearcherError
+
+if TYPE_CHECKING:  # both.py runs its parts through this module's helpers
+    from deepsearcher.agent.both import Decision
 
 logger = logging.getLogger("deepsearcher.agent")
 T = TypeVar("T")
@@ -116,8 +119,8 @@ class RunContext:
         #: agent resolved any: what the concise answer is extracted for
         self.rewritten_question: str | None = None
         #: an answer decided in code from answers to the question's parts (agent/both.py): it stands
-        #: like a computed comparison, over what the model wrote; then the sentence that says how
-        self.decided: tuple[str, str] | None = None
+        #: like a computed comparison, over what the model wrote
+        self.decided: Decision | None = None
         self.on_event = on_event
         self.max_tokens = max_tokens
         self.authorized_collections = authorized_collections

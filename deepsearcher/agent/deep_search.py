@@ -174,7 +174,7 @@ class DeepSearch(RAGAgent):
         "Are X and Y both P?" is asked of each instead (agent/both.py)."""
         decision = await decide(question, shown, self.llm, ctx)
         if decision is not None:  # "Are X and Y both P?": asked of each, combined in code
-            ctx.decided = (decision.answer, decision.sentence)
+            ctx.decided = decision
             return decision.answer
         rewritten = ctx.rewritten_question
         extracted = await super()._extract(rewritten or question, shown, ctx)

@@ -16,6 +16,7 @@ from deepsearcher.agent import prompts
 from deepsearcher.agent.citations import content_words, grounded_in, strip_citations
 from deepsearcher.agent.context import RunContext
 from deepsearcher.llm.base import BaseLLM
+from deepsearcher.types import RetrievalResult
 
 #: Passages the extraction reads, best first: a small model answers from the first ones it is shown.
 EXTRACT_PASSAGES = 4
@@ -110,6 +111,11 @@ def usable_extraction(short: str, question: str, titles: list[str], texts: list[
     if kind in {"a number", "a date or year"} and not any(char.isdigit() for char in short):
         return False
     return grounded_in(short, texts)
+
+
+def as_passages(results: list[RetrievalResult]) -> list[tuple[str, str]]:
+    """The (title, text) pairs `extract_answer` reads, in the order given."""
+    return [(result.title or "", result.text) for result in results]
 
 
 async def extract_answer(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from deepsearcher.agent.citations import (
     Claim,
@@ -32,6 +33,9 @@ from deepsearcher.agent.extract import (
     without_passage_names,
 )
 from deepsearcher.agent.result import Source
+
+if TYPE_CHECKING:
+    from deepsearcher.agent.both import Decision
 
 NOT_FOUND_SHORT = "not found"
 MAX_SHORT_WORDS = 12
@@ -160,7 +164,7 @@ def check_answer(
     written: str,
     sources: list[Source],
     extracted: str = "",
-    decided: tuple[str, str] | None = None,
+    decided: Decision | None = None,
 ) -> CheckedAnswer:
     """The answer as returned: short answer split off (or cut from the first sentence), a computed
     comparison where the question asks one, the grounding check, citations on every claim.
@@ -204,7 +208,7 @@ def check_answer(
         explanation = f"{explanation}\n\n{computed.sentence()}" if agrees else computed.sentence()
         short = computed.winner
     if decided:  # what each part was answered decides; the model's explanation follows
-        explanation = f"{decided[1]}\n\n{explanation}"
+        explanation = f"{decided.sentence}\n\n{explanation}"
     if short and not set(content_words(short)) <= set(content_words(explanation)):
         explanation = f"{short}.\n\n{explanation}".strip()  # the explanation must state the answer it explains
     if not grounded_in(short, texts):
