@@ -150,6 +150,26 @@ def _deep_search(server, store, embedding, question: str, replies: list[tuple[ob
     return agent.query_result(question, collections=["books"])
 
 
+SALT_HARBOUR_QUESTION = "Which university did the author of Salt Harbour attend?"
+
+
+def _salt_harbour_hop_answered(server, store, embedding, hop_answer: str):
+    """DeepSearch on SALT_HARBOUR_QUESTION, its hop ("Who is the author of Salt Harbour?") answered
+    `hop_answer`, the question itself "not found"."""
+    return _deep_search(
+        server,
+        store,
+        embedding,
+        SALT_HARBOUR_QUESTION,
+        [
+            (SUB_QUERIES_PROMPT, '["Salt Harbour author"]'),
+            (_extraction_for("Who is the author of Salt Harbour?"), hop_answer),
+            (_extraction_for(SALT_HARBOUR_QUESTION), "not found"),
+            (ANSWER_PROMPT, "The documents do not say which university."),
+        ],
+    )
+
+
 def test_deep_search_follows_the_bridge_and_answers_the_second_hop(server, store, embedding) -> None:
     """The hop is asked and searched on its own, its answer replaces the phrase, and the concise
     answer is extracted for the rewritten question from its own search, read first."""
@@ -182,19 +202,8 @@ def test_a_hop_that_cannot_be_answered_ends_the_chain_and_deep_search_answers_as
 ) -> None:
     """A hop answered "not found" is reported unused; the question is not rewritten and the
     concise answer is extracted for the question as asked."""
-    question = "Which university did the author of Salt Harbour attend?"
-    result = _deep_search(
-        server,
-        store,
-        embedding,
-        question,
-        [
-            (SUB_QUERIES_PROMPT, '["Salt Harbour author"]'),
-            (_extraction_for("Who is the author of Salt Harbour?"), "not found"),
-            (_extraction_for(question), "not found"),
-            (ANSWER_PROMPT, "The documents do not say which university."),
-        ],
-    )
+    question = SALT_HARBOUR_QUESTION
+    result = _salt_harbour_hop_answered(server, store, embedding, "not found")
     hop = next(step for step in result.steps if step.kind == "intermediate_answer")
     assert hop.data["used"] is False
     assert not any(step.data.get("query") == "Which university did Ingrid Vang attend?" for step in result.steps)
@@ -254,19 +263,7 @@ def test_a_hop_answer_from_a_passage_about_something_else_ends_the_chain(server,
     """ "Halvard Brekke" is in a passage, but not in one that names Salt Harbour (his book's page
     shares only the word "harbour"): the hop's answer was read from another book's page, so the
     question is answered as asked."""
-    question = "Which university did the author of Salt Harbour attend?"
-    result = _deep_search(
-        server,
-        store,
-        embedding,
-        question,
-        [
-            (SUB_QUERIES_PROMPT, '["Salt Harbour author"]'),
-            (_extraction_for("Who is the author of Salt Harbour?"), "Halvard Brekke"),
-            (_extraction_for(question), "not found"),
-            (ANSWER_PROMPT, "The documents do not say which university."),
-        ],
-    )
+    result = _salt_harbour_hop_answered(server, store, embedding, "Halvard Brekke")
     hop = next(step for step in result.steps if step.kind == "intermediate_answer")
     assert hop.data == {"query": "Who is the author of Salt Harbour?", "answer": "Halvard Brekke", "used": False}
     assert not any(step.data.get("query") == "Which university did Halvard Brekke attend?" for step in result.steps)
