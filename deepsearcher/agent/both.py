@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from deepsearcher.agent.citations import naming_first
 from deepsearcher.agent.context import RunContext, all_at_once
 from deepsearcher.agent.extract import as_passages, extract_answer
+from deepsearcher.agent.result import Decision
 from deepsearcher.llm.base import BaseLLM
 from deepsearcher.types import RetrievalResult
 
@@ -66,14 +67,6 @@ def _singular(what: str) -> str:
         return what
     noun = what[:-1]
     return f"{'an' if noun[0].casefold() in 'aeiou' else 'a'} {noun}"
-
-
-@dataclass(frozen=True)
-class Decision:
-    """The answer decided from the parts' answers, and the sentence that says how."""
-
-    answer: str
-    sentence: str
 
 
 async def decide(question: str, shown: list[RetrievalResult], llm: BaseLLM, ctx: RunContext) -> Decision | None:

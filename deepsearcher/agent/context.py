@@ -11,17 +11,14 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from deepsearcher.agent.events import EventCallback, StepEvent
-from deepsearcher.agent.result import StepUsage
+from deepsearcher.agent.result import Decision, StepUsage
 from deepsearcher.llm.base import BaseLLM
 from deepsearcher.llm.structured import structured_call
 from deepsearcher.transport.retry import timeout_after
 from deepsearcher.types.errors import DeepSearcherError
-
-if TYPE_CHECKING:  # both.py runs its parts through this module's helpers
-    from deepsearcher.agent.both import Decision
 
 logger = logging.getLogger("deepsearcher.agent")
 T = TypeVar("T")

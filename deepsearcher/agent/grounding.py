@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from deepsearcher.agent.citations import (
     Claim,
@@ -32,10 +31,7 @@ from deepsearcher.agent.extract import (
     usable_extraction,
     without_passage_names,
 )
-from deepsearcher.agent.result import Source
-
-if TYPE_CHECKING:
-    from deepsearcher.agent.both import Decision
+from deepsearcher.agent.result import Decision, Source
 
 NOT_FOUND_SHORT = "not found"
 MAX_SHORT_WORDS = 12

@@ -12,6 +12,15 @@ from deepsearcher.types import RetrievalResult
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
 
+@dataclass(frozen=True)
+class Decision:
+    """An answer decided in code from answers to a question's parts (agent/both.py), and the
+    sentence that says how: it stands like a computed comparison, over what the model wrote."""
+
+    answer: str
+    sentence: str
+
+
 @dataclass
 class Source:
     """One numbered source the answer may cite as [index]: a document (its chunks merged), with
