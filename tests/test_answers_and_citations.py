@@ -404,6 +404,11 @@ def test_the_short_answer_is_the_extracted_words_not_the_explanations_wrong_role
         ("Is Jonas Weber the backup contact?", "Yes", True),
         ("Was Arne Solberg or Bjorn Lie born first?", "Bjorn Lie", True),  # a choice the question names
         ("Which of the two rowers was born first?", "Passage 2", False),  # a passage's label, not an answer
+        ("Who is the backup contact for the lab's manager?", "manager's", False),  # a possessive: still its words
+        ("Who is the backup contact for the lab?", "Jonas Lund", False),  # a two-word name: both words read
+        ("Who is the backup contact for the lab?", "Jónas Weber", True),  # accents do not count
+        ("Arne Solberg is a rower who was born when?", "a Norwegian rower", False),  # a date asked last, none given
+        ("Arne Solberg is a rower who was born when?", "17 February 1944", True),
     ],
 )
 def test_an_extracted_answer_stands_only_when_it_can_answer(question: str, extracted: str, usable: bool) -> None:

@@ -12,11 +12,12 @@ import pytest
 from helpers import ANSWER_PROMPT, FAST_RETRIES, SUB_QUERIES_PROMPT
 
 from deepsearcher.agent import DeepSearch
-from deepsearcher.agent.both import parts
+from deepsearcher.agent.both import parts, stated_of
 from deepsearcher.agent.bridge import bridge_phrases, hop_question
 from deepsearcher.agent.trailing import trailing_ask
 from deepsearcher.testing import scripted_llm_fixture
 from deepsearcher.testing.store_corpus import make_chunks
+from deepsearcher.types import RetrievalResult
 from deepsearcher.vector_db.milvus import Milvus
 
 server = scripted_llm_fixture(name="server", fallback="NO")
@@ -318,3 +319,39 @@ def test_deep_search_answers_a_both_question_from_each_things_answer_not_the_mod
     assert result.usage_by_step["both"].calls == 2 and "extract" not in result.usage_by_step
     shown = next(r.prompt_text for r in server.requests if "Question: Is Halvard Brekke a novel?" in r.prompt_text)
     assert shown.index("(Halvard Brekke)") < shown.index("(Cold Meridian)")  # its own page first
+
+
+def test_a_yes_no_passage_about_the_thing_states_is_no(server, store, embedding) -> None:
+    """The model's "yes" for a part stands only when the passages about that thing hold the
+    predicate's names: Cold Meridian's page never says "Norwegian" (Salt Harbour's does)."""
+    question = "Are Cold Meridian and Salt Harbour both Norwegian novels?"
+    result = _deep_search(
+        server,
+        store,
+        embedding,
+        question,
+        [
+            (SUB_QUERIES_PROMPT, '["Cold Meridian", "Salt Harbour"]'),
+            (_extraction_for("Is Cold Meridian a Norwegian novel?"), "Yes"),
+            (_extraction_for("Is Salt Harbour a Norwegian novel?"), "Yes"),
+            (ANSWER_PROMPT, "Answer: Yes\nBoth are Norwegian novels [1]."),
+        ],
+    )
+
+    assert result.short_answer == "no"
+    assert "“Is Cold Meridian a Norwegian novel”: no (its passages do not say so)" in result.answer
+    assert "“Is Salt Harbour a Norwegian novel”: yes" in result.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "stated"),
+    [
+        ("Are Cold Meridian and Salt Harbour both novels?", [True, True]),  # a plain word, in each page
+        ("Are Cold Meridian and Salt Harbour both Norwegian novels?", [False, True]),  # the name must be there
+        ("Were Cold Meridian and Salt Harbour both published in 1998?", [True, False]),  # so must the number
+        ("Are Cold Meridian and Halvard Brekke both painters?", [False, False]),  # no word of it at all
+    ],
+)
+def test_a_part_is_stated_only_by_passages_about_its_own_thing(question: str, stated: list[bool]) -> None:
+    results = [RetrievalResult(None, text, title, {"title": title}) for title, text in DOCUMENTS.items()]
+    assert [stated_of(part, results) for part in parts(question)] == stated

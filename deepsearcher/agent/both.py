@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from deepsearcher.agent.citations import naming_first
+from deepsearcher.agent.citations import content_words, naming_first
 from deepsearcher.agent.context import RunContext, all_at_once
 from deepsearcher.agent.extract import as_passages, extract_answer
 from deepsearcher.agent.result import Decision
@@ -45,6 +45,7 @@ class Part:
 
     name: str
     question: str
+    what: str = ""  # the predicate asked of it: "a British publication"
 
 
 def parts(question: str) -> list[Part]:
@@ -58,7 +59,20 @@ def parts(question: str) -> list[Part]:
         return []
     be = "Is" if match["be"].casefold() == "are" else "Was"
     what = _singular(match["what"].strip())
-    return [Part(name, f"{be} {name} {what}?") for name in (match["a"].strip(), match["b"].strip())]
+    return [Part(name, f"{be} {name} {what}?", what) for name in (match["a"].strip(), match["b"].strip())]
+
+
+def stated_of(part: Part, shown: list[RetrievalResult]) -> bool:
+    """Whether the passages about the part's thing state its predicate: each name and number of it
+    ("British", "1950"), else one of its words ("animated" of "an animated feature"). Why: the 1.5B answered "yes" to "Is the Woman's
+    Viewpoint a British publication?" over a page saying it was founded in Texas (issue 30's run);
+    a "yes" that no passage about the thing words is not an answer the documents give."""
+    thing = set(content_words(part.name))
+    about = " ".join(r.text for r in shown if thing <= set(content_words(f"{r.title or ''} {r.text}")))
+    held = set(content_words(about))
+    named = {w for raw in re.findall(r"\w+", part.what) if raw[:1].isupper() or raw.isdigit() for w in content_words(raw)}
+    rest = set(content_words(part.what)) - named
+    return named <= held if named else not rest or bool(rest & held)
 
 
 def _singular(what: str) -> str:
@@ -82,10 +96,15 @@ async def decide(question: str, shown: list[RetrievalResult], llm: BaseLLM, ctx:
         ]
     )
     said = [reply.split()[0].strip(",.!").casefold() if reply.split() else "" for reply in replies]
+    unstated = [word == "yes" and not stated_of(part, shown) for part, word in zip(asked, said, strict=True)]
+    said = ["no" if drop else word for word, drop in zip(said, unstated, strict=True)]
     for part, word in zip(asked, said, strict=True):
         ctx.emit("intermediate_answer", query=part.question, answer=word or "not found", used=word in {"yes", "no"})
     answer = "no" if "no" in said else "yes" if all(word == "yes" for word in said) else ""
     if not answer:
         return None
-    each = "; ".join(f"“{part.question.rstrip('?')}”: {word}" for part, word in zip(asked, said, strict=True))
+    each = "; ".join(
+        f"“{part.question.rstrip('?')}”: {'no (its passages do not say so)' if drop else word}"
+        for part, word, drop in zip(asked, said, unstated, strict=True)
+    )
     return Decision(answer, f"{answer.capitalize()}, asked of each: {each}.")

@@ -32,7 +32,12 @@ _YES_NO = re.compile(
 _NUMBER_QUESTION = re.compile(
     r"^\W*(?:how\s+(?:many|much|long|old|tall|far|high)|what\s+(?:number|percentage))\b", re.I
 )
-_DATE_QUESTION = re.compile(r"^\W*(?:when|(?:in\s+)?(?:what|which)\s+(?:year|date|decade|century))\b", re.I)
+_DATE_ASK = r"(?:when|(?:in\s+)?(?:what|which)\s+(?:year|date|decade|century))"
+#: asked first ("When was…") or last in a statement ("…another sport that was started when?"),
+#: not last in another question ("Who said what when?")
+_DATE_QUESTION = re.compile(
+    rf"^\W*{_DATE_ASK}\b|^(?!\W*(?:who|whom|whose|what|which|where|why|how)\b).*\b{_DATE_ASK}\s*\?\s*$", re.I
+)
 _PERSON_QUESTION = re.compile(r"^\W*(?:who|whom|whose)\b", re.I)
 _PLACE_QUESTION = re.compile(
     r"^\W*where\b|\b(?:what|which)\s+(?:city|country|county|state|town|place|continent)\b", re.I
