@@ -3,7 +3,8 @@ multi-hop sets: answer accuracy (normalised gold contained in the short answer; 
 questions the other candidate absent), EM / F1 of the short answer, abstention on a generated
 unanswerable split (the sets' own questions about a made-up entity), citation precision (cited
 sources holding the gold answer; over all answers, and over right answers only, where it says
-whether the citations point at the page that holds the answer), answers stating a fact without a
+whether the citations point at the page that holds the answer), citation support (cited sources
+holding the short answer given, right or wrong), answers stating a fact without a
 citation, Recall@2/@5 of the gold titles, tokens, wall time, LLM calls, and parse repairs /
 unrecovered parse failures; then a per-question table.
 
@@ -39,6 +40,7 @@ from deepsearcher.evaluation.runner import load_corpus  # noqa: E402
 from deepsearcher.evaluation.scoring import (  # noqa: E402
     answer_correct,
     citation_precision,
+    citation_support,
     distinct_titles,
     exact_match,
     is_abstention,
@@ -129,6 +131,8 @@ def run_one(agent: Any, log: CallLog, question: Any, collection: str, args: argp
         question=question.question,
         correct=None if unanswerable else answer_correct(result.short_answer, question.answers, question.question),
         cite_precision=None if unanswerable else citation_precision(cited, question.answers),
+        cite_support=citation_support(cited, result.short_answer),
+        cited_titles=[source.title or source.reference for source in result.sources if source.cited],
         uncited=not result.abstained and not cited,
         recall_2=None if unanswerable else recall_at_k(titles, question.gold_titles, 2),
         recall_5=None if unanswerable else recall_at_k(titles, question.gold_titles, 5),
@@ -164,10 +168,10 @@ def table(rows: list[dict[str, Any]]) -> str:
         groups[(row["dataset"], row["model"], row["agent"])].append(row)
     head = (
         "| set | model | agent | n | accuracy | abstention (unanswerable) | wrongly abstained | cite precision "
-        "| cite precision (right answers) | uncited facts | EM | F1 | R@2 | R@5 | tokens | wall s | calls | fallback "
-        "| kept/judged | repairs | unrecovered | errors |"
+        "| cite precision (right answers) | cite support | uncited facts | EM | F1 | R@2 | R@5 | tokens | wall s "
+        "| calls | fallback | kept/judged | repairs | unrecovered | errors |"
     )
-    lines = [head, "|" + "---|" * 22]
+    lines = [head, "|" + "---|" * 23]
     for (dataset, model, agent), group in sorted(groups.items()):
         ok = [row for row in group if "tokens" in row]
         answerable = [row for row in ok if not row.get("unanswerable")]
@@ -186,6 +190,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"| {mean([float(r.get('abstained', False)) for r in answerable])} "
             f"| {mean([r.get('cite_precision') for r in answerable])} "
             f"| {mean([r.get('cite_precision') for r in answerable if r.get('correct')])} "
+            f"| {mean([r.get('cite_support') for r in answerable])} "
             f"| {sum(1 for r in ok if r.get('uncited') and not r.get('abstained'))} "
             f"| {mean([r['em'] for r in answerable])} | {mean([r['f1'] for r in answerable])} "
             f"| {mean([r['recall_2'] for r in answerable])} | {mean([r['recall_5'] for r in answerable])} "

@@ -18,7 +18,7 @@ from deepsearcher.agent.grounding import _item_explained, check_answer
 from deepsearcher.agent.result import Source
 from deepsearcher.cli.main import app
 from deepsearcher.evaluation.dataset import load_dataset
-from deepsearcher.evaluation.scoring import answer_correct, citation_precision, is_abstention
+from deepsearcher.evaluation.scoring import answer_correct, citation_precision, citation_support, is_abstention
 from deepsearcher.evaluation.unanswerable import unanswerable_questions
 from deepsearcher.mcp_server import DeepSearcherTools
 from deepsearcher.testing import scripted_llm_fixture
@@ -206,6 +206,9 @@ def test_eval_scores_and_the_generated_unanswerable_split(tmp_path) -> None:
     assert answer_correct("the Pterocarya", "Pterocarya", larger) == 1.0
     assert citation_precision(["Ada Berg founded it.", "Other text."], "Ada Berg") == 0.5
     assert citation_precision([], "Ada Berg") is None and citation_precision(["x"], "yes") is None
+    # support: the cited sources holding the answer given, right or wrong; none for an abstention
+    assert citation_support(["Ada Berg founded it.", "Other text."], "Other text") == 0.5
+    assert citation_support(["Ada Berg founded it."], "not found") is None
     assert check_answer("Who founded it?", "The documents do not mention it.", []).abstained
 
 
@@ -409,6 +412,7 @@ def test_the_short_answer_is_the_extracted_words_not_the_explanations_wrong_role
         ("Who is the backup contact for the lab?", "Jónas Weber", True),  # accents do not count
         ("Arne Solberg is a rower who was born when?", "a Norwegian rower", False),  # a date asked last, none given
         ("Arne Solberg is a rower who was born when?", "17 February 1944", True),
+        ("Rowing boats like his were first built when?", "the early twentieth century", True),  # a date in words
     ],
 )
 def test_an_extracted_answer_stands_only_when_it_can_answer(question: str, extracted: str, usable: bool) -> None:
@@ -456,3 +460,27 @@ def test_deep_search_judges_nothing_when_no_retrieved_passage_names_the_subject(
     assert len(sent) == 1 and sent[0].startswith(SUB_QUERIES_PROMPT), "no judge, reflection or answer call"
     judge = next(step for step in result.steps if step.kind == "judge")
     assert judge.data["judged"] == 0 and judge.data["skipped"] == "no passage retrieved mentions Faroe Islands"
+
+
+def test_an_answer_from_a_page_unlinked_to_the_question_is_not_given() -> None:
+    """Issue 30's 1.5B copied "Lake Oesa" from a page that says nothing of the Siege of Cassel nor
+    of any place a Cassel page names. An answer on the bridge page (it shares "Holmfjord" with the
+    page about the siege) stands; one from an unrelated page becomes "not found"."""
+    pages = {
+        "Siege of Varn": "The Siege of Varn took place at Holmfjord in 1702.",
+        "Holmfjord": "Holmfjord is a town that lies on the river Elva.",
+        "Lake Tessa": "Lake Tessa is a lake in the Rocky Mountains.",
+    }
+    sources = group_sources([RetrievalResult(None, text, f"{t}.txt", {"title": t}) for t, text in pages.items()])
+    question = "What body of water is near the location where the Siege of Varn took place?"
+    bridged = check_answer(question, "Answer: the river Elva\nThe river Elva runs by Holmfjord [2].", sources)
+    assert bridged.short_answer == "the river Elva" and not bridged.abstained
+    unlinked = check_answer(question, "Answer: Lake Tessa\nLake Tessa is a lake [3].", sources)
+    assert unlinked.abstained and "no passage holding “Lake Tessa” is about Siege of Varn" in unlinked.answer
+    # a hop's answer links too: the question its bridge rewrote names Holmfjord
+    village = RetrievalResult(None, "Varn is a village by the sea.", "varn.txt", {"title": "Varn"})
+    hopped = group_sources([village, *(RetrievalResult(None, pages[t], f"{t}.txt", {"title": t}) for t in pages)][::2])
+    written = "Answer: the river Elva\nIt runs by Holmfjord [2]."  # read: Varn, Holmfjord (not the siege's page)
+    assert check_answer(question, written, hopped).abstained
+    rewritten = check_answer(question, written, hopped, rewritten="What body of water is near Holmfjord?")
+    assert rewritten.short_answer == "the river Elva" and not rewritten.abstained

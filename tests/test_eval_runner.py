@@ -134,11 +134,11 @@ def test_naive_eval_end_to_end(tmp_path: Path, config_file: Path, milvus_uri: st
 
     markdown = (out / "summary.md").read_text()
     assert (
-        "| agent | max_iter | n | Recall@1 | Recall@2 | Recall@6 | all found | accuracy | abstention | cite precision | EM | F1 | mean tokens | mean LLM calls | mean wall s | failures |"  # noqa: E501 - a literal read better whole
+        "| agent | max_iter | n | Recall@1 | Recall@2 | Recall@6 | all found | accuracy | abstention | cite precision | cite support | EM | F1 | mean tokens | mean LLM calls | mean wall s | failures |"  # noqa: E501 - a literal read better whole
         in markdown
     )
     assert re.search(
-        r"\| naive \| – \| 3 \| 0\.583 \| [01]\.\d{3} \| 0\.833 \| 0\.667 \| – \| – \| – \| – \| – \| 0\.0 \| 0\.00 \| \d+\.\d{3} \| 0 \|",  # noqa: E501 - a literal read better whole
+        r"\| naive \| – \| 3 \| 0\.583 \| [01]\.\d{3} \| 0\.833 \| 0\.667 \| – \| – \| – \| – \| – \| – \| 0\.0 \| 0\.00 \| \d+\.\d{3} \| 0 \|",  # noqa: E501 - a literal read better whole
         markdown,
     ), markdown
     assert is_png(out / "recall_vs_max_iter.png") and is_png(out / "tokens_vs_max_iter.png")

@@ -252,7 +252,9 @@ class RAGAgent(BaseAgent):
         checked = (
             abstain(question, sources, missing)
             if missing
-            else check_answer(question, written, sources, extracted, decided=ctx.decided)
+            else check_answer(
+                question, written, sources, extracted, decided=ctx.decided, rewritten=ctx.rewritten_question
+            )
         )
         ctx.extra.update(short_answer=checked.short_answer, claims=checked.claims, abstained=checked.abstained)
         supported = sum(claim.supported for claim in checked.claims)

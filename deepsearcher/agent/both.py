@@ -64,13 +64,15 @@ def parts(question: str) -> list[Part]:
 
 def stated_of(part: Part, shown: list[RetrievalResult]) -> bool:
     """Whether the passages about the part's thing state its predicate: each name and number of it
-    ("British", "1950"), else one of its words ("animated" of "an animated feature"). Why: the 1.5B answered "yes" to "Is the Woman's
-    Viewpoint a British publication?" over a page saying it was founded in Texas (issue 30's run);
-    a "yes" that no passage about the thing words is not an answer the documents give."""
+    ("British", "1950"), else one of its words ("animated" of "an animated feature"). Why: the
+    1.5B answered "yes" to "Is the Woman's Viewpoint a British publication?" over a page saying it
+    was founded in Texas (issue 30's run); a "yes" that no passage about the thing words is not an
+    answer the documents give."""
     thing = set(content_words(part.name))
     about = " ".join(r.text for r in shown if thing <= set(content_words(f"{r.title or ''} {r.text}")))
     held = set(content_words(about))
-    named = {w for raw in re.findall(r"\w+", part.what) if raw[:1].isupper() or raw.isdigit() for w in content_words(raw)}
+    raw_words = re.findall(r"\w+", part.what)
+    named = {word for raw in raw_words if raw[:1].isupper() or raw.isdigit() for word in content_words(raw)}
     rest = set(content_words(part.what)) - named
     return named <= held if named else not rest or bool(rest & held)
 

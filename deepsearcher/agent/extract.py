@@ -75,6 +75,21 @@ def expected_kind(question: str) -> str | None:
     return "date" if _DATE_QUESTION.search(question) else None
 
 
+#: a date without digits: "the early twentieth century", "in May", "the Bronze Age"
+_DATE_WORDS = re.compile(
+    r"\b(?:(?i:centur(?:y|ies)|decades?|millenni(?:um|a)|eras?|ages?)|BCE?|AD|CE|January|February|March|April"
+    r"|May|June|July|August|September|October|November|December)\b"
+)
+
+
+def has_kind(short: str, kind: str | None) -> bool:
+    """Whether `short` is of the kind `expected_kind` gave: a number has a digit, a date a digit or
+    a word of a date ("early twentieth century"); anything else passes."""
+    if kind is None or any(char.isdigit() for char in short):
+        return True
+    return kind == "date" and bool(_DATE_WORDS.search(short))
+
+
 def answer_kind(question: str) -> str:
     """What kind of words answer `question`, in the prompt's words."""
     if " or " in question and "?" in question:
@@ -113,7 +128,7 @@ def usable_extraction(short: str, question: str, titles: list[str], texts: list[
     bare = short.casefold()
     if not choices and any(bare == title.casefold() and title.casefold() in question.casefold() for title in titles):
         return False
-    if kind in {"a number", "a date or year"} and not any(char.isdigit() for char in short):
+    if not has_kind(short, expected_kind(question)):
         return False
     return grounded_in(short, texts)
 

@@ -18,6 +18,7 @@ from deepsearcher.agent.citations import (
     attribute,
     content_words,
     grounded_in,
+    named_subjects,
     source_label,
     split_sentences,
     strip_citations,
@@ -27,10 +28,12 @@ from deepsearcher.agent.comparison import choices, compare
 from deepsearcher.agent.extract import (
     answer_kind,
     expected_kind,
+    has_kind,
     is_passage_label,
     usable_extraction,
     without_passage_names,
 )
+from deepsearcher.agent.linked import linked_to_question
 from deepsearcher.agent.result import Decision, Source
 
 NOT_FOUND_SHORT = "not found"
@@ -107,15 +110,17 @@ _NUMBER = re.compile(r"\b\d[\d,.]*(?:\s+(?:million|billion|thousand|hundred|perc
 
 def fits_question(short: str, question: str, sources: list[Source]) -> bool:
     """Whether a short answer can answer the question at all: not a source's label the model copied
-    ("(Harry Potter in translation)"), not only words of the question (its own name given back,
-    unless the question offers choices: "A or B?"), a number or date where one is asked."""
+    ("(Harry Potter in translation)") nor the title of a source the question is about (a page
+    titled by the answer is no label: "Lake Tessa" from the page "Lake Tessa"), not only words of
+    the question (its own name given back, unless the question offers choices: "A or B?"), a
+    number or date where one is asked."""
     if not short:
         return False
     bare = short.strip("()[] ").casefold()
     if (
         short.startswith("(")
         or is_passage_label(short)
-        or any(bare == (source.title or "").casefold() for source in sources)
+        or any(bare == (source.title or "").casefold() in question.casefold() for source in sources)
     ):
         return False
     if any(f"({source.title})" in short for source in sources if source.title):  # "… of (Harry Potter in …)"
@@ -124,7 +129,7 @@ def fits_question(short: str, question: str, sources: list[Source]) -> bool:
     if words and words <= set(content_words(question)) and " or " not in question:
         return False
     kind = expected_kind(question)
-    return kind is None or any(char.isdigit() for char in short)
+    return has_kind(short, kind)
 
 
 def _without_labels(text: str, sources: list[Source]) -> str:
@@ -161,12 +166,15 @@ def check_answer(
     sources: list[Source],
     extracted: str = "",
     decided: Decision | None = None,
+    rewritten: str | None = None,
 ) -> CheckedAnswer:
     """The answer as returned: short answer split off (or cut from the first sentence), a computed
     comparison where the question asks one, the grounding check, citations on every claim.
     `extracted`: the words the extraction call copied from a passage (agent/extract.py); when
     usable they are the short answer, and the explanation is checked against them. `decided`: an
-    answer computed from the question's parts (agent/both.py), which stands over the model's own."""
+    answer computed from the question's parts (agent/both.py), which stands over the model's own.
+    `rewritten`: the question its bridge hops rewrote (agent/bridge.py), whose names the answer may
+    be linked to as well as the question's own."""
     texts = [source.text for source in sources]
     missing = unanswerable_reason(question, sources)
     if missing:
@@ -209,6 +217,10 @@ def check_answer(
         explanation = f"{short}.\n\n{explanation}".strip()  # the explanation must state the answer it explains
     if not grounded_in(short, texts):
         return abstain(question, sources, f"the answer “{short}” is not in any passage read")
+    subjects = list(dict.fromkeys([*named_subjects(question), *named_subjects(rewritten or "")]))
+    asks_a_name = computed is None and not pair and not decided and answer_kind(question) != "yes or no"
+    if asks_a_name and not linked_to_question(short, subjects, sources):
+        return abstain(question, sources, f"no passage holding “{short}” is about {' or '.join(subjects)}")
     cited, claims = attribute(explanation, sources, question)
     if claims and not any(claim.supported for claim in claims):
         return abstain(question, sources, "no sentence of the answer is supported by a passage")

@@ -41,6 +41,7 @@ def _group_summary(spec: RunSpec, every_row: list[dict[str, Any]], ks: Sequence[
         if answered and unanswerable
         else None,
         "citation_precision": _mean(row.get("citation_precision") for row in rows) if answered else None,
+        "citation_support": _mean(row.get("citation_support") for row in rows) if answered else None,
         "unanswerable": len(unanswerable),
         "agent": spec.agent,
         "max_iter": spec.max_iter,
@@ -117,6 +118,7 @@ def table_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         "accuracy",
         "abstention",
         "cite precision",
+        "cite support",
         "EM",
         "F1",
         "mean tokens",
@@ -136,6 +138,7 @@ def table_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
                 _fmt(group.get("accuracy"), 3),
                 _fmt(group.get("abstention"), 3),
                 _fmt(group.get("citation_precision"), 3),
+                _fmt(group.get("citation_support"), 3),
                 _fmt(group["em"], 3),
                 _fmt(group["f1"], 3),
                 _fmt(group["mean_tokens"], 1),
@@ -164,7 +167,9 @@ def _markdown_document(summary: dict[str, Any]) -> str:
         "all found: every gold title anywhere in the retrieved titles. accuracy: the gold answer "
         "(or an alias) contained in the short answer (for 'A or B' questions, the other one absent). abstention: "
         "share of the generated unanswerable questions answered 'not found'. cite precision: cited sources "
-        "holding the gold answer. EM / F1 against the short answer (best over its aliases). Failed questions "
+        "holding the gold answer. cite support: cited sources holding the short answer given, right or "
+        "wrong (does each citation point at a passage that states what it is cited for). EM / F1 against "
+        "the short answer (best over its aliases). Failed questions "
         "count as 0 in quality columns and are left out of cost columns. naive = retrieval only, no LLM.\n"
     )
     lines = ["", "| id | agent | gold | short answer | verdict | cite precision |", "|---|---|---|---|---|---:|"]

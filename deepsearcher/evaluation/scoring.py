@@ -19,6 +19,7 @@ __all__ = [
     "all_found",
     "answer_correct",
     "citation_precision",
+    "citation_support",
     "is_abstention",
     "distinct_titles",
     "exact_match",
@@ -131,6 +132,15 @@ def is_abstention(short_answer: str) -> bool:
     from deepsearcher.agent.grounding import says_not_found
 
     return not short_answer.strip() or says_not_found(short_answer)
+
+
+def citation_support(cited_texts: Sequence[str], short_answer: str | None) -> float | None:
+    """Share of the cited sources whose text holds the short answer given, right or wrong: whether
+    each citation points at a passage stating what it is cited for (None: an abstention, nothing
+    cited, or yes/no). Beside `citation_precision`, which a wrong answer's sources rarely meet."""
+    if not short_answer or is_abstention(short_answer):
+        return None
+    return citation_precision(cited_texts, short_answer)
 
 
 def citation_precision(cited_texts: Sequence[str], answer: str | Sequence[str]) -> float | None:

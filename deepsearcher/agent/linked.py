@@ -1,0 +1,55 @@
+"""An answer linked to what was asked: the passage that holds it is about the question's names, or
+shares a name with a passage that is (the bridge of a two-hop question).
+
+Why: the local 1.5B copies a name of the right kind from any passage it read. "What body of water
+is near the location where the Siege of Cassel took place?" was answered "Lake Oesa" from a page
+that says nothing of Cassel, nor of any place a Cassel page names (issue 30's runs: ten such
+answers, all wrong, one right one lost, over the 165 distinct answers of rounds 10-12). Such an
+answer is grounded (its words are in a passage) but not supported, so the agent says what it found
+instead.
+"""
+
+from __future__ import annotations
+
+from deepsearcher.agent.citations import content_words, grounded_in, mentions_name
+from deepsearcher.agent.result import Source
+from deepsearcher.graph.entities import mentions
+
+#: the longest name looked for inside another passage, in words
+_LONGEST_NAME = 6
+
+
+def _whole(source: Source) -> str:
+    return f"{source.title or ''}\n{source.text}"
+
+
+def _stems(text: str) -> list[str]:
+    """Content words without a plural "s": "Aurora Cells" names "the Aurora Cell"."""
+    return [word[:-1] if len(word) > 3 and word.endswith("s") else word for word in content_words(text)]
+
+
+def _names(source: Source) -> set[tuple[str, ...]]:
+    """The names a source's title and text mention (apart: a title and a first word would join)."""
+    found = (tuple(_stems(name)) for part in (source.title or "", source.text) for name in mentions(part))
+    return {name for name in found if 0 < len(name) <= _LONGEST_NAME}
+
+
+def _phrases(source: Source) -> set[tuple[str, ...]]:
+    """Every run of up to _LONGEST_NAME words of the source: where a name of another is looked for."""
+    words = _stems(_whole(source))
+    return {tuple(words[i : i + n]) for n in range(1, _LONGEST_NAME + 1) for i in range(len(words) - n + 1)}
+
+
+def _share_a_name(one: Source, other: Source) -> bool:
+    return bool(_names(one) & _phrases(other) or _names(other) & _phrases(one))
+
+
+def linked_to_question(short: str, subjects: list[str], sources: list[Source]) -> bool:
+    """Whether a source holding `short` mentions one of `subjects` (the question's names, a hop's
+    answer) or shares a name with a source that does. True when there is nothing to link: no
+    subject, or no one source holding the whole answer (the grounding check judges that)."""
+    holding = [source for source in sources if grounded_in(short, [_whole(source)])]
+    if not subjects or not holding:
+        return True
+    about = [source for source in sources if any(mentions_name(_whole(source), name) for name in subjects)]
+    return any(source in about or any(_share_a_name(source, bridge) for bridge in about) for source in holding)
