@@ -3,10 +3,10 @@ shares a name with a passage that is (the bridge of a two-hop question).
 
 Why: the local 1.5B copies a name of the right kind from any passage it read. "What body of water
 is near the location where the Siege of Cassel took place?" was answered "Lake Oesa" from a page
-that says nothing of Cassel, nor of any place a Cassel page names (issue 30's runs: ten such
-answers, all wrong, one right one lost, over the 165 distinct answers of rounds 10-12). Such an
-answer is grounded (its words are in a passage) but not supported, so the agent says what it found
-instead.
+that says nothing of Cassel, nor of any place a Cassel page names. Replayed over the 123 distinct
+answers (not yes/no) of issue 30's 1.5B runs in rounds 10-12, with the pages they read, the check
+refuses 8 answers, all wrong, and no right one. Such an answer is grounded (its words are in a
+passage) but not supported, so the agent says what it found instead.
 """
 
 from __future__ import annotations
