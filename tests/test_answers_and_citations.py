@@ -484,3 +484,19 @@ def test_an_answer_from_a_page_unlinked_to_the_question_is_not_given() -> None:
     assert check_answer(question, written, hopped).abstained
     rewritten = check_answer(question, written, hopped, rewritten="What body of water is near Holmfjord?")
     assert rewritten.short_answer == "the river Elva" and not rewritten.abstained
+
+
+def test_a_short_answer_naming_the_hops_answer_again_is_recut_from_the_explanation() -> None:
+    """DeepSearch rewrote "the country where Aschen's composer was a citizen" to "Austria"; the
+    model's "Answer: Austria" answers the hop, not the question, so the explanation's new words are
+    the answer. Without the rewritten question, "Austria" stands (it is not the question's word)."""
+    pages = {
+        "Aschen": "Aschen is an opera by Hans Vogl, a composer from Austria.",
+        "Austria": "Austria was led by Karl Renner.",
+    }
+    sources = group_sources([RetrievalResult(None, text, f"{t}.txt", {"title": t}) for t, text in pages.items()])
+    question = "Who was in charge of the country where the composer of Aschen was a citizen?"
+    written = "Answer: Austria\nAustria was led by Karl Renner [2]."
+    assert check_answer(question, written, sources).short_answer == "Austria"
+    rewritten = check_answer(question, written, sources, rewritten="Who was in charge of Austria?")
+    assert "Karl Renner" in rewritten.short_answer and "Austria" not in rewritten.short_answer

@@ -198,9 +198,12 @@ def check_answer(
         short = extracted
         if not set(content_words(short)) <= set(content_words(explanation)):  # it explained another answer
             explanation = _evidence(short, texts) or explanation
-    elif computed is None and not fits_question(short, question, sources):  # a label, the question's name, no number
+    elif computed is None and not all(fits_question(short, asked, sources) for asked in (question, rewritten) if asked):
+        # a label, the question's name, no number; or the hop's answer again ("Austria" for "Who was
+        # in charge of the country where the composer of Aschenbrodel was a citizen?")
         unlabelled = _without_labels(explanation, sources)
-        short = typed_short(question, unlabelled) or short_from_sentence(unlabelled, question)
+        asked_words = f"{question} {rewritten or ''}"
+        short = typed_short(question, unlabelled) or short_from_sentence(unlabelled, asked_words)
         if not short:  # the model gave back a source's label and nothing else
             return abstain(question, sources, "the model named a source but no answer")
     pair = choices(question) if computed is None else None
