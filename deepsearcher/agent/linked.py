@@ -40,10 +40,6 @@ def _phrases(source: Source) -> set[tuple[str, ...]]:
     return {tuple(words[i : i + n]) for n in range(1, _LONGEST_NAME + 1) for i in range(len(words) - n + 1)}
 
 
-def _share_a_name(one: Source, other: Source) -> bool:
-    return bool(_names(one) & _phrases(other) or _names(other) & _phrases(one))
-
-
 def linked_to_question(short: str, subjects: list[str], sources: list[Source]) -> bool:
     """Whether a source holding `short` mentions one of `subjects` (the question's names, a hop's
     answer) or shares a name with a source that does. True when there is nothing to link: no
@@ -52,4 +48,11 @@ def linked_to_question(short: str, subjects: list[str], sources: list[Source]) -
     if not subjects or not holding:
         return True
     about = [source for source in sources if any(mentions_name(_whole(source), name) for name in subjects)]
-    return any(source in about or any(_share_a_name(source, bridge) for bridge in about) for source in holding)
+    if any(source in about for source in holding):
+        return True
+    if not about:
+        return False
+    # each source's names and phrases once: a document's merged chunks make thousands of phrases
+    bridge_names = set().union(*(_names(source) for source in about))
+    bridge_phrases = set().union(*(_phrases(source) for source in about))
+    return any(bridge_names & _phrases(source) or _names(source) & bridge_phrases for source in holding)
