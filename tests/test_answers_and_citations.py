@@ -500,3 +500,17 @@ def test_a_short_answer_naming_the_hops_answer_again_is_recut_from_the_explanati
     assert check_answer(question, written, sources).short_answer == "Austria"
     rewritten = check_answer(question, written, sources, rewritten="Who was in charge of Austria?")
     assert "Karl Renner" in rewritten.short_answer and "Austria" not in rewritten.short_answer
+
+
+def test_the_models_citation_of_a_page_sharing_one_word_is_replaced_by_the_page_that_says_it() -> None:
+    """The 1.5B cited the page on Richard Bach's novel for "…in the hand of his son Carl Philipp
+    Emanuel Bach [1]": one word in common. The page that states the sentence is cited instead."""
+    pages = {
+        "Seagull": "Seagull is a novella by Richard Bach about a bird.",
+        "Flute Sonata": "The manuscript of the Flute Sonata is in the hand of Carl Philipp Emanuel Bach, his son.",
+    }
+    sources = group_sources([RetrievalResult(None, text, f"{t}.txt", {"title": t}) for t, text in pages.items()])
+    answer = "The manuscript of the Flute Sonata is in the hand of his son Carl Philipp Emanuel Bach [1]."
+    cited, claims = attribute(answer, sources, "In whose hand is the manuscript of the Flute Sonata?")
+    assert claims[0].citations == [2] and claims[0].how == "attributed" and cited.endswith("Bach [2].")
+    assert not sources[0].cited and sources[1].cited
