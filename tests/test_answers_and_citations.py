@@ -486,7 +486,7 @@ def test_an_answer_from_a_page_unlinked_to_the_question_is_not_given() -> None:
     assert rewritten.short_answer == "the river Elva" and not rewritten.abstained
 
 
-def test_a_short_answer_naming_the_hops_answer_again_is_recut_from_the_explanation() -> None:
+def test_a_short_answer_naming_the_hops_answer_again_is_recut_or_not_found() -> None:
     """DeepSearch rewrote "the country where Aschen's composer was a citizen" to "Austria"; the
     model's "Answer: Austria" answers the hop, not the question, so the explanation's new words are
     the answer. Without the rewritten question, "Austria" stands (it is not the question's word)."""
@@ -500,6 +500,9 @@ def test_a_short_answer_naming_the_hops_answer_again_is_recut_from_the_explanati
     assert check_answer(question, written, sources).short_answer == "Austria"
     rewritten = check_answer(question, written, sources, rewritten="Who was in charge of Austria?")
     assert "Karl Renner" in rewritten.short_answer and "Austria" not in rewritten.short_answer
+    # nothing but the hop's answer and a common word ("his son C. P. E. Bach"): "not found"
+    bach = "Answer: Austria\nIt was written in Austria by his son [2]."
+    assert check_answer(question, bach, sources, rewritten="Who was in charge of Austria?").abstained
 
 
 def test_the_models_citation_of_a_page_sharing_one_word_is_replaced_by_the_page_that_says_it() -> None:

@@ -203,7 +203,10 @@ def check_answer(
         # in charge of the country where the composer of Aschenbrodel was a citizen?")
         unlabelled = _without_labels(explanation, sources)
         asked_words = f"{question} {rewritten or ''}"
-        short = typed_short(question, unlabelled) or short_from_sentence(unlabelled, asked_words)
+        hop_again = fits_question(short, question, sources)  # only the rewritten question's words: the hop's answer
+        hop_answer, short = short, typed_short(question, unlabelled) or short_from_sentence(unlabelled, asked_words)
+        if hop_again and not _names_something(short, asked_words):  # "son" of "his son C. P. E. Bach"
+            return abstain(question, sources, f"the answer “{hop_answer}” answers the hop, not the question")
         if not short:  # the model gave back a source's label and nothing else
             return abstain(question, sources, "the model named a source but no answer")
     pair = choices(question) if computed is None else None
@@ -228,6 +231,13 @@ def check_answer(
     if claims and not any(claim.supported for claim in claims):
         return abstain(question, sources, "no sentence of the answer is supported by a passage")
     return CheckedAnswer(cited + unanswered_parts_note(question, sources), short, claims)
+
+
+def _names_something(short: str, asked: str) -> bool:
+    """Whether a recut short answer holds a name or a number `asked` does not: what is left beside
+    a hop's answer must have to answer the question ("Karl Renner", not "son")."""
+    known = set(content_words(asked))
+    return any(set(content_words(word)) - known for word in short.split() if word[:1].isupper() or word[:1].isdigit())
 
 
 def _one_choice(pair: tuple[str, str], answers: list[str], explanations: list[str]) -> str | None:
