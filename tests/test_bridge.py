@@ -6,6 +6,7 @@ the real embedding model, the scripted OpenAI-compatible server on 127.0.0.1 pla
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -149,6 +150,23 @@ def _deep_search(server, store, embedding, question: str, replies: list[tuple[ob
         server.on(prompt, reply)
     agent = DeepSearch(llm=server.llm(**FAST_RETRIES), embedding_model=embedding, vector_db=store, max_iter=1)
     return agent.query_result(question, collections=["books"])
+
+
+def _both_asked(server, store, embedding, question: str, said: list[str], written: str):
+    """DeepSearch on an "Are X and Y both P?" question: its things searched, each part's
+    extraction answered `said` (in order), the answer `written`."""
+    asked = parts(question)
+    return _deep_search(
+        server,
+        store,
+        embedding,
+        question,
+        [
+            (SUB_QUERIES_PROMPT, json.dumps([part.name for part in asked])),
+            *((_extraction_for(part.question), word) for part, word in zip(asked, said, strict=True)),
+            (ANSWER_PROMPT, written),
+        ],
+    )
 
 
 SALT_HARBOUR_QUESTION = "Which university did the author of Salt Harbour attend?"
@@ -297,18 +315,7 @@ def test_deep_search_answers_a_both_question_from_each_things_answer_not_the_mod
     """Each thing is asked about over the passages naming it first; one "no" makes the answer
     "no" though the written answer says yes."""
     question = "Are Cold Meridian and Halvard Brekke both novels?"
-    result = _deep_search(
-        server,
-        store,
-        embedding,
-        question,
-        [
-            (SUB_QUERIES_PROMPT, '["Cold Meridian", "Halvard Brekke"]'),
-            (_extraction_for("Is Cold Meridian a novel?"), "Yes"),
-            (_extraction_for("Is Halvard Brekke a novel?"), "No"),
-            (ANSWER_PROMPT, "Answer: Yes\nBoth are novels [1]."),
-        ],
-    )
+    result = _both_asked(server, store, embedding, question, ["Yes", "No"], "Answer: Yes\nBoth are novels [1].")
 
     assert result.short_answer == "no"
     assert result.answer.startswith(
@@ -325,18 +332,8 @@ def test_a_yes_no_passage_about_the_thing_states_is_no(server, store, embedding)
     """The model's "yes" for a part stands only when the passages about that thing hold the
     predicate's names: Cold Meridian's page never says "Norwegian" (Salt Harbour's does)."""
     question = "Are Cold Meridian and Salt Harbour both Norwegian novels?"
-    result = _deep_search(
-        server,
-        store,
-        embedding,
-        question,
-        [
-            (SUB_QUERIES_PROMPT, '["Cold Meridian", "Salt Harbour"]'),
-            (_extraction_for("Is Cold Meridian a Norwegian novel?"), "Yes"),
-            (_extraction_for("Is Salt Harbour a Norwegian novel?"), "Yes"),
-            (ANSWER_PROMPT, "Answer: Yes\nBoth are Norwegian novels [1]."),
-        ],
-    )
+    written = "Answer: Yes\nBoth are Norwegian novels [1]."
+    result = _both_asked(server, store, embedding, question, ["Yes", "Yes"], written)
 
     assert result.short_answer == "no"
     assert "“Is Cold Meridian a Norwegian novel”: no (its passages do not say so)" in result.answer

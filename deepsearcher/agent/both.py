@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from deepsearcher.agent.citations import content_words, naming_first
+from deepsearcher.agent.citations import content_words, holds_name, naming_first
 from deepsearcher.agent.context import RunContext, all_at_once
 from deepsearcher.agent.extract import as_passages, extract_answer
 from deepsearcher.agent.result import Decision
@@ -68,8 +68,7 @@ def stated_of(part: Part, shown: list[RetrievalResult]) -> bool:
     1.5B answered "yes" to "Is the Woman's Viewpoint a British publication?" over a page saying it
     was founded in Texas (issue 30's run); a "yes" that no passage about the thing words is not an
     answer the documents give."""
-    thing = set(content_words(part.name))
-    about = " ".join(r.text for r in shown if thing <= set(content_words(f"{r.title or ''} {r.text}")))
+    about = " ".join(r.text for r in shown if holds_name(f"{r.title or ''} {r.text}", part.name))
     held = set(content_words(about))
     raw_words = re.findall(r"\w+", part.what)
     named = {word for raw in raw_words if raw[:1].isupper() or raw.isdigit() for word in content_words(raw)}

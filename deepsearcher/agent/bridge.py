@@ -26,7 +26,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from deepsearcher.agent.citations import content_words, grounded_in, named_nowhere, named_subjects, naming_first
+from deepsearcher.agent.citations import grounded_in, holds_name, named_nowhere, named_subjects, naming_first
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.extract import answer_kind, as_passages, extract_answer, usable_extraction
 from deepsearcher.agent.trailing import NOT_CHAINED, trailing_ask
@@ -103,10 +103,10 @@ def _stands(answer: str, asked: str, titles: list[str], texts: list[str], questi
     into" -> "Squamish River", from a page sharing only the word "River")."""
     if not usable_extraction(answer, asked, titles, texts) or answer.casefold() in question.casefold():
         return False
-    names = [set(content_words(name)) for name in named_subjects(asked)]
+    names = named_subjects(asked)
     # one whole name ("Tekeze River", not just "River"), any one of them ("German" of "which German
     # musician" is no page's name)
-    about = [text for text in texts if not names or any(name <= set(content_words(text)) for name in names)]
+    about = [text for text in texts if not names or any(holds_name(text, name) for name in names)]
     return grounded_in(answer, about)
 
 

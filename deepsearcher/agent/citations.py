@@ -263,6 +263,12 @@ def mentions_name(text: str, name: str) -> bool:
     return bool(set(content_words(name)) & set(content_words(text)))
 
 
+def holds_name(text: str, name: str) -> bool:
+    """Whether `text` holds every word of `name` ("Tekeze River", not just "River"): stricter than
+    `mentions_name`, for deciding what a passage is about."""
+    return set(content_words(name)) <= set(content_words(text))
+
+
 def naming_first(results: list[RetrievalResult], names: list[str]) -> list[RetrievalResult]:
     """`results` with those about every one of `names` first: titled by them, then mentioning them
     in the text (`mentions_name`); search order kept within each. A small model answers from the

@@ -198,12 +198,15 @@ def check_answer(
         short = extracted
         if not set(content_words(short)) <= set(content_words(explanation)):  # it explained another answer
             explanation = _evidence(short, texts) or explanation
-    elif computed is None and not all(fits_question(short, asked, sources) for asked in (question, rewritten) if asked):
+    elif computed is None and not (
+        (fits_original := fits_question(short, question, sources))
+        and (not rewritten or fits_question(short, rewritten, sources))
+    ):
         # a label, the question's name, no number; or the hop's answer again ("Austria" for "Who was
         # in charge of the country where the composer of Aschenbrodel was a citizen?")
         unlabelled = _without_labels(explanation, sources)
         asked_words = f"{question} {rewritten or ''}"
-        hop_again = fits_question(short, question, sources)  # only the rewritten question's words: the hop's answer
+        hop_again = fits_original  # it fit the question: only the rewritten one's words, the hop's answer
         hop_answer, short = short, typed_short(question, unlabelled) or short_from_sentence(unlabelled, asked_words)
         if hop_again and not _names_something(short, asked_words):  # "son" of "his son C. P. E. Bach"
             return abstain(question, sources, f"the answer “{hop_answer}” answers the hop, not the question")
