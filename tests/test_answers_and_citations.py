@@ -462,6 +462,13 @@ def test_deep_search_judges_nothing_when_no_retrieved_passage_names_the_subject(
     assert judge.data["judged"] == 0 and judge.data["skipped"] == "no passage retrieved mentions Faroe Islands"
 
 
+def titled_sources(pages: dict[str, str]) -> list[Source]:
+    """One source per page, titled, numbered from 1 in the order given."""
+    return group_sources(
+        [RetrievalResult(None, text, f"{title}.txt", {"title": title}) for title, text in pages.items()]
+    )
+
+
 def test_an_answer_from_a_page_unlinked_to_the_question_is_not_given() -> None:
     """Issue 30's 1.5B copied "Lake Oesa" from a page that says nothing of the Siege of Cassel nor
     of any place a Cassel page names. An answer on the bridge page (it shares "Holmfjord" with the
@@ -471,7 +478,7 @@ def test_an_answer_from_a_page_unlinked_to_the_question_is_not_given() -> None:
         "Holmfjord": "Holmfjord is a town that lies on the river Elva.",
         "Lake Tessa": "Lake Tessa is a lake in the Rocky Mountains.",
     }
-    sources = group_sources([RetrievalResult(None, text, f"{t}.txt", {"title": t}) for t, text in pages.items()])
+    sources = titled_sources(pages)
     question = "What body of water is near the location where the Siege of Varn took place?"
     bridged = check_answer(question, "Answer: the river Elva\nThe river Elva runs by Holmfjord [2].", sources)
     assert bridged.short_answer == "the river Elva" and not bridged.abstained
@@ -494,7 +501,7 @@ def test_a_short_answer_naming_the_hops_answer_again_is_recut_or_not_found() -> 
         "Aschen": "Aschen is an opera by Hans Vogl, a composer from Austria.",
         "Austria": "Austria was led by Karl Renner.",
     }
-    sources = group_sources([RetrievalResult(None, text, f"{t}.txt", {"title": t}) for t, text in pages.items()])
+    sources = titled_sources(pages)
     question = "Who was in charge of the country where the composer of Aschen was a citizen?"
     written = "Answer: Austria\nAustria was led by Karl Renner [2]."
     assert check_answer(question, written, sources).short_answer == "Austria"
@@ -512,8 +519,64 @@ def test_the_models_citation_of_a_page_sharing_one_word_is_replaced_by_the_page_
         "Seagull": "Seagull is a novella by Richard Bach about a bird.",
         "Flute Sonata": "The manuscript of the Flute Sonata is in the hand of Carl Philipp Emanuel Bach, his son.",
     }
-    sources = group_sources([RetrievalResult(None, text, f"{t}.txt", {"title": t}) for t, text in pages.items()])
+    sources = titled_sources(pages)
     answer = "The manuscript of the Flute Sonata is in the hand of his son Carl Philipp Emanuel Bach [1]."
     cited, claims = attribute(answer, sources, "In whose hand is the manuscript of the Flute Sonata?")
     assert claims[0].citations == [2] and claims[0].how == "attributed" and cited.endswith("Bach [2].")
     assert not sources[0].cited and sources[1].cited
+
+
+def test_a_link_needs_the_whole_name_and_a_name_most_pages_do_not_share() -> None:
+    """The 1.5B answered "Guernsey" (an Ohio county) for the county bordering Johnnycake's: its
+    page shares only "County" with "McDowell County" and "United States" with the Johnnycake page,
+    which every page read mentions. The page naming McDowell County links its answer."""
+    pages = {
+        "Johnnycake": "Johnnycake is a hamlet in McDowell County, West Virginia, United States.",
+        "Derwent": "Derwent is a village in Guernsey County, Ohio, United States.",
+        "Iaeger": "Iaeger is a town in West Virginia, United States.",
+        "Welch": "Welch is a city in West Virginia, United States.",
+        "Tazewell County": "Tazewell County borders McDowell County.",
+    }
+    sources = titled_sources(pages)
+    question = "What county shares a border with the county in which Johnnycake, West Virginia is located?"
+    unlinked = check_answer(question, "Answer: Guernsey County\nDerwent is in Guernsey County [2].", sources)
+    assert unlinked.abstained and "no passage holding “Guernsey County” is about Johnnycake" in unlinked.answer
+    linked = check_answer(question, "Answer: Tazewell County\nTazewell County borders McDowell County [5].", sources)
+    assert linked.short_answer == "Tazewell County" and not linked.abstained
+
+
+def test_a_hops_answer_is_not_the_answer_unless_both_ask_for_the_same_thing() -> None:
+    """DeepSearch's hop found the composer's country ("Austria") but could not stand it; the model
+    then answered "Austria" to "Who was in charge of …": "not found". Where the question asks the
+    noun its hop asked ("In which country …" after "What is the country where …") it stands."""
+    pages = {
+        "Aschen": "Aschen is an opera by Hans Vogl, a composer from Austria.",
+        "Vogl": "Hans Vogl lived in Austria.",
+    }
+    sources = titled_sources(pages)
+    question = "Who was in charge of the country where the composer of Aschen was a citizen?"
+    hops = [("What is the country where Hans Vogl was a citizen?", "Austria")]
+    written = "Answer: Austria\nHans Vogl lived in Austria [2]."
+    assert check_answer(question, written, sources).short_answer == "Austria"  # no hop: nothing to tell
+    again = check_answer(question, written, sources, extracted="Austria", hop_answers=hops)
+    assert again.abstained and "answers the hop, not the question" in again.answer
+    same_noun = "In which country did the composer of Aschen live?"
+    assert check_answer(same_noun, written, sources, hop_answers=hops).short_answer == "Austria"
+
+
+def test_a_sentence_only_an_unrelated_page_supports_is_not_cited() -> None:
+    """The 1.5B cited a page on Harry Potter's translations beside the one stating "Latin" for Haymo
+    of Faversham's era. A page neither about the question's names nor holding the answer is not
+    cited: its sentence is marked unsupported."""
+    pages = {
+        "Haymo of Faversham": "Haymo of Faversham was a friar in the era of the Recovery of Aristotle.",
+        "Recovery of Aristotle": "In the Recovery of Aristotle Greek books were translated into Latin.",
+        "Harry Potter in translation": "Harry Potter has been translated into eighty languages.",
+    }
+    sources = titled_sources(pages)
+    question = "What language were books being translated into during the era of Haymo of Faversham?"
+    unrelated = "Harry Potter has been translated into eighty languages [3]."
+    written = f"Answer: Latin\nGreek books were translated into Latin [2]. {unrelated}"
+    checked = check_answer(question, written, sources)
+    assert checked.short_answer == "Latin" and "Latin [2]" in checked.answer
+    assert "eighty languages [unsupported]" in checked.answer and not sources[2].cited and sources[1].cited

@@ -104,8 +104,9 @@ def test_searches_no_longer_wait_for_the_collections_strong_level_unless_asked(m
         own_level.clear_db("was_strong")
 
 
-def test_a_server_that_cannot_start_is_an_error_with_its_log(monkeypatch):
+def test_a_server_that_cannot_start_is_an_error_with_its_log(monkeypatch, tmp_path):
     import sys
+    import tempfile
 
     from deepsearcher.testing import milvus_servers as ms
 
@@ -119,6 +120,7 @@ def test_a_server_that_cannot_start_is_an_error_with_its_log(monkeypatch):
             return False
 
     monkeypatch.setitem(ms.SERVERS, "broken", Broken)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the log the error names is kept: in pytest's dir
     pool = ms.ServerPool()
     with pytest.raises(ms.ServerStartError, match=r"broken exited with code 3.*cannot bind port"):
         pool.get("broken")

@@ -253,7 +253,13 @@ class RAGAgent(BaseAgent):
             abstain(question, sources, missing)
             if missing
             else check_answer(
-                question, written, sources, extracted, decided=ctx.decided, rewritten=ctx.rewritten_question
+                question,
+                written,
+                sources,
+                extracted,
+                decided=ctx.decided,
+                rewritten=ctx.rewritten_question,
+                hop_answers=ctx.hop_answers,
             )
         )
         ctx.extra.update(short_answer=checked.short_answer, claims=checked.claims, abstained=checked.abstained)

@@ -23,10 +23,17 @@ that mentions the hop's own names) ends the chain: the agent answers as it would
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from deepsearcher.agent.citations import grounded_in, holds_name, named_nowhere, named_subjects, naming_first
+from deepsearcher.agent.citations import (
+    content_words,
+    grounded_in,
+    holds_name,
+    named_nowhere,
+    named_subjects,
+    naming_first,
+)
 from deepsearcher.agent.context import RunContext
 from deepsearcher.agent.extract import answer_kind, as_passages, extract_answer, usable_extraction
 from deepsearcher.agent.trailing import NOT_CHAINED, trailing_ask
@@ -209,6 +216,8 @@ async def resolve_chain(question: str, search: Search, llm: BaseLLM, ctx: RunCon
         passages = as_passages(about)
         answer = await extract_answer(llm, asked, passages, ctx, step="bridge")
         titles = [title for title, _ in passages]
+        if answer:
+            ctx.hop_answers.append((asked, answer))
         if not _stands(answer, asked, titles, texts, current):
             ctx.emit("intermediate_answer", query=asked, answer=answer or "not found", used=False)
             break
@@ -219,3 +228,28 @@ async def resolve_chain(question: str, search: Search, llm: BaseLLM, ctx: RunCon
         name = answer.split(",")[0].strip() or answer
         current = tail.asked_of(name) if tail is not None else current.replace(phrase, name, 1)
     return Chain(question=current, hops=hops, original=question)
+
+
+#: the noun a question asks for: "In which country …?", "What is the country where …?"
+_ASKED_NOUN = re.compile(
+    r"^\W*(?:(?:in|on|at|from|of|for|to|by|with)\s+)?(?:which|what)\s+(?:(?:is|was|are|were)\s+)?(?:the\s+)?(\w+)",
+    re.I,
+)
+
+
+def _asked_noun(question: str) -> str | None:
+    match = _ASKED_NOUN.match(question)
+    return match.group(1).casefold() if match else None
+
+
+def answers_a_hop(short: str, question: str, hop_answers: Sequence[tuple[str, str]]) -> str | None:
+    """The hop question whose answer `short` is, when the question asks for something else: a hop
+    answers a part of it ("Austria", the country of Aschenbrodel's composer, is not who was in
+    charge of it; in issue 30's runs 4 such answers were wrong, none right). The same answer stands
+    where both ask for the same noun ("In which country …" after "What is the country where …")."""
+    said = content_words(short)
+    asked = _asked_noun(question)
+    for hop_question, answer in hop_answers:
+        if said and content_words(answer) == said and (asked is None or asked != _asked_noun(hop_question)):
+            return hop_question
+    return None

@@ -115,6 +115,9 @@ class RunContext:
         #: the question with its bridge phrases replaced by their answers (agent/bridge.py), when an
         #: agent resolved any: what the concise answer is extracted for
         self.rewritten_question: str | None = None
+        #: each bridge hop asked and the answer it got, used or not (agent/bridge.py): an answer to a
+        #: part of the question, which the concise answer must not be given back as
+        self.hop_answers: list[tuple[str, str]] = []
         #: an answer decided in code from answers to the question's parts (agent/both.py): it stands
         #: like a computed comparison, over what the model wrote
         self.decided: Decision | None = None

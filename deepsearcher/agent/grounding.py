@@ -11,8 +11,10 @@ the population of the Faroe Islands in 1801 was 140", with nothing about it in t
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from deepsearcher.agent.bridge import answers_a_hop
 from deepsearcher.agent.citations import (
     Claim,
     attribute,
@@ -33,7 +35,7 @@ from deepsearcher.agent.extract import (
     usable_extraction,
     without_passage_names,
 )
-from deepsearcher.agent.linked import linked_to_question
+from deepsearcher.agent.linked import citable, linked_to_question
 from deepsearcher.agent.result import Decision, Source
 
 NOT_FOUND_SHORT = "not found"
@@ -167,6 +169,7 @@ def check_answer(
     extracted: str = "",
     decided: Decision | None = None,
     rewritten: str | None = None,
+    hop_answers: Sequence[tuple[str, str]] = (),
 ) -> CheckedAnswer:
     """The answer as returned: short answer split off (or cut from the first sentence), a computed
     comparison where the question asks one, the grounding check, citations on every claim.
@@ -174,7 +177,8 @@ def check_answer(
     usable they are the short answer, and the explanation is checked against them. `decided`: an
     answer computed from the question's parts (agent/both.py), which stands over the model's own.
     `rewritten`: the question its bridge hops rewrote (agent/bridge.py), whose names the answer may
-    be linked to as well as the question's own."""
+    be linked to as well as the question's own; `hop_answers`: each hop asked and its answer, which
+    is not the question's (`answers_a_hop`)."""
     texts = [source.text for source in sources]
     missing = unanswerable_reason(question, sources)
     if missing:
@@ -188,7 +192,8 @@ def check_answer(
         short = short_from_sentence("\n".join(part for part in (short, explanation) if part), question)
     computed = compare(question, sources)
     titles = [source.title or "" for source in sources]
-    extracted = _item_explained(extracted, explanation)
+    extracted = "" if answers_a_hop(extracted, question, hop_answers) else _item_explained(extracted, explanation)
+    answered_hop = answers_a_hop(short, question, hop_answers)
     if (
         computed is None
         and usable_extraction(extracted, question, titles, texts)
@@ -198,15 +203,20 @@ def check_answer(
         short = extracted
         if not set(content_words(short)) <= set(content_words(explanation)):  # it explained another answer
             explanation = _evidence(short, texts) or explanation
-    elif computed is None and not (
-        (fits_original := fits_question(short, question, sources))
-        and (not rewritten or fits_question(short, rewritten, sources))
+    elif computed is None and (
+        answered_hop
+        or not (
+            (fits_original := fits_question(short, question, sources))
+            and (not rewritten or fits_question(short, rewritten, sources))
+        )
     ):
         # a label, the question's name, no number; or the hop's answer again ("Austria" for "Who was
         # in charge of the country where the composer of Aschenbrodel was a citizen?")
         unlabelled = _without_labels(explanation, sources)
-        asked_words = f"{question} {rewritten or ''}"
-        hop_again = fits_original  # it fit the question: only the rewritten one's words, the hop's answer
+        # the hop's question and answer are not given back again
+        asked_words = f"{question} {rewritten or ''} {f'{answered_hop} {short}' if answered_hop else ''}"
+        # it fit the question: only the rewritten one's words, or a hop's answer
+        hop_again = bool(answered_hop) or fits_original
         hop_answer, short = short, typed_short(question, unlabelled) or short_from_sentence(unlabelled, asked_words)
         if hop_again and not _names_something(short, asked_words):  # "son" of "his son C. P. E. Bach"
             return abstain(question, sources, f"the answer “{hop_answer}” answers the hop, not the question")
@@ -230,7 +240,7 @@ def check_answer(
     asks_a_name = computed is None and not pair and not decided and answer_kind(question) != "yes or no"
     if asks_a_name and not linked_to_question(short, subjects, sources):
         return abstain(question, sources, f"no passage holding “{short}” is about {' or '.join(subjects)}")
-    cited, claims = attribute(explanation, sources, question)
+    cited, claims = attribute(explanation, citable(short, subjects, sources) if asks_a_name else sources, question)
     if claims and not any(claim.supported for claim in claims):
         return abstain(question, sources, "no sentence of the answer is supported by a passage")
     return CheckedAnswer(cited + unanswered_parts_note(question, sources), short, claims)

@@ -11,12 +11,18 @@ passage) but not supported, so the agent says what it found instead.
 
 from __future__ import annotations
 
-from deepsearcher.agent.citations import content_words, grounded_in, mentions_name
+from collections import Counter
+
+from deepsearcher.agent.citations import content_words, grounded_in, holds_name
 from deepsearcher.agent.result import Source
 from deepsearcher.graph.entities import mentions
 
 #: the longest name looked for inside another passage, in words
 _LONGEST_NAME = 6
+
+#: a name more sources than this (or than half of those read) mention is common ground, not a
+#: link: "United States" joined a page on an Ohio village to one on a West Virginia hamlet
+_FEWEST_COMMON = 3
 
 
 def _whole(source: Source) -> str:
@@ -41,18 +47,40 @@ def _phrases(source: Source) -> set[tuple[str, ...]]:
 
 
 def linked_to_question(short: str, subjects: list[str], sources: list[Source]) -> bool:
-    """Whether a source holding `short` mentions one of `subjects` (the question's names, a hop's
-    answer) or shares a name with a source that does. True when there is nothing to link: no
-    subject, or no one source holding the whole answer (the grounding check judges that)."""
+    """Whether a source holding `short` is about one of `subjects` (the question's names, a hop's
+    answer: all of a name's words, not "County" of "McDowell County") or shares a name with a
+    source that is; names most sources mention do not count. True when there is nothing to link:
+    no subject, or no one source holding the whole answer (the grounding check judges that)."""
     holding = [source for source in sources if grounded_in(short, [_whole(source)])]
     if not subjects or not holding:
         return True
-    about = [source for source in sources if any(mentions_name(_whole(source), name) for name in subjects)]
+    about = [source for source in sources if any(holds_name(_whole(source), name) for name in subjects)]
     if any(source in about for source in holding):
         return True
     if not about:
         return False
+    names = {id(source): _names(source) for source in sources}
+    mentioned = Counter(name for found in names.values() for name in found)
+    most = max(_FEWEST_COMMON, len(sources) // 2)
+
+    def linking(source: Source) -> set[tuple[str, ...]]:
+        return {name for name in names[id(source)] if mentioned[name] <= most}
+
     # each source's names and phrases once: a document's merged chunks make thousands of phrases
-    bridge_names = set().union(*(_names(source) for source in about))
+    bridge_names = set().union(*(linking(source) for source in about))
     bridge_phrases = set().union(*(_phrases(source) for source in about))
-    return any(bridge_names & _phrases(source) or _names(source) & bridge_phrases for source in holding)
+    return any(bridge_names & _phrases(source) or linking(source) & bridge_phrases for source in holding)
+
+
+def citable(short: str, subjects: list[str], sources: list[Source]) -> list[Source]:
+    """The sources an answer may cite: those holding the short answer or about one of `subjects`
+    (all of them when there is no subject). Why: the 1.5B cited a page on Harry Potter's
+    translations beside the one stating "Latin" for Haymo of Faversham's era; a sentence only an
+    unrelated page supports is marked unsupported instead."""
+    if not subjects:
+        return sources
+    return [
+        source
+        for source in sources
+        if grounded_in(short, [_whole(source)]) or any(holds_name(_whole(source), name) for name in subjects)
+    ]
