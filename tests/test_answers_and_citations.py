@@ -580,3 +580,21 @@ def test_a_sentence_only_an_unrelated_page_supports_is_not_cited() -> None:
     checked = check_answer(question, written, sources)
     assert checked.short_answer == "Latin" and "Latin [2]" in checked.answer
     assert "eighty languages [unsupported]" in checked.answer and not sources[2].cited and sources[1].cited
+
+
+def test_a_page_holding_a_names_words_apart_is_not_about_it() -> None:
+    """The 1.5B answered "EA Sports" from a NASCAR game's page, which holds "world", "drivers" and
+    "championship" but not "World Drivers' Championship": it is not about the question's name."""
+    pages = {
+        "Eddie Irvine": "Eddie Irvine was the runner-up in the 1999 World Drivers' Championship.",
+        "Kart Rally": "Kart Rally has drivers race the world in a championship. It was published by Arts Sports.",
+    }
+    question = (
+        "The runner-up in the 1999 World Drivers' Championship is on the cover of a game published by what company?"
+    )
+    checked = check_answer(
+        question, "Answer: Arts Sports\nKart Rally was published by Arts Sports [2].", titled_sources(pages)
+    )
+    assert (
+        checked.abstained and "no passage holding “Arts Sports” is about World Drivers' Championship" in checked.answer
+    )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from deepsearcher.agent.citations import content_words, grounded_in, holds_name
+from deepsearcher.agent.citations import content_words, grounded_in
 from deepsearcher.agent.result import Source
 from deepsearcher.graph.entities import mentions
 
@@ -34,6 +34,16 @@ def _stems(text: str) -> list[str]:
     return [word[:-1] if len(word) > 3 and word.endswith("s") else word for word in content_words(text)]
 
 
+def _about(source: Source, name: str) -> bool:
+    """Whether `source` holds `name` as a phrase (stop words and a plural "s" aside): a page on a
+    NASCAR game that holds "world", "drivers" and "championship" apart is not about the World
+    Drivers' Championship, nor is a page holding "County" about McDowell County."""
+    wanted = _stems(name)
+    words = _stems(_whole(source))
+    size = len(wanted)
+    return size > 0 and any(words[i : i + size] == wanted for i in range(len(words) - size + 1))
+
+
 def _names(source: Source) -> set[tuple[str, ...]]:
     """The names a source's title and text mention (apart: a title and a first word would join)."""
     found = (tuple(_stems(name)) for part in (source.title or "", source.text) for name in mentions(part))
@@ -48,13 +58,13 @@ def _phrases(source: Source) -> set[tuple[str, ...]]:
 
 def linked_to_question(short: str, subjects: list[str], sources: list[Source]) -> bool:
     """Whether a source holding `short` is about one of `subjects` (the question's names, a hop's
-    answer: all of a name's words, not "County" of "McDowell County") or shares a name with a
+    answer: `_about`) or shares a name with a
     source that is; names most sources mention do not count. True when there is nothing to link:
     no subject, or no one source holding the whole answer (the grounding check judges that)."""
     holding = [source for source in sources if grounded_in(short, [_whole(source)])]
     if not subjects or not holding:
         return True
-    about = [source for source in sources if any(holds_name(_whole(source), name) for name in subjects)]
+    about = [source for source in sources if any(_about(source, name) for name in subjects)]
     if any(source in about for source in holding):
         return True
     if not about:
@@ -82,5 +92,5 @@ def citable(short: str, subjects: list[str], sources: list[Source]) -> list[Sour
     return [
         source
         for source in sources
-        if grounded_in(short, [_whole(source)]) or any(holds_name(_whole(source), name) for name in subjects)
+        if grounded_in(short, [_whole(source)]) or any(_about(source, name) for name in subjects)
     ]
