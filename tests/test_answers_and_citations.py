@@ -469,27 +469,87 @@ def titled_sources(pages: dict[str, str]) -> list[Source]:
     )
 
 
-def test_an_answer_from_a_page_unlinked_to_the_question_is_not_given() -> None:
-    """Issue 30's 1.5B copied "Lake Oesa" from a page that says nothing of the Siege of Cassel nor
-    of any place a Cassel page names. An answer on the bridge page (it shares "Holmfjord" with the
-    page about the siege) stands; one from an unrelated page becomes "not found"."""
-    pages = {
-        "Siege of Varn": "The Siege of Varn took place at Holmfjord in 1702.",
-        "Holmfjord": "Holmfjord is a town that lies on the river Elva.",
-        "Lake Tessa": "Lake Tessa is a lake in the Rocky Mountains.",
-    }
-    sources = titled_sources(pages)
-    question = "What body of water is near the location where the Siege of Varn took place?"
-    bridged = check_answer(question, "Answer: the river Elva\nThe river Elva runs by Holmfjord [2].", sources)
+#: pages read for "What body of water is near the location where the Siege of Varn took place?"
+VARN_PAGES = {
+    "Siege of Varn": "The Siege of Varn took place at Holmfjord in 1702.",
+    "Holmfjord": "Holmfjord is a town that lies on the river Elva.",
+    "Lake Tessa": "Lake Tessa is a lake in the Rocky Mountains.",
+}
+VARN_QUESTION = "What body of water is near the location where the Siege of Varn took place?"
+#: pages read for the county bordering Johnnycake's: "United States" is on every page but one
+JOHNNYCAKE_PAGES = {
+    "Johnnycake": "Johnnycake is a hamlet in McDowell County, West Virginia, United States.",
+    "Derwent": "Derwent is a village in Guernsey County, Ohio, United States.",
+    "Iaeger": "Iaeger is a town in West Virginia, United States.",
+    "Welch": "Welch is a city in West Virginia, United States.",
+    "Tazewell County": "Tazewell County borders McDowell County.",
+}
+JOHNNYCAKE_QUESTION = "What county shares a border with the county in which Johnnycake, West Virginia is located?"
+
+UNLINKED = [
+    # issue 30's 1.5B copied "Lake Oesa" from a page saying nothing of the Siege of Cassel nor of
+    # any place a Cassel page names
+    pytest.param(
+        VARN_PAGES,
+        VARN_QUESTION,
+        "Answer: Lake Tessa\nLake Tessa is a lake [3].",
+        "no passage holding “Lake Tessa” is about Siege of Varn",
+        id="a-page-naming-nothing-asked",
+    ),
+    # "Guernsey" (an Ohio county): its page shares only "County" with "McDowell County" and
+    # "United States", which nearly every page read mentions, with the Johnnycake page
+    pytest.param(
+        JOHNNYCAKE_PAGES,
+        JOHNNYCAKE_QUESTION,
+        "Answer: Guernsey County\nDerwent is in Guernsey County [2].",
+        "no passage holding “Guernsey County” is about Johnnycake",
+        id="one-word-of-a-name-and-a-name-most-pages-share",
+    ),
+    # "EA Sports" from a NASCAR game's page, which holds "world", "drivers" and "championship"
+    # but not "World Drivers' Championship"
+    pytest.param(
+        {
+            "Eddie Irvine": "Eddie Irvine was the runner-up in the 1999 World Drivers' Championship.",
+            "Kart Rally": "Kart Rally has drivers race the world in a championship. It was published by Arts Sports.",
+        },
+        "The runner-up in the 1999 World Drivers' Championship is on the cover of a game published by what company?",
+        "Answer: Arts Sports\nKart Rally was published by Arts Sports [2].",
+        "no passage holding “Arts Sports” is about World Drivers' Championship",
+        id="a-names-words-apart",
+    ),
+]
+
+
+@pytest.mark.parametrize(("pages", "question", "written", "refusal"), UNLINKED)
+def test_an_answer_from_a_page_unlinked_to_the_question_is_not_given(
+    pages: dict[str, str], question: str, written: str, refusal: str
+) -> None:
+    """A passage holding the answer must be about a name of the question (holding it as a phrase)
+    or share a name, not one most pages read share, with a passage that is."""
+    checked = check_answer(question, written, titled_sources(pages))
+    assert checked.abstained and refusal in checked.answer
+
+
+def test_an_answer_on_the_bridge_page_or_the_hops_page_stands() -> None:
+    """An answer on the bridge page (it shares "Holmfjord" with the page about the siege, or
+    "McDowell County" with Johnnycake's) stands; so does one linked by a hop's rewritten question."""
+    bridged = check_answer(
+        VARN_QUESTION, "Answer: the river Elva\nThe river Elva runs by Holmfjord [2].", titled_sources(VARN_PAGES)
+    )
     assert bridged.short_answer == "the river Elva" and not bridged.abstained
-    unlinked = check_answer(question, "Answer: Lake Tessa\nLake Tessa is a lake [3].", sources)
-    assert unlinked.abstained and "no passage holding “Lake Tessa” is about Siege of Varn" in unlinked.answer
+    linked = check_answer(
+        JOHNNYCAKE_QUESTION,
+        "Answer: Tazewell County\nTazewell County borders McDowell County [5].",
+        titled_sources(JOHNNYCAKE_PAGES),
+    )
+    assert linked.short_answer == "Tazewell County" and not linked.abstained
     # a hop's answer links too: the question its bridge rewrote names Holmfjord
     village = RetrievalResult(None, "Varn is a village by the sea.", "varn.txt", {"title": "Varn"})
-    hopped = group_sources([village, *(RetrievalResult(None, pages[t], f"{t}.txt", {"title": t}) for t in pages)][::2])
+    pages = [RetrievalResult(None, text, f"{title}.txt", {"title": title}) for title, text in VARN_PAGES.items()]
+    hopped = group_sources([village, *pages][::2])
     written = "Answer: the river Elva\nIt runs by Holmfjord [2]."  # read: Varn, Holmfjord (not the siege's page)
-    assert check_answer(question, written, hopped).abstained
-    rewritten = check_answer(question, written, hopped, rewritten="What body of water is near Holmfjord?")
+    assert check_answer(VARN_QUESTION, written, hopped).abstained
+    rewritten = check_answer(VARN_QUESTION, written, hopped, rewritten="What body of water is near Holmfjord?")
     assert rewritten.short_answer == "the river Elva" and not rewritten.abstained
 
 
@@ -524,25 +584,6 @@ def test_the_models_citation_of_a_page_sharing_one_word_is_replaced_by_the_page_
     cited, claims = attribute(answer, sources, "In whose hand is the manuscript of the Flute Sonata?")
     assert claims[0].citations == [2] and claims[0].how == "attributed" and cited.endswith("Bach [2].")
     assert not sources[0].cited and sources[1].cited
-
-
-def test_a_link_needs_the_whole_name_and_a_name_most_pages_do_not_share() -> None:
-    """The 1.5B answered "Guernsey" (an Ohio county) for the county bordering Johnnycake's: its
-    page shares only "County" with "McDowell County" and "United States" with the Johnnycake page,
-    which every page read mentions. The page naming McDowell County links its answer."""
-    pages = {
-        "Johnnycake": "Johnnycake is a hamlet in McDowell County, West Virginia, United States.",
-        "Derwent": "Derwent is a village in Guernsey County, Ohio, United States.",
-        "Iaeger": "Iaeger is a town in West Virginia, United States.",
-        "Welch": "Welch is a city in West Virginia, United States.",
-        "Tazewell County": "Tazewell County borders McDowell County.",
-    }
-    sources = titled_sources(pages)
-    question = "What county shares a border with the county in which Johnnycake, West Virginia is located?"
-    unlinked = check_answer(question, "Answer: Guernsey County\nDerwent is in Guernsey County [2].", sources)
-    assert unlinked.abstained and "no passage holding “Guernsey County” is about Johnnycake" in unlinked.answer
-    linked = check_answer(question, "Answer: Tazewell County\nTazewell County borders McDowell County [5].", sources)
-    assert linked.short_answer == "Tazewell County" and not linked.abstained
 
 
 def test_a_hops_answer_is_not_the_answer_unless_both_ask_for_the_same_thing() -> None:
@@ -580,21 +621,3 @@ def test_a_sentence_only_an_unrelated_page_supports_is_not_cited() -> None:
     checked = check_answer(question, written, sources)
     assert checked.short_answer == "Latin" and "Latin [2]" in checked.answer
     assert "eighty languages [unsupported]" in checked.answer and not sources[2].cited and sources[1].cited
-
-
-def test_a_page_holding_a_names_words_apart_is_not_about_it() -> None:
-    """The 1.5B answered "EA Sports" from a NASCAR game's page, which holds "world", "drivers" and
-    "championship" but not "World Drivers' Championship": it is not about the question's name."""
-    pages = {
-        "Eddie Irvine": "Eddie Irvine was the runner-up in the 1999 World Drivers' Championship.",
-        "Kart Rally": "Kart Rally has drivers race the world in a championship. It was published by Arts Sports.",
-    }
-    question = (
-        "The runner-up in the 1999 World Drivers' Championship is on the cover of a game published by what company?"
-    )
-    checked = check_answer(
-        question, "Answer: Arts Sports\nKart Rally was published by Arts Sports [2].", titled_sources(pages)
-    )
-    assert (
-        checked.abstained and "no passage holding “Arts Sports” is about World Drivers' Championship" in checked.answer
-    )

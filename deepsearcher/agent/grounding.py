@@ -213,8 +213,10 @@ def check_answer(
         # a label, the question's name, no number; or the hop's answer again ("Austria" for "Who was
         # in charge of the country where the composer of Aschenbrodel was a citizen?")
         unlabelled = _without_labels(explanation, sources)
-        # the hop's question and answer are not given back again
-        asked_words = f"{question} {rewritten or ''} {f'{answered_hop} {short}' if answered_hop else ''}"
+        asked = [question, rewritten or ""]
+        if answered_hop:  # the hop's question and answer are not given back again
+            asked += [answered_hop, short]
+        asked_words = " ".join(asked)
         # it fit the question: only the rewritten one's words, or a hop's answer
         hop_again = bool(answered_hop) or fits_original
         hop_answer, short = short, typed_short(question, unlabelled) or short_from_sentence(unlabelled, asked_words)

@@ -34,14 +34,17 @@ def _stems(text: str) -> list[str]:
     return [word[:-1] if len(word) > 3 and word.endswith("s") else word for word in content_words(text)]
 
 
-def _about(source: Source, name: str) -> bool:
-    """Whether `source` holds `name` as a phrase (stop words and a plural "s" aside): a page on a
-    NASCAR game that holds "world", "drivers" and "championship" apart is not about the World
+def _about(source: Source, names: list[str]) -> bool:
+    """Whether `source` holds one of `names` as a phrase (stop words and a plural "s" aside): a page
+    on a NASCAR game that holds "world", "drivers" and "championship" apart is not about the World
     Drivers' Championship, nor is a page holding "County" about McDowell County."""
-    wanted = _stems(name)
     words = _stems(_whole(source))
-    size = len(wanted)
-    return size > 0 and any(words[i : i + size] == wanted for i in range(len(words) - size + 1))
+    for name in names:
+        wanted = _stems(name)
+        size = len(wanted)
+        if size and any(words[i : i + size] == wanted for i in range(len(words) - size + 1)):
+            return True
+    return False
 
 
 def _names(source: Source) -> set[tuple[str, ...]]:
@@ -64,7 +67,7 @@ def linked_to_question(short: str, subjects: list[str], sources: list[Source]) -
     holding = [source for source in sources if grounded_in(short, [_whole(source)])]
     if not subjects or not holding:
         return True
-    about = [source for source in sources if any(_about(source, name) for name in subjects)]
+    about = [source for source in sources if _about(source, subjects)]
     if any(source in about for source in holding):
         return True
     if not about:
@@ -89,8 +92,4 @@ def citable(short: str, subjects: list[str], sources: list[Source]) -> list[Sour
     unrelated page supports is marked unsupported instead."""
     if not subjects:
         return sources
-    return [
-        source
-        for source in sources
-        if grounded_in(short, [_whole(source)]) or any(_about(source, name) for name in subjects)
-    ]
+    return [source for source in sources if grounded_in(short, [_whole(source)]) or _about(source, subjects)]
