@@ -206,6 +206,9 @@ def test_eval_scores_and_the_generated_unanswerable_split(tmp_path) -> None:
     assert answer_correct("the Pterocarya", "Pterocarya", larger) == 1.0
     assert citation_precision(["Ada Berg founded it.", "Other text."], "Ada Berg") == 0.5
     assert citation_precision([], "Ada Berg") is None and citation_precision(["x"], "yes") is None
+    # an alias "NO" (Norway's code) does not make a question yes/no
+    assert citation_precision(["Ibsen was Norway's playwright.", "Not that one."], ["Norway", "NO"]) == 0.5
+    assert answer_correct("no one knows", ["Norway", "NO"]) == 0.0 and answer_correct("No", ["no"]) == 1.0
     # support: the cited sources holding the answer given, right or wrong; none for an abstention
     assert citation_support(["Ada Berg founded it.", "Other text."], "Other text") == 0.5
     assert citation_support(["Ada Berg founded it."], "not found") is None
@@ -486,6 +489,14 @@ JOHNNYCAKE_PAGES = {
 }
 JOHNNYCAKE_QUESTION = "What county shares a border with the county in which Johnnycake, West Virginia is located?"
 
+#: pages read for a question on a rugby player who shares his name with a merchant
+DAVID_JONES_PAGES = {
+    "David Jones (rugby)": "David Jones was a Welsh dual-code international rugby union and rugby league player.",
+    "Department store": "David Jones, a Welsh merchant, opened a store in Sydney in 1825.",
+    "Rugby league": "Rugby league was started in 1895.",
+}
+DAVID_JONES_QUESTION = "David Jones is an international in rugby union and another sport that was started when?"
+
 UNLINKED = [
     # issue 30's 1.5B copied "Lake Oesa" from a page saying nothing of the Siege of Cassel nor of
     # any place a Cassel page names
@@ -517,6 +528,15 @@ UNLINKED = [
         "no passage holding “Arts Sports” is about World Drivers' Championship",
         id="a-names-words-apart",
     ),
+    # "1825" from the page on the David Jones who founded a Sydney store: it holds the name and shares
+    # "Welsh" with the rugby player's page, but the question says "rugby" and that page is titled so
+    pytest.param(
+        DAVID_JONES_PAGES,
+        DAVID_JONES_QUESTION,
+        "Answer: 1825\nDavid Jones opened a store in Sydney in 1825 [2].",
+        "no passage holding “1825” is about David Jones",
+        id="a-namesake",
+    ),
 ]
 
 
@@ -543,6 +563,14 @@ def test_an_answer_on_the_bridge_page_or_the_hops_page_stands() -> None:
         titled_sources(JOHNNYCAKE_PAGES),
     )
     assert linked.short_answer == "Tazewell County" and not linked.abstained
+    # the namesake's page is set aside, not the player's: the sport his page names links
+    # the namesake's page is set aside, not the player's: the sport his page names links, and a
+    # sentence only the namesake's page supports is not cited
+    sources = titled_sources(DAVID_JONES_PAGES)
+    written = "Answer: 1895\nRugby league was started in 1895 [3]. David Jones opened a store in Sydney [2]."
+    league = check_answer(DAVID_JONES_QUESTION, written, sources)
+    assert league.short_answer == "1895" and not league.abstained and "1895 [3]" in league.answer
+    assert "Sydney [unsupported]" in league.answer and [source.cited for source in sources] == [False, False, True]
     # a hop's answer links too: the question its bridge rewrote names Holmfjord
     village = RetrievalResult(None, "Varn is a village by the sea.", "varn.txt", {"title": "Varn"})
     pages = [RetrievalResult(None, text, f"{title}.txt", {"title": title}) for title, text in VARN_PAGES.items()]
@@ -603,6 +631,23 @@ def test_a_hops_answer_is_not_the_answer_unless_both_ask_for_the_same_thing() ->
     assert again.abstained and "answers the hop, not the question" in again.answer
     same_noun = "In which country did the composer of Aschen live?"
     assert check_answer(same_noun, written, sources, hop_answers=hops).short_answer == "Austria"
+
+
+def test_the_name_of_one_university_does_not_answer_what_kind_of_university() -> None:
+    """The 1.5B answered "What kind of university did the author of … attend?" with "Newark College of
+    Arts and Sciences", her college's name; the kind ("a land-grant university") was in no page read."""
+    pages = {"Judith Viorst": "Viorst is a graduate of the Newark College of Arts and Sciences."}
+    question = "What kind of university did Judith Viorst attend?"
+    college = "Newark College of Arts and Sciences"
+    written = f"Answer: {college}\nViorst is a graduate of the {college} [1]."
+    checked = check_answer(question, written, titled_sources(pages))
+    assert checked.abstained and "names one university, not a kind of university" in checked.answer
+    kind = check_answer(
+        question,
+        "Answer: a land-grant university\nShe attended a land-grant university [1].",
+        titled_sources({"Judith Viorst": "Viorst attended a land-grant university."}),
+    )
+    assert kind.short_answer == "a land-grant university" and not kind.abstained
 
 
 def test_a_sentence_only_an_unrelated_page_supports_is_not_cited() -> None:

@@ -90,6 +90,26 @@ def has_kind(short: str, kind: str | None) -> bool:
     return kind == "date" and bool(_DATE_WORDS.search(short))
 
 
+#: "What kind of university …?" asks for a class of institution ("a land-grant university")
+_KIND_OF_INSTITUTION = re.compile(
+    r"\b(?:what|which)\s+(?:kinds?|types?|sorts?)\s+of\s+(?P<noun>university|college|school|institute|academy)\b", re.I
+)
+_INSTITUTION_WORDS = frozenset({"university", "college", "school", "institute", "academy"})
+
+
+def names_one_institution(short: str, question: str) -> str | None:
+    """The institution noun a "What kind of university …?" question asks about, when `short` is the
+    name of one such institution ("Newark College of Arts and Sciences", "Rutgers University"):
+    one of a kind, not the kind. Else None. A kind of plane may be named ("Boeing B-29"), so only
+    institutions, whose own names carry the noun, are told apart this way."""
+    match = _KIND_OF_INSTITUTION.search(question)
+    words = [word.strip(",.;:()") for word in short.split()]
+    proper = [word for word in words if word.casefold() not in {"of", "and", "the", "for", "at", "in"}]
+    if not match or not proper or not all(word[:1].isupper() for word in proper):
+        return None
+    return match["noun"].casefold() if any(word.casefold() in _INSTITUTION_WORDS for word in proper) else None
+
+
 def answer_kind(question: str) -> str:
     """What kind of words answer `question`, in the prompt's words."""
     if " or " in question and "?" in question:

@@ -32,6 +32,7 @@ from deepsearcher.agent.extract import (
     expected_kind,
     has_kind,
     is_passage_label,
+    names_one_institution,
     usable_extraction,
     without_passage_names,
 )
@@ -240,9 +241,14 @@ def check_answer(
         return abstain(question, sources, f"the answer “{short}” is not in any passage read")
     subjects = list(dict.fromkeys([*named_subjects(question), *named_subjects(rewritten or "")]))
     asks_a_name = computed is None and not pair and not decided and answer_kind(question) != "yes or no"
-    if asks_a_name and not linked_to_question(short, subjects, sources):
+    if asks_a_name and (institution := names_one_institution(short, question)):
+        return abstain(question, sources, f"“{short}” names one {institution}, not a kind of {institution}")
+    both_questions = f"{question}\n{rewritten or ''}"
+    if asks_a_name and not linked_to_question(short, subjects, sources, both_questions):
         return abstain(question, sources, f"no passage holding “{short}” is about {' or '.join(subjects)}")
-    cited, claims = attribute(explanation, citable(short, subjects, sources) if asks_a_name else sources, question)
+    cited, claims = attribute(
+        explanation, citable(short, subjects, sources, both_questions) if asks_a_name else sources, question
+    )
     if claims and not any(claim.supported for claim in claims):
         return abstain(question, sources, "no sentence of the answer is supported by a passage")
     return CheckedAnswer(cited + unanswered_parts_note(question, sources), short, claims)

@@ -31,6 +31,7 @@ __all__ = [
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
+_YES_NO = frozenset({"yes", "no"})
 
 
 def distinct_titles(retrieved: Iterable[str]) -> list[str]:
@@ -72,6 +73,15 @@ def _references(answer: str | Sequence[str]) -> list[str]:
     return references
 
 
+def _meant(answer: str | Sequence[str]) -> list[str]:
+    """The answer and its aliases, without a "yes" or "no" alias of an answer that is neither:
+    MuSiQue gives "NO" (the country code) for "Norway", which "no one knows" would contain."""
+    references = _references(answer)
+    if normalize_answer(references[0]) in _YES_NO:
+        return references
+    return [references[0], *(alias for alias in references[1:] if normalize_answer(alias) not in _YES_NO)]
+
+
 def exact_match(prediction: str, answer: str | Sequence[str]) -> float:
     """1.0 when the normalised prediction equals the normalised answer or any alias, else 0.0."""
     predicted = normalize_answer(prediction)
@@ -105,7 +115,7 @@ def answer_correct(short_answer: str, answer: str | Sequence[str], question: str
 
     predicted = f" {normalize_answer(short_answer)} "
     pair = choices(question) if question else None
-    references = _references(answer)
+    references = _meant(answer)
     for reference in [*references, *_choices_named(pair, references)]:
         gold = normalize_answer(reference)
         if not gold or f" {gold} " not in predicted:
@@ -145,9 +155,9 @@ def citation_support(cited_texts: Sequence[str], short_answer: str | None) -> fl
 
 def citation_precision(cited_texts: Sequence[str], answer: str | Sequence[str]) -> float | None:
     """Share of the cited sources whose text holds a gold answer (None: nothing cited, or a yes/no
-    answer, which no passage holds verbatim)."""
-    golds = [normalize_answer(reference) for reference in _references(answer)]
-    if not cited_texts or set(golds) & {"yes", "no"}:
+    answer, which no passage holds verbatim; an alias "NO" of "Norway" does not make one: `_meant`)."""
+    golds = [normalize_answer(reference) for reference in _meant(answer)]
+    if not cited_texts or golds[0] in _YES_NO:
         return None
     holding = sum(1 for text in cited_texts if any(gold and gold in normalize_answer(text) for gold in golds))
     return holding / len(cited_texts)
