@@ -133,6 +133,10 @@ def test_a_question_about_what_no_document_mentions_is_not_answered(server, stor
     question = "Who scored the first goal for Varngard Ostermere's team?"
     assert named_subjects(question) == ["Varngard Ostermere"]
     assert unmentioned_subjects(question, [NOTE_TEXT, "It's the team's first goal."]) == ["Varngard Ostermere"]
+    # a place's adjective is mentioned by its place: "European" by a page on Europe, not by "Eureka"
+    question = "King Albert I of a European country lived during a war that Italy entered when?"
+    assert unmentioned_subjects(question, ["Albert I was king of Belgium, in Europe.", "Italy"]) == []
+    assert unmentioned_subjects(question, ["Albert I was king of Eureka.", "Italy"]) == ["European"]
 
 
 def test_a_comparison_is_computed_from_the_dates_not_the_models_conclusion(server, store, embedding) -> None:

@@ -14,7 +14,8 @@ from helpers import ANSWER_PROMPT, FAST_RETRIES, SUB_QUERIES_PROMPT
 
 from deepsearcher.agent import DeepSearch
 from deepsearcher.agent.both import parts, stated_of
-from deepsearcher.agent.bridge import bridge_phrases, hop_question
+from deepsearcher.agent.bridge import _stands, bridge_phrases, hop_question
+from deepsearcher.agent.citations import naming_first
 from deepsearcher.agent.trailing import trailing_ask
 from deepsearcher.testing import scripted_llm_fixture
 from deepsearcher.testing.store_corpus import make_chunks
@@ -286,6 +287,32 @@ def test_a_hop_answer_from_a_passage_about_something_else_ends_the_chain(server,
     hop = next(step for step in result.steps if step.kind == "intermediate_answer")
     assert hop.data == {"query": "Who is the author of Salt Harbour?", "answer": "Halvard Brekke", "used": False}
     assert not any(step.data.get("query") == "Which university did Halvard Brekke attend?" for step in result.steps)
+
+
+def test_a_hop_answer_stands_in_a_passage_naming_the_hops_subject_by_an_initial() -> None:
+    """ "J. Strauss II" names Johann Strauss II: the orchestra's page, which says it plays him in
+    Vienna, Austria, states his country (issue 30: MuSiQue's Aschenbrodel question); "Strauss II"
+    alone, or a "J." before another word, does not."""
+    asked = "What is the country where Johann Strauss II was a citizen?"
+    question = "Who was in charge of the country where Johann Strauss II was a citizen?"
+
+    def stands(text: str) -> bool:
+        return _stands("Austria", asked, ["Vienna Walzer Orchestra"], [text], question)
+
+    assert stands("The orchestra, based in Vienna, Austria, plays waltzes by J. Strauss II.")
+    assert not stands("The orchestra, based in Vienna, Austria, plays waltzes by Strauss II.")
+    assert not stands("The orchestra, based in Vienna, Austria, plays J. Lanner and Strauss II.")
+
+
+def test_passages_holding_a_hops_name_whole_are_read_before_those_sharing_a_word() -> None:
+    """The hop "What is the river which the Tekeze River turns into?" was answered "Squamish River":
+    a page sharing only "River" with the hop's name was read as early as the Atbarah's."""
+    squamish = RetrievalResult(None, "The Squamish River flows into Howe Sound.", "s.txt", {"title": "Squamish River"})
+    atbarah = RetrievalResult(None, "The Tekeze River joins the Atbarah River.", "a.txt", {"title": "Atbarah River"})
+    tekeze = RetrievalResult(None, "It rises in Ethiopia.", "t.txt", {"title": "Tekeze River"})
+    other = RetrievalResult(None, "Howe Sound is a bay.", "h.txt", {"title": "Howe Sound"})
+    ordered = naming_first([other, squamish, atbarah, tekeze], ["Tekeze River"])
+    assert [result.title for result in ordered] == ["Tekeze River", "Atbarah River", "Squamish River", "Howe Sound"]
 
 
 @pytest.mark.parametrize(

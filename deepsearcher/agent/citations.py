@@ -257,27 +257,52 @@ def _without_opening(name: str, body: str) -> str:
     return joined.group(1) if joined and body.startswith(name) else name
 
 
+#: the ending of an adjective named after a place ("European", "Italian", "Swedish", "Japanese")
+_OF_A_PLACE = re.compile(r"^(?P<root>\w{4,}?)(?:ean|ian|an|ish|ese)$")
+
+
 def mentions_name(text: str, name: str) -> bool:
     """Whether `text` mentions `name`: one of its words is there (a surname, one word of a title).
+    A one-word name of a place's adjective is mentioned by its place: a page on Europe mentions
+    "European" (issue 30: "… held in a European country" was "not found" for want of the word).
     The one rule abstention, follow-up searches and DeepSearch's naming passages share."""
-    return bool(set(content_words(name)) & set(content_words(text)))
+    words = content_words(name)
+    said = set(content_words(text))
+    if set(words) & said:
+        return True
+    place = _OF_A_PLACE.match(words[0]) if len(words) == 1 else None
+    return place is not None and any(word.startswith(place["root"]) for word in said)
 
 
 def holds_name(text: str, name: str) -> bool:
-    """Whether `text` holds every word of `name` ("Tekeze River", not just "River"): stricter than
+    """Whether `text` holds every word of `name` ("Tekeze River", not just "River"), or the name
+    with its first word an initial ("J. Strauss II" holds "Johann Strauss II"): stricter than
     `mentions_name`, for deciding what a passage is about."""
-    return set(content_words(name)) <= set(content_words(text))
+    wanted = content_words(name)
+    said = content_words(text)
+    if set(wanted) <= set(said):
+        return True
+    if len(wanted) < 2 or len(wanted[0]) < 2:
+        return False
+    initialled = [wanted[0][0], *wanted[1:]]
+    size = len(initialled)
+    return any(said[i : i + size] == initialled for i in range(len(said) - size + 1))
 
 
 def naming_first(results: list[RetrievalResult], names: list[str]) -> list[RetrievalResult]:
-    """`results` with those about every one of `names` first: titled by them, then mentioning them
-    in the text (`mentions_name`); search order kept within each. A small model answers from the
-    first passages it reads, and a part of a question is about its own names."""
+    """`results` with those about every one of `names` first: holding them whole (`holds_name`) in
+    the title, then in the text; then mentioning a word of each (`mentions_name`) in the title,
+    then in the text; search order kept within each. A small model answers from the first
+    passages it reads, and a part of a question is about its own names: a page on the Squamish
+    River, sharing only "River" with "the river which the Tekeze River turns into", came before
+    the Atbarah's, which names the Tekeze."""
+    if not names:
+        return list(results)
 
     def rank(result: RetrievalResult) -> int:
-        if names and all(mentions_name(result.title or "", name) for name in names):
-            return 0
-        return 1 if all(mentions_name(result.text, name) for name in names) else 2
+        tries = [(held, part) for held in (holds_name, mentions_name) for part in (result.title or "", result.text)]
+        passed = (at for at, (held, part) in enumerate(tries) if all(held(part, name) for name in names))
+        return next(passed, len(tries))
 
     return sorted(results, key=rank)
 
