@@ -18,7 +18,14 @@ from deepsearcher.agent.grounding import _item_explained, check_answer
 from deepsearcher.agent.result import Source
 from deepsearcher.cli.main import app
 from deepsearcher.evaluation.dataset import load_dataset
-from deepsearcher.evaluation.scoring import answer_correct, citation_precision, citation_support, is_abstention
+from deepsearcher.evaluation.scoring import (
+    answer_correct,
+    citation_precision,
+    citation_support,
+    exact_match,
+    is_abstention,
+    token_f1,
+)
 from deepsearcher.evaluation.unanswerable import unanswerable_questions
 from deepsearcher.mcp_server import DeepSearcherTools
 from deepsearcher.testing import scripted_llm_fixture
@@ -213,6 +220,7 @@ def test_eval_scores_and_the_generated_unanswerable_split(tmp_path) -> None:
     # an alias "NO" (Norway's code) does not make a question yes/no
     assert citation_precision(["Ibsen was Norway's playwright.", "Not that one."], ["Norway", "NO"]) == 0.5
     assert answer_correct("no one knows", ["Norway", "NO"]) == 0.0 and answer_correct("No", ["no"]) == 1.0
+    assert exact_match("No", ["Norway", "NO"]) == 0.0 and token_f1("No", ["Norway", "NO"]) == 0.0
     # support: the cited sources holding the answer given, right or wrong; none for an abstention
     assert citation_support(["Ada Berg founded it.", "Other text."], "Other text") == 0.5
     assert citation_support(["Ada Berg founded it."], "not found") is None

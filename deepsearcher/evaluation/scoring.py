@@ -85,7 +85,7 @@ def _meant(answer: str | Sequence[str]) -> list[str]:
 def exact_match(prediction: str, answer: str | Sequence[str]) -> float:
     """1.0 when the normalised prediction equals the normalised answer or any alias, else 0.0."""
     predicted = normalize_answer(prediction)
-    return max(float(predicted == normalize_answer(reference)) for reference in _references(answer))
+    return max(float(predicted == normalize_answer(reference)) for reference in _meant(answer))
 
 
 def _f1(prediction: str, reference: str) -> float:
@@ -103,7 +103,7 @@ def _f1(prediction: str, reference: str) -> float:
 
 def token_f1(prediction: str, answer: str | Sequence[str]) -> float:
     """Token-overlap F1 of the normalised texts, the best over the answer and its aliases."""
-    return max(_f1(prediction, reference) for reference in _references(answer))
+    return max(_f1(prediction, reference) for reference in _meant(answer))
 
 
 def answer_correct(short_answer: str, answer: str | Sequence[str], question: str = "") -> float:
