@@ -211,20 +211,11 @@ def check_answer(
             and (not rewritten or fits_question(short, rewritten, sources))
         )
     ):
-        # a label, the question's name, no number; or the hop's answer again ("Austria" for "Who was
-        # in charge of the country where the composer of Aschenbrodel was a citizen?")
-        unlabelled = _without_labels(explanation, sources)
-        asked = [question, rewritten or ""]
-        if answered_hop:  # the hop's question and answer are not given back again
-            asked += [answered_hop, short]
-        asked_words = " ".join(asked)
-        # it fit the question: only the rewritten one's words, or a hop's answer
-        hop_again = bool(answered_hop) or fits_original
-        hop_answer, short = short, typed_short(question, unlabelled) or short_from_sentence(unlabelled, asked_words)
-        if hop_again and not _names_something(short, asked_words):  # "son" of "his son C. P. E. Bach"
-            return abstain(question, sources, f"the answer “{hop_answer}” answers the hop, not the question")
-        if not short:  # the model gave back a source's label and nothing else
-            return abstain(question, sources, "the model named a source but no answer")
+        # it fit the question (only the rewritten one's words were its fault), or is a hop's answer
+        again = bool(answered_hop) or fits_original
+        short, refusal = _recut(short, explanation, sources, [question, rewritten or ""], answered_hop, again)
+        if refusal:
+            return abstain(question, sources, refusal)
     pair = choices(question) if computed is None else None
     chosen = _one_choice(pair, [short, extracted], [*split_sentences(explanation)[:1], explanation]) if pair else None
     if chosen:  # "Which singer is American, Mark King or Nick Hexum?" is answered by a name, not "American"
@@ -237,21 +228,57 @@ def check_answer(
         explanation = f"{decided.sentence}\n\n{explanation}"
     if short and not set(content_words(short)) <= set(content_words(explanation)):
         explanation = f"{short}.\n\n{explanation}".strip()  # the explanation must state the answer it explains
-    if not grounded_in(short, texts):
-        return abstain(question, sources, f"the answer “{short}” is not in any passage read")
     subjects = list(dict.fromkeys([*named_subjects(question), *named_subjects(rewritten or "")]))
     asks_a_name = computed is None and not pair and not decided and answer_kind(question) != "yes or no"
-    if asks_a_name and (institution := names_one_institution(short, question)):
-        return abstain(question, sources, f"“{short}” names one {institution}, not a kind of {institution}")
     both_questions = f"{question}\n{rewritten or ''}"
-    if asks_a_name and not linked_to_question(short, subjects, sources, both_questions):
-        return abstain(question, sources, f"no passage holding “{short}” is about {' or '.join(subjects)}")
+    refusal = _unsupported(short, sources, question, both_questions, subjects if asks_a_name else None)
+    if refusal:
+        return abstain(question, sources, refusal)
     cited, claims = attribute(
         explanation, citable(short, subjects, sources, both_questions) if asks_a_name else sources, question
     )
     if claims and not any(claim.supported for claim in claims):
         return abstain(question, sources, "no sentence of the answer is supported by a passage")
     return CheckedAnswer(cited + unanswered_parts_note(question, sources), short, claims)
+
+
+def _recut(
+    short: str, explanation: str, sources: list[Source], asked: list[str], answered_hop: str | None, again: bool
+) -> tuple[str, str | None]:
+    """(a short answer cut from the explanation, or why there is none) for a short answer that
+    cannot answer: a label, the question's name, no number where one is asked; or a hop's answer
+    again ("Austria" for "Who was in charge of the country where the composer of Aschenbrodel was
+    a citizen?"). `asked`: the question and the rewritten one; `answered_hop`: the hop question
+    `short` answers; `again`: `short` answered a hop, so the recut must name something new."""
+    question = asked[0]
+    unlabelled = _without_labels(explanation, sources)
+    if answered_hop:  # the hop's question and answer are not given back again
+        asked = [*asked, answered_hop, short]
+    asked_words = " ".join(asked)
+    recut = typed_short(question, unlabelled) or short_from_sentence(unlabelled, asked_words)
+    if again and not _names_something(recut, asked_words):  # "son" of "his son C. P. E. Bach"
+        return recut, f"the answer “{short}” answers the hop, not the question"
+    if not recut:  # the model gave back a source's label and nothing else
+        return recut, "the model named a source but no answer"
+    return recut, None
+
+
+def _unsupported(
+    short: str, sources: list[Source], question: str, asked: str, subjects: list[str] | None
+) -> str | None:
+    """Why `short` cannot be given, or None: it is in no passage read; or, for a question asking a
+    name (`subjects`: its names, None for yes/no, choices and computed answers), it names one
+    institution where a kind is asked, or no passage holding it is linked to the question
+    (`linked_to_question`; `asked`: the question and the rewritten one)."""
+    if not grounded_in(short, [source.text for source in sources]):
+        return f"the answer “{short}” is not in any passage read"
+    if subjects is None:
+        return None
+    if institution := names_one_institution(short, question):
+        return f"“{short}” names one {institution}, not a kind of {institution}"
+    if not linked_to_question(short, subjects, sources, asked):
+        return f"no passage holding “{short}” is about {' or '.join(subjects)}"
+    return None
 
 
 def _names_something(short: str, asked: str) -> bool:
