@@ -215,6 +215,10 @@ def test_deep_search_follows_the_bridge_and_answers_the_second_hop(server, store
     cited = [source.reference for source in result.sources if source.cited]
     assert "Halvard Brekke.md" in cited
     assert result.usage_by_step["bridge"].calls == 1 and result.usage_by_step["extract"].calls == 1
+    # the hop reads only the passages holding its name, the only ones its answer may stand on
+    hop_prompt = next(r.prompt_text for r in server.requests if _extraction_for(hop.data["query"]).match(r.prompt_text))
+    assert DOCUMENTS["Cold Meridian"] in hop_prompt
+    assert DOCUMENTS["Salt Harbour"] not in hop_prompt and DOCUMENTS["Halvard Brekke"] not in hop_prompt
 
 
 def test_a_hop_that_cannot_be_answered_ends_the_chain_and_deep_search_answers_as_before(

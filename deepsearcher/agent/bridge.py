@@ -111,10 +111,13 @@ def _stands(answer: str, asked: str, titles: list[str], texts: list[str], questi
     if not usable_extraction(answer, asked, titles, texts) or answer.casefold() in question.casefold():
         return False
     names = named_subjects(asked)
-    # one whole name ("Tekeze River", not just "River"), any one of them ("German" of "which German
-    # musician" is no page's name)
-    about = [text for text in texts if not names or any(holds_name(text, name) for name in names)]
-    return grounded_in(answer, about)
+    return grounded_in(answer, [text for text in texts if _holds_a_name(text, names)])
+
+
+def _holds_a_name(text: str, names: list[str]) -> bool:
+    """Whether `text` holds one of a hop's `names` whole ("Tekeze River", not just "River"), any one
+    of them ("German" of "which German musician" is no page's name); True when there is none."""
+    return not names or any(holds_name(text, name) for name in names)
 
 
 @dataclass(frozen=True)
@@ -212,8 +215,11 @@ async def resolve_chain(question: str, search: Search, llm: BaseLLM, ctx: RunCon
         texts = [result.text for result in found]
         if not found or named_nowhere(asked, texts):
             break  # nothing found names the phrase's subject: an answer would be invented
-        about = naming_first(found, named_subjects(asked))
-        passages = as_passages(about)
+        names = named_subjects(asked)
+        about = naming_first(found, names)
+        # only a passage holding a hop's name can state an answer that stands (`_stands`); the
+        # 1.5B read "Squamish River" off a tributary's page shown beside the Tekeze's own
+        passages = as_passages([result for result in about if _holds_a_name(result.text, names)] or about)
         answer = await extract_answer(llm, asked, passages, ctx, step="bridge")
         titles = [title for title, _ in passages]
         if answer:
