@@ -308,6 +308,20 @@ def test_a_hop_answer_stands_in_a_passage_naming_the_hops_subject_by_an_initial(
     assert not stands("The orchestra, based in Vienna, Austria, plays J. Lanner and Strauss II.")
 
 
+def test_a_hop_answer_stands_only_where_the_hops_name_is_held_close_together() -> None:
+    """A middle name may come between a name's words; words scattered over a page do not make the
+    name: the Colin McRae Rally page ("their drivers … the 1998 World Rally Championship") does not
+    say who was runner-up in the World Drivers' Championship."""
+    asked = "The runner-up in the 1999 World Drivers' Championship appears on the cover of which game?"
+    question = f"{asked[:-1]} developed by what company?"
+    rally = "Colin McRae Rally features cars (and their drivers) from the 1998 World Rally Championship."
+    assert not _stands("Colin McRae Rally", asked, ["Colin McRae Rally"], [rally], question)
+    formula = "Formula One Arcade shows the runner-up in the 1999 World Drivers' Championship on its cover."
+    assert _stands("Formula One Arcade", asked, ["Formula One Arcade"], [formula], question)
+    middle = "Francis Michael Durango Magalona was born in Mandaluyong City."
+    assert _stands("Mandaluyong City", "What is the birthplace of Francis Magalona?", [], [middle], "Where?")
+
+
 def test_passages_holding_a_hops_name_whole_are_read_before_those_sharing_a_word() -> None:
     """The hop "What is the river which the Tekeze River turns into?" was answered "Squamish River":
     a page sharing only "River" with the hop's name was read as early as the Atbarah's."""

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from deepsearcher.agent.citations import (
     content_words,
     grounded_in,
-    holds_name,
+    holds_name_closely,
     named_nowhere,
     named_subjects,
     naming_first,
@@ -115,9 +115,11 @@ def _stands(answer: str, asked: str, titles: list[str], texts: list[str], questi
 
 
 def _holds_a_name(text: str, names: list[str]) -> bool:
-    """Whether `text` holds one of a hop's `names` whole ("Tekeze River", not just "River"), any one
-    of them ("German" of "which German musician" is no page's name); True when there is none."""
-    return not names or any(holds_name(text, name) for name in names)
+    """Whether `text` holds one of a hop's `names` whole and close together (`holds_name_closely`:
+    "Tekeze River", not just "River"; not "drivers … World Rally Championship" for the World
+    Drivers' Championship), any one of them ("German" of "which German musician" is no page's
+    name); True when there is none."""
+    return not names or any(holds_name_closely(text, name) for name in names)
 
 
 @dataclass(frozen=True)

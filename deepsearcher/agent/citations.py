@@ -289,6 +289,32 @@ def holds_name(text: str, name: str) -> bool:
     return any(said[i : i + size] == initialled for i in range(len(said) - size + 1))
 
 
+def holds_name_closely(text: str, name: str, between: int = 2) -> bool:
+    """Whether `text` holds `name`'s words in order with at most `between` other words between
+    each two (a middle name: "Francis Michael Durango Magalona" holds "Francis Magalona"), its
+    first word maybe an initial: "drivers" before "World Rally Championship" is not the World
+    Drivers' Championship, as `holds_name` (every word, anywhere) would have it."""
+    wanted = content_words(name)
+    said = content_words(text)
+    if not wanted:
+        return False
+    firsts = {wanted[0], wanted[0][0]} if len(wanted) > 1 else {wanted[0]}
+    for start, word in enumerate(said):
+        if word not in firsts:
+            continue
+        at, found = start, True
+        for step, next_word in enumerate(wanted[1:]):
+            gap = 0 if step == 0 and word != wanted[0] else between  # an initial stands right before the name
+            window = said[at + 1 : at + 2 + gap]
+            if next_word not in window:
+                found = False
+                break
+            at += 1 + window.index(next_word)
+        if found:
+            return True
+    return False
+
+
 def naming_first(results: list[RetrievalResult], names: list[str]) -> list[RetrievalResult]:
     """`results` with those about every one of `names` first: holding them whole (`holds_name`) in
     the title, then in the text; then mentioning a word of each (`mentions_name`) in the title,
