@@ -278,15 +278,7 @@ def holds_name(text: str, name: str) -> bool:
     """Whether `text` holds every word of `name` ("Tekeze River", not just "River"), or the name
     with its first word an initial ("J. Strauss II" holds "Johann Strauss II"): stricter than
     `mentions_name`, for deciding what a passage is about."""
-    wanted = content_words(name)
-    said = content_words(text)
-    if set(wanted) <= set(said):
-        return True
-    if len(wanted) < 2 or len(wanted[0]) < 2:
-        return False
-    initialled = [wanted[0][0], *wanted[1:]]
-    size = len(initialled)
-    return any(said[i : i + size] == initialled for i in range(len(said) - size + 1))
+    return set(content_words(name)) <= set(content_words(text)) or holds_name_closely(text, name, between=0)
 
 
 def holds_name_closely(text: str, name: str, between: int = 2) -> bool:

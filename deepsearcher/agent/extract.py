@@ -91,10 +91,10 @@ def has_kind(short: str, kind: str | None) -> bool:
 
 
 #: "What kind of university …?" asks for a class of institution ("a land-grant university")
-_KIND_OF_INSTITUTION = re.compile(
-    r"\b(?:what|which)\s+(?:kinds?|types?|sorts?)\s+of\s+(?P<noun>university|college|school|institute|academy)\b", re.I
-)
 _INSTITUTION_WORDS = frozenset({"university", "college", "school", "institute", "academy"})
+_KIND_OF_INSTITUTION = re.compile(
+    rf"\b(?:what|which)\s+(?:kinds?|types?|sorts?)\s+of\s+(?P<noun>{'|'.join(sorted(_INSTITUTION_WORDS))})\b", re.I
+)
 
 
 def names_one_institution(short: str, question: str) -> str | None:
